@@ -1,0 +1,49 @@
+"""The `walkfuzz` command: discovers subcommands in walkfuzz.commands and runs one."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from walkfuzz import __version__, commands
+from walkfuzz.errors import UserError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"walkfuzz: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="walkfuzz", description="Fuzz and stress-test stack walkers.")
+    parser.add_argument("--version", action="version", version=f"walkfuzz {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"walkfuzz.commands.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        status: int = args.func(args)
+    except UserError as err:
+        print(f"walkfuzz {args.command}: error: {err}", file=sys.stderr)
+        return err.exit_status
+    except KeyboardInterrupt:
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
