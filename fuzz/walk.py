@@ -1,0 +1,143 @@
+"""The hot path from Python: one C call per input (native/include/wf_run.h) and its result
+as typed values — what a harness turns into a `Finding`, what a test asserts on.
+
+    runner = Runner(Walker.reference())
+    result = runner.run_generated(data, mutate=MUTATE_ALL)
+    if result.finding: ...   # "crash" | "hang" | "invalid-trace" | "contract"
+
+One case is mapped per process (wf_case.h), so a process has one `Runner` at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from walkfuzz.case import Frame
+from walkfuzz.case_native import frame_of
+from walkfuzz.errors import CaseFormatError, WalkerLibraryError
+from walkfuzz.findings import FindingKind
+from walkfuzz.guard import Fault
+from walkfuzz.native import load
+from walkfuzz.native_finding import KINDS, ORACLES, SHAPE_NAMES, check_name
+
+MUTATE_REGISTERS, MUTATE_STACK, MUTATE_LAYOUT, MUTATE_THREAD, MUTATE_ALL = 1, 2, 4, 8, 15
+WALKER_ERRLEN = 1024
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A wf_run_result: what one walk of one case did and which check, if any, it failed."""
+
+    finding: FindingKind | None
+    check: str                 # "none", "bci-range", "oracle-frame", ... (wf_check_name)
+    oracle: str                # "truth", "reference" or "none"
+    run_result: int
+    end_code: int
+    frames: int
+    diff_index: int            # first frame that failed a check or differs, -1 if none
+    got: Frame | None          # the walker's frame at diff_index
+    want: Frame | None         # the oracle's frame at diff_index
+    fault: Fault | None
+    shape: tuple[str, ...]     # frame kinds up to the failure, repeats collapsed
+    mutations: int
+
+    @property
+    def location(self) -> str:
+        """Where it went wrong: the failed check, or the faulting pc (symbolized later)."""
+        if self.fault is not None:
+            return f"pc:{self.fault.pc:#x}"
+        return f"check:{self.check}"
+
+    def details(self) -> dict[str, object]:
+        """JSON-able details for a Finding."""
+        out: dict[str, object] = {"oracle": self.oracle, "run_result": self.run_result,
+                                  "end_code": self.end_code, "frames": self.frames,
+                                  "diff_index": self.diff_index, "mutations": self.mutations}
+        if self.got is not None:
+            out["got"] = vars(self.got)
+        if self.want is not None:
+            out["want"] = vars(self.want)
+        if self.fault is not None:
+            out["fault"] = vars(self.fault)
+        return out
+
+
+class Walker:
+    """A wf_walker table: the in-core reference walker or a loaded walker library."""
+
+    def __init__(self, table: Any, name: str) -> None:
+        self.table = table
+        self.name = name
+
+    @classmethod
+    def reference(cls) -> Walker:
+        return cls(load().lib.wf_walker_reference(), "reference")
+
+    @classmethod
+    def library(cls, path: str) -> Walker:
+        """dlopen a walker library; WalkerLibraryError names what is missing."""
+        ffi, lib = load()
+        table = ffi.new("wf_walker *")
+        err = ffi.new("char[]", WALKER_ERRLEN)
+        if lib.wf_walker_load(path.encode(), table, err, WALKER_ERRLEN) != 0:
+            raise WalkerLibraryError(ffi.string(err).decode(errors="replace"))
+        return cls(table, path)
+
+
+class Runner:
+    """Runs cases through the hot path with one walker; reuses one wf_case and result."""
+
+    def __init__(self, walker: Walker) -> None:
+        self.ffi, self.lib = load()
+        self.walker = walker
+        self.case = self.ffi.gc(self.lib.wf_case_new(), self.lib.wf_case_free)
+        self.result = self.ffi.new("wf_run_result *")
+        self.params = self.ffi.new("wf_gen_params *")
+        self.lib.wf_gen_default_params(self.params)
+
+    def run_case(self, data: bytes, source: str = "<bytes>") -> RunResult:
+        """Decode `data` as a case file and walk it; CaseFormatError if it does not decode."""
+        err = self.ffi.new("wf_case_error *")
+        status = self.lib.wf_case_decode(data, len(data), self.case, err)
+        if status != 0:
+            name = self.ffi.string(self.lib.wf_case_status_name(status)).decode()
+            message = self.ffi.string(err.message).decode(errors="replace")
+            raise CaseFormatError(source, f"{name} at byte {err.offset}: {message}")
+        return self.run_mapped()
+
+    def run_generated(self, data: bytes, mutate: int = 0) -> RunResult:
+        """Generate a case from `data`, mutate it with the bytes left (wf_mutation_class bits
+        in `mutate`), walk it."""
+        self.lib.wf_run_generated(self.walker.table, data, len(data), self.params, mutate,
+                                  self.case, self.result)
+        return self._result()
+
+    def run_mapped(self) -> RunResult:
+        """Walk the case mapped now."""
+        self.lib.wf_run_mapped(self.walker.table, self.case, self.result)
+        return self._result()
+
+    def frames(self) -> list[Frame]:
+        """The frames the last walk returned."""
+        raw = self.lib.wf_run_frames()
+        return [frame_of(self.ffi, raw[i]) for i in range(self.result.frames)]
+
+    def _result(self) -> RunResult:
+        r, ffi = self.result, self.ffi
+        has_diff = r.diff_index >= 0
+        return RunResult(
+            finding=KINDS.get(r.finding),
+            check=check_name(ffi, self.lib, r.check),
+            oracle=ORACLES.get(r.oracle, str(r.oracle)),
+            run_result=r.run_result,
+            end_code=r.end_code,
+            frames=r.frames,
+            diff_index=r.diff_index,
+            got=frame_of(ffi, r.got) if has_diff and r.diff_index < r.frames else None,
+            want=frame_of(ffi, r.want)
+            if has_diff and r.diff_index < r.want_frames else None,
+            fault=Fault.from_native(r.fault) if r.finding in (1, 2) else None,
+            shape=tuple(SHAPE_NAMES.get(r.shape[i], "other") for i in range(r.shape_len)),
+            mutations=r.mutations,
+        )

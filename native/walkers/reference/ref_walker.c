@@ -1,0 +1,483 @@
+/* ref_walker.c — the reference walker: the ASGST iterator API over the simulated VM.
+ *
+ * It never crashes and never hangs, whatever the case: every word it reads is checked to be
+ * an aligned word of the thread's stack, every pc is looked up in the blob table before it
+ * is trusted, every method handle is validated, sp strictly grows and at most
+ * WF_WALK_MAX_DEPTH physical frames are decoded. Each way out of the walk is an error code
+ * of asgst.h with its reason next to it. The rules it implements, and the order of its
+ * checks, are docs/case-format.md §4; the Python spec (fuzz/spec.py) implements the same.
+ *
+ * In the walkfuzz core the ASGST_* symbols are hidden (a walker library loaded next to the
+ * core binds to its own); build with -DWF_REF_EXPORT to make a loadable walker library.
+ */
+#define _GNU_SOURCE
+#ifndef WF_REF_EXPORT
+#pragma GCC visibility push(hidden)
+#endif
+#include <stddef.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "asgst.h"
+#include "wf_vm.h"
+#include "wf_queue_walk.h" /* queue: wf_ref_run_at (issue 4) */
+
+/* Sender computations return STEPPED, or the code that ends the walk (0 = end, < 0 error). */
+#define STEPPED 1
+
+typedef struct ref_frame {
+    uintptr_t sp, fp, pc;
+} ref_frame;
+
+struct _ASGST_Iterator {
+    const struct wf_vm_thread *thread;
+    uintptr_t stack_lo, stack_hi; /* the thread's, copied: read on every step */
+    int32_t options;
+    ref_frame start;              /* for ASGST_RewindIterator */
+    ref_frame cur;                /* the current physical frame */
+    int first;                    /* cur is the first physical frame of the walk */
+    int decoded;                  /* cur was decoded (and its frames emitted or skipped) */
+    int state;                    /* 1 walking, 0 ended, < 0 error: sticky */
+    uint32_t depth;               /* physical frames decoded */
+    /* what decoding cur found */
+    int kind;                     /* wf_frame_kind */
+    const struct wf_vm_blob *blob;
+    const struct wf_vm_pcdesc *desc;
+    const struct wf_vm_method *method; /* interpreted frame's method */
+    int bci;                      /* interpreted frame's bci */
+    uint32_t scopes_left;         /* scopes of cur's pc descriptor not emitted yet */
+    /* queue (issue 4, wf_queue_walk.h): a resumed queue element's first frame */
+    uintptr_t top_method, top_bcp;  /* != 0: interpreted first frame's method and bcp */
+    int start_error;                /* != 0: born ended with this code */
+};
+
+/* ---- checked reads ----------------------------------------------------------------- */
+
+/* The word at addr if it is an aligned word inside the thread's stack. */
+static int stack_word(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *value) {
+#ifdef WF_PLANT_MISSING_BOUNDS_CHECK /* planted bug (fuzz/planted.py): no upper bound */
+    if (addr % 8 != 0 || addr < it->stack_lo) return 0;
+#else
+    if (addr % 8 != 0 || addr < it->stack_lo || addr > it->stack_hi - 8) return 0;
+#endif
+    *value = *(const uintptr_t *)addr;
+    return 1;
+}
+
+/* The blob holding pc, through the VM's segment map (wf_vm.h); NULL if none. Bounded: at
+   most one step back per blob starting inside pc's 64-byte segment. */
+static const struct wf_vm_blob *find_blob(uintptr_t pc) {
+    const struct wf_vm *vm = WF_VM;
+    uintptr_t segment = (pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT;
+    if (pc < WF_VM_CODE_HEAP || segment >= vm->segmap_count) return NULL;
+    uint32_t started = vm->segmap[segment];
+    if (started == 0) return NULL;
+    const struct wf_vm_blob *b = &vm->blobs[started - 1];
+    while (pc < b->start && b > vm->blobs) b--;
+    return pc - b->start < b->end - b->start ? b : NULL;
+}
+
+/* The pc descriptor of a compiled blob holding pc; NULL if none. The descriptors are sorted
+   and disjoint, so the only one that can hold pc is the first that ends above it: a binary
+   search for it whose halving steps are conditional moves, not branches (which descriptor a
+   return address hits is data, and mispredicted branches are most of a walk's cost). */
+static const struct wf_vm_pcdesc *find_desc(const struct wf_vm_blob *b, uintptr_t pc) {
+    uintptr_t off = pc - b->start;
+    const struct wf_vm_pcdesc *d = b->descs;
+    uint32_t n = b->desc_count;
+    if (n == 0) return NULL;
+    while (n > 1) {
+        uint32_t half = n / 2;
+        d = d[half - 1].pc_end <= off ? d + half : d;
+        n -= half;
+    }
+    return d->pc_begin <= off && off < d->pc_end ? d : NULL;
+}
+
+static const int KIND_OF_BLOB[] = {
+    [WF_BLOB_INTERPRETER] = WF_FRAME_INTERPRETED, [WF_BLOB_COMPILED] = WF_FRAME_COMPILED,
+    [WF_BLOB_NATIVE_WRAPPER] = WF_FRAME_NATIVE,   [WF_BLOB_STUB] = WF_FRAME_STUB,
+    [WF_BLOB_ENTRY] = WF_FRAME_ENTRY,
+};
+
+static int has_fixed_frame(int kind) {
+    return kind == WF_FRAME_COMPILED || kind == WF_FRAME_NATIVE || kind == WF_FRAME_STUB;
+}
+
+/* The first frame of a fixed-size blob before its frame is built (sp points at the return
+   address). Callers' pcs are return addresses and never lie there. */
+static int frame_not_built(const ASGST_Iterator *it) {
+    return it->first && has_fixed_frame(it->kind) &&
+           it->cur.pc < it->blob->start + it->blob->frame_complete;
+}
+
+/* ---- decoding one physical frame (docs §4.3) ----------------------------------------- */
+
+static int check_fp(const ASGST_Iterator *it, uintptr_t below) {
+    uintptr_t fp = it->cur.fp;
+    /* fp must leave `below` bytes of frame above sp and two words under stack_hi */
+    return fp % 8 == 0 && fp >= it->cur.sp + below && fp <= it->stack_hi - 16;
+}
+
+static int decode_interpreted(ASGST_Iterator *it) {
+    uintptr_t method = 0, bcp = 0;
+    if (!check_fp(it, 16)) return ASGST_WF_BAD_FP;           /* slots outside the frame */
+    stack_word(it, it->cur.fp - 8, &method);
+    stack_word(it, it->cur.fp - 16, &bcp);
+    if (it->first && it->top_method != 0) {  /* queue element: its slots moved on since */
+        method = it->top_method;
+        bcp = it->top_bcp;
+    }
+#ifdef WF_PLANT_UNCHECKED_METHOD /* planted bug (fuzz/planted.py): slot trusted as a method */
+    it->method = method != 0 ? (const struct wf_vm_method *)method : NULL;
+#else
+    it->method = wf_vm_method_at(method);
+#endif
+    if (it->method == NULL) return ASGST_WF_BAD_METHOD;      /* slot holds no method */
+    uintptr_t bci = bcp - it->method->code_base;
+    if (bcp < it->method->code_base || bci >= it->method->code_size)
+        return ASGST_WF_BAD_BCP;                             /* bcp outside the bytecode */
+    it->bci = (int)bci;
+    return 0;
+}
+
+/* ---- the sender of a decoded frame (docs §4.4) --------------------------------------- */
+
+static int sender_from_fp(const ASGST_Iterator *it, ref_frame *s) {
+    s->sp = it->cur.fp + 16;
+    stack_word(it, it->cur.fp + 8, &s->pc);   /* in bounds: checked by decode_frame */
+    stack_word(it, it->cur.fp, &s->fp);
+    return STEPPED;
+}
+
+static int sender_of_fixed_frame(const ASGST_Iterator *it, ref_frame *s) {
+    if (frame_not_built(it)) {
+        s->sp = it->cur.sp + 8;
+        s->fp = it->cur.fp;
+        stack_word(it, it->cur.sp, &s->pc);
+        return STEPPED;
+    }
+#ifdef WF_PLANT_FRAME_SIZE_OFF_BY_ONE /* planted bug (fuzz/planted.py): one word short */
+    s->sp = it->cur.sp + it->blob->frame_size - 8;
+#else
+    s->sp = it->cur.sp + it->blob->frame_size;
+#endif
+    if (s->sp > it->stack_hi) return ASGST_WF_BAD_SP; /* frame runs off the stack */
+    stack_word(it, s->sp - 8, &s->pc);
+    stack_word(it, s->sp - 16, &s->fp);
+    return STEPPED;
+}
+
+static int sender_of_entry(const ASGST_Iterator *it, ref_frame *s) {
+    if (it->options & ASGST_INCLUDE_NON_JAVA_FRAMES) return sender_from_fp(it, s);
+    uintptr_t fp = it->cur.fp;
+    stack_word(it, fp - 8, &s->sp);
+    if (s->sp == 0) return ASGST_NO_FRAME;                   /* no older Java segment */
+    stack_word(it, fp - 16, &s->fp);
+    stack_word(it, fp - 24, &s->pc);
+    if (s->pc == 0 && !stack_word(it, s->sp - 8, &s->pc))
+        return ASGST_WF_BAD_SP;                              /* saved anchor sp off the stack */
+    return STEPPED;
+}
+
+#ifdef WF_PLANT_NESTED_CONDITION /* planted bug (fuzz/planted.py): caller's mdp trusted */
+/* On a thread in Java, stepping from a tier-3 (profiling) compiled frame stopped in a pc
+   descriptor of several inlined scopes into an interpreted caller that sits in the
+   interpreter's profiled-invoke code (its last sixteenth) late in its bytecode, the walker
+   peeks at the caller's method data pointer (the interpreter's mdp slot) and dereferences it
+   unvalidated. Each condition is a branch of its own, so coverage feedback reaches them one
+   at a time; blind mutation rarely meets them all at once (tests/quality/test_planted.py).
+
+       interpreted caller (s)
+       | return pc  |  s.fp + 8
+       | saved fp   |  <- s.fp
+       | method     |  s.fp - 8
+       | bcp        |  s.fp - 16   bci >= PLANT_MIN_BCI
+       | mdp        |  s.fp - 24   read as a pointer
+       ...
+       compiled frame (cur): comp level 3, pc in a descriptor of >= PLANT_MIN_SCOPES scopes */
+#define PLANT_PROFILED_LEVEL 3
+#define PLANT_MIN_SCOPES 3
+#define PLANT_MIN_BCI 560
+static void peek_caller_profile(const ASGST_Iterator *it, const ref_frame *s) {
+    if (it->thread->state != WF_THREAD_IN_JAVA) return;
+    if (it->blob->comp_level != PLANT_PROFILED_LEVEL) return;
+    if (it->desc == NULL || it->desc->scope_count < PLANT_MIN_SCOPES) return;
+    const struct wf_vm_blob *caller = find_blob(s->pc);
+    if (caller == NULL || caller->kind != WF_BLOB_INTERPRETER) return;
+    if (s->pc < caller->end - (caller->end - caller->start) / 16) return;
+    uintptr_t method = 0, bcp = 0, mdp = 0;
+    stack_word(it, s->fp - 8, &method);
+    const struct wf_vm_method *m = wf_vm_method_at(method);
+    if (m == NULL || !stack_word(it, s->fp - 16, &bcp) || bcp < m->code_base) return;
+    uintptr_t bci = bcp - m->code_base;
+    if (bci >= m->code_size || bci < PLANT_MIN_BCI) return;
+    if (stack_word(it, s->fp - 24, &mdp)) (void)*(volatile const uintptr_t *)mdp;
+}
+#endif
+
+static int step_to_sender(ASGST_Iterator *it) {
+    ref_frame s = {0, 0, 0};
+    int rc;
+    switch (it->kind) {
+    case WF_FRAME_INTERPRETED:
+    case WF_FRAME_C: rc = sender_from_fp(it, &s); break;
+    case WF_FRAME_ENTRY: rc = sender_of_entry(it, &s); break;
+    default: rc = sender_of_fixed_frame(it, &s); break;
+    }
+    if (rc != STEPPED) return rc;
+    if (s.pc == 0) return ASGST_NO_FRAME;                    /* outermost frame: the end */
+#ifndef WF_PLANT_FP_CYCLE /* planted bug (fuzz/planted.py): cycles followed */
+    if (s.sp <= it->cur.sp) return ASGST_WF_BAD_SP;          /* sp must strictly grow */
+#endif
+#ifdef WF_PLANT_NESTED_CONDITION /* planted bug (fuzz/planted.py): caller's mdp trusted */
+    if (it->kind == WF_FRAME_COMPILED) peek_caller_profile(it, &s);
+#endif
+    it->cur = s;
+    it->first = 0;
+    it->decoded = 0;
+    return STEPPED;
+}
+
+/* ---- emitting frames ----------------------------------------------------------------- */
+
+static void fill(const ASGST_Iterator *it, ASGST_Frame *f, int type, int level, int bci,
+                 const void *method) {
+    f->type = (uint8_t)type;
+    f->comp_level = level;
+    f->bci = bci;
+    f->method = (ASGST_Method)method;
+    f->pc = (void *)it->cur.pc;
+    f->sp = (void *)it->cur.sp;
+    f->fp = (void *)it->cur.fp;
+}
+
+/* Scope n of cur's pc descriptor (innermost first); the outermost one is the JAVA frame. */
+static void fill_scope(const ASGST_Iterator *it, ASGST_Frame *f, uint32_t n) {
+    const struct wf_vm_pcdesc *d = it->desc;
+#ifdef WF_PLANT_INLINED_SCOPE_ORDER /* planted bug (fuzz/planted.py): outermost scope first */
+    const struct wf_vm_scope *s = &d->scopes[d->scope_count - 1 - n];
+#else
+    const struct wf_vm_scope *s = &d->scopes[n];
+#endif
+    int type = n + 1 < d->scope_count ? ASGST_FRAME_JAVA_INLINED : ASGST_FRAME_JAVA;
+    fill(it, f, type, it->blob->comp_level, s->bci, s->method);
+}
+
+/* A stub, entry or C frame: reported only with ASGST_INCLUDE_NON_JAVA_FRAMES. */
+static int emit_non_java(const ASGST_Iterator *it, ASGST_Frame *f) {
+    if (!(it->options & ASGST_INCLUDE_NON_JAVA_FRAMES)) return 0; /* Java-only: walk through */
+    fill(it, f, ASGST_FRAME_NON_JAVA, -1, -1, NULL);
+    return 1;
+}
+
+/* A compiled frame: its outermost scope, or with a pc descriptor its innermost scope (the
+   others are counted in scopes_left); 0 for a descriptor without scopes. */
+static int emit_compiled(ASGST_Iterator *it, ASGST_Frame *f) {
+    const struct wf_vm_pcdesc *d = it->desc;
+    if (d == NULL) {
+        fill(it, f, ASGST_FRAME_JAVA, it->blob->comp_level, -1, it->blob->method);
+        return 1;
+    }
+    if (d->scope_count == 0) return 0;
+    it->scopes_left = d->scope_count - 1;
+    fill_scope(it, f, 0);
+    return 1;
+}
+
+/* A return address (pc of a frame that is not the first) in a fixed-size frame's prologue. */
+static int in_prologue(const ASGST_Iterator *it, const struct wf_vm_blob *b, uintptr_t pc) {
+    return !it->first && pc < b->start + b->frame_complete;
+}
+
+/* ---- decoding one physical frame (docs §4.3) and emitting its first frame ----------- */
+
+/* Decode cur and, if its frames are reported, emit the first one: 1 emitted, 0 walked
+   through (a non-Java frame of a Java-only walk, or a descriptor without scopes), < 0 the
+   error that ends the walk. One switch on the frame kind serves both. */
+static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator *it,
+                                                                  ASGST_Frame *f) {
+    uintptr_t sp = it->cur.sp, pc = it->cur.pc;
+    if (sp % 8 != 0 || sp < it->stack_lo || sp >= it->stack_hi)
+        return ASGST_WF_BAD_SP;                              /* sp outside the stack */
+    if (pc >= WF_VM_NATIVE_TEXT && pc < WF_VM_NATIVE_TEXT + WF_VM_NATIVE_TEXT_SIZE) {
+        it->kind = WF_FRAME_C;
+        if (!check_fp(it, 0)) return ASGST_WF_BAD_FP;        /* fp chain broken */
+        return emit_non_java(it, f);
+    }
+    const struct wf_vm_blob *b = find_blob(pc);
+    if (b == NULL) return ASGST_WF_BAD_PC;                   /* pc is no code we know */
+    it->blob = b;
+    it->kind = KIND_OF_BLOB[b->kind];
+    switch (it->kind) {
+    case WF_FRAME_INTERPRETED: {
+        int rc = decode_interpreted(it);
+        if (rc != 0) return rc;
+        fill(it, f, ASGST_FRAME_JAVA, 0, it->bci, it->method);
+        return 1;
+    }
+    case WF_FRAME_COMPILED:
+        if (in_prologue(it, b, pc)) return ASGST_WF_BAD_PC; /* return address in a prologue */
+        it->desc = find_desc(b, pc);
+        return emit_compiled(it, f);
+    case WF_FRAME_NATIVE:
+        if (in_prologue(it, b, pc)) return ASGST_WF_BAD_PC;
+        fill(it, f, ASGST_FRAME_JAVA_NATIVE, -1, -1, b->method);
+        return 1;
+    case WF_FRAME_STUB:
+        if (in_prologue(it, b, pc)) return ASGST_WF_BAD_PC;
+        return emit_non_java(it, f);
+    case WF_FRAME_ENTRY:
+        if (!check_fp(it, 24)) return ASGST_WF_BAD_FP;       /* anchor slots out of the frame */
+        return emit_non_java(it, f);
+    default:                                                 /* no such blob kind in a VM */
+        fill(it, f, ASGST_FRAME_NON_JAVA, -1, -1, NULL);
+        return 1;
+    }
+}
+
+/* The next inlined scope of the decoded compiled frame (scopes_left > 0). */
+static int emit_next_scope(ASGST_Iterator *it, ASGST_Frame *f) {
+    uint32_t n = it->desc->scope_count - it->scopes_left--;
+    fill_scope(it, f, n);
+    return 1;
+}
+
+/* ---- the iterator API ---------------------------------------------------------------- */
+
+static int finish(ASGST_Iterator *it, int code) {
+    it->state = code;
+    return code;
+}
+
+/* Step to the next physical frame that reports a frame and emit its first one (docs §4.2
+   step 2). `restrict`: the frame is never the iterator, so its fields stay in registers. */
+static int next_physical(ASGST_Iterator *restrict it, ASGST_Frame *restrict frame) {
+    for (;;) {
+        if (it->decoded) {
+            int rc = step_to_sender(it);
+            if (rc != STEPPED) return finish(it, rc);        /* end of stack, or bad sender */
+        }
+#ifndef WF_PLANT_FP_CYCLE /* planted bug (fuzz/planted.py): no depth bound */
+        if (it->depth >= WF_WALK_MAX_DEPTH)
+            return finish(it, ASGST_WF_DEPTH_LIMIT);         /* too deep: stop, don't hang */
+#endif
+        int rc = decode_and_emit(it, frame);
+        if (rc < 0) return finish(it, rc);                   /* the frame itself is bad */
+        it->depth++;
+        it->decoded = 1;
+        if (rc == 1) return 1;
+        /* not reported (a non-Java frame in a Java-only walk): walk through it */
+    }
+}
+
+int ASGST_NextFrame(ASGST_Iterator *it, ASGST_Frame *frame) {
+    if (it == NULL || frame == NULL) return ASGST_WF_BAD_ARGUMENT; /* nothing to walk or fill */
+    if (it->state != 1) return it->state;                    /* ended before: sticky */
+    if (it->scopes_left != 0) return emit_next_scope(it, frame); /* next inlined scope */
+    return next_physical(it, frame);
+}
+
+void ASGST_RewindIterator(ASGST_Iterator *it) {
+    if (it == NULL) return;
+    it->cur = it->start;
+    it->first = 1;
+    it->decoded = 0;
+    it->scopes_left = 0;
+    it->state = it->start_error != 0 ? it->start_error : 1;
+    it->depth = 0;
+}
+
+int ASGST_State(ASGST_Iterator *it) { return it == NULL ? ASGST_NO_FRAME : it->state; }
+
+/* Thread checks of docs §4.1 steps 2-4; 0 if the thread may be walked. */
+static int check_thread(const struct wf_vm_thread *t, int32_t options) {
+    if (t == NULL) return ASGST_NO_THREAD;                   /* nothing mapped */
+    if (t->state == WF_THREAD_NOT_JAVA && !(options & ASGST_INCLUDE_NON_JAVA_FRAMES))
+        return ASGST_NO_THREAD;                              /* not a Java thread */
+    uint32_t needed = (options & ASGST_WALK_SAME_THREAD) ? WF_THREAD_CURRENT : WF_THREAD_SUSPENDED;
+    if (!(t->flags & needed)) return ASGST_NO_THREAD;        /* running elsewhere / not ours */
+    if (t->state == WF_THREAD_EXITING) return ASGST_THREAD_EXIT;
+    if (t->state == WF_THREAD_NEW || t->state == WF_THREAD_IN_TRANSITION)
+        return ASGST_UNSAFE_STATE;                           /* frames in flux */
+    return 0;
+}
+
+/* The thread whose stack holds `sp` (wf_vm_thread_for: the synthetic case's only thread). */
+static const struct wf_vm_thread *mapped_thread(uintptr_t sp) {
+    return WF_VM->magic == WF_VM_MAGIC ? wf_vm_thread_for(sp) : NULL; /* span mapped by the harness */
+}
+
+static int run(const struct wf_vm_thread *t, ref_frame start, int32_t options,
+               ASGST_IteratorHandler fun, void *argument) {
+    ASGST_Iterator it = {.thread = t, .stack_lo = t->stack_lo, .stack_hi = t->stack_hi,
+                         .options = options, .start = start};
+    ASGST_RewindIterator(&it);
+    fun(&it, argument);
+    return t->state == WF_THREAD_NOT_JAVA ? ASGST_CPP_TRACE : ASGST_JAVA_TRACE;
+}
+
+/* The start frame from the anchor (docs §4.1 step 5). */
+static int anchor_frame(const struct wf_vm_thread *t, ref_frame *f) {
+    if (t->anchor.sp == 0) return ASGST_NO_TOP_JAVA_FRAME;  /* outside Java, no anchor */
+    f->sp = t->anchor.sp;
+    f->fp = t->anchor.fp;
+    f->pc = t->anchor.pc;
+    uintptr_t slot = f->sp - 8;
+    if (f->pc == 0) {
+        if (slot % 8 != 0 || slot < t->stack_lo || slot > t->stack_hi - 8)
+            return ASGST_WF_BAD_SP;                          /* can't fetch the anchor's pc */
+        f->pc = *(const uintptr_t *)slot;
+    }
+    return 0;
+}
+
+int ASGST_RunWithIterator(void *ucontext, int32_t options, ASGST_IteratorHandler fun,
+                          void *argument) {
+    if (fun == NULL) return ASGST_WF_BAD_ARGUMENT;
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0); /* no ucontext: our own stack */
+    const struct wf_vm_thread *t = mapped_thread(
+        ucontext ? (uintptr_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RSP] : here);
+    int rc = check_thread(t, options);
+    if (rc != 0) return rc;
+    ref_frame start;
+    if (t->state == WF_THREAD_IN_JAVA || t->state == WF_THREAD_NOT_JAVA) {
+        if (ucontext == NULL) return ASGST_WF_BAD_ARGUMENT;  /* registers needed */
+        const greg_t *regs = ((const ucontext_t *)ucontext)->uc_mcontext.gregs;
+        start = (ref_frame){(uintptr_t)regs[REG_RSP], (uintptr_t)regs[REG_RBP],
+                            (uintptr_t)regs[REG_RIP]};
+    } else {
+        rc = anchor_frame(t, &start);
+        if (rc != 0) return rc;
+    }
+    return run(t, start, options, fun, argument);
+}
+
+int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void *pc, int32_t options,
+                                   ASGST_IteratorHandler fun, void *argument) {
+    if (fun == NULL) return ASGST_WF_BAD_ARGUMENT;
+    const struct wf_vm_thread *t = mapped_thread((uintptr_t)sp);
+    int rc = check_thread(t, options);
+    if (rc != 0) return rc;
+    ref_frame start = {(uintptr_t)sp, (uintptr_t)fp, (uintptr_t)pc};
+    return run(t, start, options, fun, argument);
+}
+
+/* queue (issue 4): resume a queue element at a safepoint (wf_queue_walk.h). */
+void wf_ref_run_at(const struct wf_vm_thread *t, const wf_walk_start *start, int32_t options,
+                   ASGST_IteratorHandler fun, void *arg) {
+    ASGST_Iterator it = {.thread = t, .stack_lo = t->stack_lo, .stack_hi = t->stack_hi,
+                         .options = options, .start = {start->sp, start->fp, start->pc},
+                         .top_method = start->top_method, .top_bcp = start->top_bcp,
+                         .start_error = start->error};
+    ASGST_RewindIterator(&it);
+    fun(&it, arg);
+}
+
+/* queue (issue 4): where the decoded current frame keeps its return address (wf_queue_walk.h):
+   the word a return pops, so a changed word means another frame lives there now. */
+uintptr_t wf_ref_return_slot(const ASGST_Iterator *it) {
+    if (!it->decoded) return 0;
+    if (!has_fixed_frame(it->kind)) return it->cur.fp + 8;  /* fp-chained kinds */
+    return frame_not_built(it) ? it->cur.sp : it->cur.sp + it->blob->frame_size - 8;
+}

@@ -1,0 +1,175 @@
+"""The Python decoder (walkfuzz.case) and the C decoder (native/src/case_decode.c) agree on
+every input: same status, and on an error the same section and byte offset. And the two
+encoders agree: encode(decode(bytes)) == bytes for everything the C generator emits."""
+
+from __future__ import annotations
+
+import random
+import struct
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from walkfuzz import case as C
+from walkfuzz import case_native
+from walkfuzz import vm_model as vm
+from walkfuzz.case_builder import PC_C, CaseBuilder
+from walkfuzz.case_queue import Opcode, QueueOp, encode_program, queue_section
+from walkfuzz.strategies import generated_cases, profile
+
+
+def assert_same_status(data: bytes) -> None:
+    native = case_native.decode(data)
+    python = C.decode_status(data)
+    assert (python[0], python[1], python[2]) == (native.status, native.section, native.offset), (
+        f"python {python} != C {native} for {data[:64].hex()}... ({len(data)} bytes)")
+
+
+def small_case_bytes() -> bytes:
+    b = CaseBuilder(stack_words=4)
+    fp = b.c_frame(b.hi - 16, ret=0, caller_fp=0)
+    return C.encode(b.case(context=(PC_C, b.hi - 32, fp)))
+
+
+@profile()
+@given(st.binary(max_size=256))
+def test_arbitrary_bytes(data: bytes) -> None:
+    assert_same_status(data)
+
+
+@profile()
+@given(st.binary(max_size=256))
+def test_bytes_after_a_valid_header(data: bytes) -> None:
+    assert_same_status(C.MAGIC + b"\x01\x00\x00\x00" + data)
+
+
+def test_every_prefix_of_a_case() -> None:
+    data = small_case_bytes()
+    for n in range(len(data) + 1):
+        assert_same_status(data[:n])
+
+
+def test_every_byte_of_a_case_changed() -> None:
+    data = small_case_bytes()
+    for i in range(len(data)):
+        for value in {0x00, 0xFF, data[i] ^ 0x01, data[i] ^ 0x80}:
+            assert_same_status(data[:i] + bytes([value]) + data[i + 1:])
+
+
+@profile(0.5)
+@given(generated_cases(), st.randoms(use_true_random=False))
+def test_mutated_generated_cases(data: bytes, rng: random.Random) -> None:
+    edits = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        op = rng.randrange(4)
+        i = rng.randrange(len(edits))
+        if op == 0:
+            edits[i] ^= 1 << rng.randrange(8)
+        elif op == 1:
+            del edits[i:i + rng.randint(1, 16)]
+        elif op == 2:
+            edits[i:i] = rng.randbytes(rng.randint(1, 8))
+        else:
+            edits[i] = rng.choice([0, 0xFF, 0x7F, 0x80, 1])
+    assert_same_status(bytes(edits))
+
+
+@profile()
+@given(generated_cases())
+def test_generated_cases_round_trip_through_both_codecs(data: bytes) -> None:
+    case = C.decode(data)
+    assert C.encode(case) == data
+    assert case_native.decode(data).status == 0
+    assert case_native.encode_mapped() == data
+    assert C.decode(C.encode(case)) == case
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_deep_generated_cases_round_trip(seed: int) -> None:
+    data = case_native.generate(seed=seed, min_frames=1000, max_frames=4000)
+    assert C.encode(C.decode(data)) == data
+
+
+def test_python_encoding_of_hand_built_case_decodes_in_c_and_back() -> None:
+    data = small_case_bytes()
+    assert case_native.decode(data).status == 0
+    assert case_native.encode_mapped() == data
+
+
+# ---- section 9 (queue program, docs/case-format.md §7) ---------------------------------------
+
+def _queue_ops(case: C.Case) -> tuple[QueueOp, ...]:
+    """One op of every opcode, POKE on the case's stack, a SAFEPOINT with an inner op."""
+    pc, sp, fp = case.context.pc, case.context.sp, case.context.fp
+    return (QueueOp(Opcode.REGISTER, n=4, options=1),
+            QueueOp(Opcode.HANDLER, queue=0, which=1, mode=2, options=3),
+            QueueOp(Opcode.ENQUEUE, queue=0, pc=pc, sp=sp, fp=fp, arg=7),
+            QueueOp(Opcode.COMPRESS, queue=0, pc=pc, sp=sp, fp=fp),
+            QueueOp(Opcode.SET_ARG, queue=0, n=-1, arg=2**64 - 1),
+            QueueOp(Opcode.POKE, pc=case.stack_hi - 8, arg=0x1234),
+            QueueOp(Opcode.SAFEPOINT, pc=pc, sp=sp, fp=fp, inner_at=0, inner_count=1),
+            QueueOp(Opcode.SIZE_INFO, queue=0),
+            QueueOp(Opcode.RESIZE, queue=0, n=-3),
+            QueueOp(Opcode.DEREGISTER, queue=0),
+            QueueOp(Opcode.THREAD_EXIT))
+
+
+def queue_case_bytes() -> bytes:
+    data = small_case_bytes()
+    return data + queue_section(_queue_ops(C.decode(data)))
+
+
+def test_queue_case_round_trips_through_both_codecs() -> None:
+    data = queue_case_bytes()
+    case = C.decode(data)
+    assert case.queue == _queue_ops(case)
+    assert C.encode(case) == data
+    assert case_native.decode(data).status == 0
+    assert case_native.encode_mapped() == data
+
+
+def test_every_prefix_of_a_queue_case() -> None:
+    data = queue_case_bytes()
+    for n in range(len(small_case_bytes()), len(data) + 1):
+        assert_same_status(data[:n])
+
+
+def test_every_byte_of_a_queue_section_changed() -> None:
+    data = queue_case_bytes()
+    for i in range(len(small_case_bytes()), len(data)):
+        for value in {0x00, 0xFF, data[i] ^ 0x01, data[i] ^ 0x80}:
+            assert_same_status(data[:i] + bytes([value]) + data[i + 1:])
+
+
+@pytest.mark.parametrize("address", [2**64 - 8, 2**64 - 16, 0, 8])
+def test_poke_addresses_far_off_the_stack_fail_in_both(address: int) -> None:
+    """C once checked `address + 8 > stack_hi`, which wraps near 2^64 and let such a POKE
+    through to the executor."""
+    data = small_case_bytes() + queue_section([QueueOp(Opcode.POKE, pc=address, arg=0)])
+    assert C.decode_status(data)[0] == C.CaseStatus.BAD_FIELD
+    assert_same_status(data)
+
+
+def test_queue_section_without_a_stack_section() -> None:
+    """Sections 1..4 then 9: every POKE is off the (empty) stack, other ops decode."""
+    sections = [(t, 0, p) for t, p in C.encode_sections(C.decode(small_case_bytes()))
+                if t < C.Section.STACK]
+    for ops in ([QueueOp(Opcode.POKE, pc=vm.STACK_TOP - 8, arg=1)],
+                [QueueOp(Opcode.REGISTER, n=1), QueueOp(Opcode.THREAD_EXIT)]):
+        assert_same_status(C.assemble([*sections, (9, 0, encode_program(ops))]))
+
+
+@profile()
+@given(st.binary(max_size=96))
+def test_arbitrary_queue_payloads(payload: bytes) -> None:
+    for flags in (0, C.SECTION_OPTIONAL):
+        assert_same_status(small_case_bytes() + struct.pack("<HHI", 9, flags, len(payload))
+                           + payload)
+
+
+@profile()
+@given(st.binary(max_size=64))
+def test_arbitrary_bytes_after_a_queue_op_count(tail: bytes) -> None:
+    payload = struct.pack("<I", 3) + tail
+    assert_same_status(small_case_bytes() + struct.pack("<HHI", 9, 0, len(payload)) + payload)
