@@ -1,0 +1,50 @@
+/* wf_queue_stress.h — ASGST_Enqueue inside real signal handlers (owner: queue, issue 4).
+ *
+ * Each worker thread registers a queue, arms its own POSIX timer (CLOCK_MONOTONIC,
+ * SIGEV_THREAD_ID, signal WF_QUEUE_STRESS_SIGNAL) and spins, polling a safepoint every
+ * `poll_every` iterations. The handler enqueues the mapped case's context (the real
+ * registers point at real code, not at the simulated VM) and counts what Enqueue returned.
+ * At each safepoint the queue handler walks every element and checks its frame count. The
+ * run proves, by counts, that nothing deadlocks and nothing is lost:
+ *   signals == attempts == enqueued + rejected, enqueued == processed + dropped.
+ */
+#ifndef WALKFUZZ_WF_QUEUE_STRESS_H
+#define WALKFUZZ_WF_QUEUE_STRESS_H
+
+#include <stdint.h>
+
+/* cffi:begin */
+#define WF_QUEUE_STRESS_MAX_THREADS 16
+#define WF_QUEUE_STRESS_HIST 128     /* enqueue time histogram: bucket i = [8i, 8i+8) ns, last: more */
+#define WF_QUEUE_STRESS_HIST_NS 8
+
+typedef struct wf_queue_stress_params {
+    uint32_t threads;        /* workers, 1..WF_QUEUE_STRESS_MAX_THREADS */
+    uint32_t interval_ns;    /* per-thread timer interval */
+    uint32_t duration_ms;
+    uint32_t capacity;       /* queue size */
+    uint32_t poll_every;     /* spin iterations between safepoint polls */
+    uint32_t expect_frames;  /* frames each element's walk must give (ends with code 0) */
+    uint64_t pc, sp, fp;     /* the context every signal enqueues */
+    uint64_t poll_pc, poll_sp, poll_fp; /* the safepoint frame */
+} wf_queue_stress_params;
+
+typedef struct wf_queue_stress_result {
+    uint64_t signals;        /* handler runs */
+    uint64_t enqueued;       /* Enqueue returned 1 (counted in the handler) */
+    uint64_t rejected;       /* Enqueue returned < 0 */
+    uint64_t attempts, full, other, walk_failed, processed, dropped; /* queue counters */
+    uint64_t safepoints;     /* polls that ran */
+    uint64_t walked;         /* elements the queue handler walked */
+    uint64_t wrong_walks;    /* ... whose frame count or end code was not the expected */
+    uint64_t enqueue_ns;     /* time inside Enqueue, measured in the handler (TSC) */
+    uint64_t enqueue_hist[128]; /* WF_QUEUE_STRESS_HIST buckets of single Enqueue times */
+    uint64_t run_ns;         /* wall time of the workers */
+    int32_t error;           /* 0, or -errno of a failed set-up step */
+} wf_queue_stress_result;
+
+/* Run the stress on the mapped case. 0, or -errno (also in out->error). Not signal-safe. */
+int wf_queue_stress_run(const wf_queue_stress_params *p, wf_queue_stress_result *out);
+/* cffi:end */
+
+#endif /* WALKFUZZ_WF_QUEUE_STRESS_H */

@@ -1,0 +1,207 @@
+/* queue_stress.c — ASGST_Enqueue from real per-thread timer signals (wf_queue_stress.h).
+ * The signal handler does the least possible: Enqueue, two clock reads, counters in TLS. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "asgst.h"
+#include "wf_queue.h"
+#include "wf_queue_stress.h"
+
+#define STRESS_SIGNAL (SIGRTMIN + 5)
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+typedef struct worker {
+    const wf_queue_stress_params *p;
+    pthread_t thread;
+    ucontext_t context;              /* what every signal enqueues */
+    ASGST_Queue *queue;
+    volatile uint64_t signals, enqueued, rejected, enqueue_ns; /* written by the handler */
+    volatile uint64_t hist[WF_QUEUE_STRESS_HIST];
+    uint64_t safepoints, walked, wrong_walks;
+    volatile uint64_t spin;          /* the busy work between polls */
+    wf_queue_counters counters;
+    int error;
+} worker;
+
+static __thread worker *current __attribute__((tls_model("initial-exec")));
+static atomic_int stop;
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);  /* vDSO, async-signal-safe */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double ns_per_tick;             /* TSC calibration, set before the workers start */
+
+/* Times with the TSC: a vDSO clock read costs about as much as the Enqueue being timed. */
+static void on_signal(int sig, siginfo_t *info, void *uc) {
+    int saved = errno;
+    worker *w = current;
+    if (w != NULL && w->queue != NULL) {
+        uint64_t t0 = __rdtsc();
+        int rc = ASGST_Enqueue(w->queue, &w->context, (void *)(uintptr_t)w->signals);
+        uint64_t took = (uint64_t)((double)(__rdtsc() - t0) * ns_per_tick);
+        uint64_t bucket = took / WF_QUEUE_STRESS_HIST_NS;
+        w->hist[bucket < WF_QUEUE_STRESS_HIST ? bucket : WF_QUEUE_STRESS_HIST - 1]++;
+        w->enqueue_ns += took;
+        w->signals++;
+        if (rc == 1) w->enqueued++;
+        else w->rejected++;
+    }
+    errno = saved;
+}
+
+/* Queue handler at a safepoint: walk the element, check what the truth says it must give. */
+static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
+    worker *w = queue_arg;
+    ASGST_Frame f;
+    uint32_t n = 0;
+    int rc;
+    while ((rc = ASGST_NextFrame(it, &f)) == 1) n++;
+    w->walked++;
+    if (rc != 0 || n != w->p->expect_frames) w->wrong_walks++;
+}
+
+static int arm_timer(worker *w, timer_t *timer) {
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = STRESS_SIGNAL;
+    sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+    if (timer_create(CLOCK_MONOTONIC, &sev, timer) != 0) return -errno;
+    struct itimerspec its = {
+        .it_interval = {0, (long)w->p->interval_ns}, .it_value = {0, (long)w->p->interval_ns}};
+    if (timer_settime(*timer, 0, &its, NULL) != 0) {
+        int e = -errno;
+        timer_delete(*timer);
+        return e;
+    }
+    return 0;
+}
+
+static void poll_safepoint(worker *w) {
+    const wf_queue_stress_params *p = w->p;
+    if (wf_queue_safepoint(p->poll_sp, p->poll_fp, p->poll_pc) >= 0) w->safepoints++;
+}
+
+static void *work(void *arg) {
+    worker *w = arg;
+    const wf_queue_stress_params *p = w->p;
+    timer_t timer;
+    w->queue = ASGST_RegisterQueue(NULL, (int)p->capacity, 0, on_element, w);
+    if (w->queue == NULL) {
+        w->error = -ENOMEM;
+        return NULL;
+    }
+    current = w;
+    w->error = arm_timer(w, &timer);
+    if (w->error == 0) {
+        while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+            for (uint32_t i = 0; i < p->poll_every; i++) w->spin = w->spin + i;
+            poll_safepoint(w);
+        }
+        timer_delete(timer);
+    }
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, STRESS_SIGNAL);
+    pthread_sigmask(SIG_BLOCK, &block, NULL);  /* a late signal stays pending, uncounted */
+    poll_safepoint(w);                          /* drain: everything enqueued gets walked */
+    wf_queue_get_counters(w->queue, &w->counters);
+    ASGST_DeregisterQueue(NULL, w->queue);
+    w->queue = NULL;
+    current = NULL;
+    return NULL;
+}
+
+static void make_context(worker *w) {
+    const wf_queue_stress_params *p = w->p;
+    memset(&w->context, 0, sizeof w->context);
+    w->context.uc_mcontext.gregs[REG_RIP] = (greg_t)p->pc;
+    w->context.uc_mcontext.gregs[REG_RSP] = (greg_t)p->sp;
+    w->context.uc_mcontext.gregs[REG_RBP] = (greg_t)p->fp;
+}
+
+static void add_up(const worker *w, wf_queue_stress_result *out) {
+    out->signals += w->signals;
+    out->enqueued += w->enqueued;
+    out->rejected += w->rejected;
+    out->enqueue_ns += w->enqueue_ns;
+    for (int i = 0; i < WF_QUEUE_STRESS_HIST; i++) out->enqueue_hist[i] += w->hist[i];
+    out->attempts += w->counters.attempts;
+    out->full += w->counters.full;
+    out->other += w->counters.other;
+    out->walk_failed += w->counters.walk_failed;
+    out->processed += w->counters.processed;
+    out->dropped += w->counters.dropped;
+    out->safepoints += w->safepoints;
+    out->walked += w->walked;
+    out->wrong_walks += w->wrong_walks;
+    if (out->error == 0) out->error = w->error;
+}
+
+static int start_workers(worker *ws, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = pthread_create(&ws[i].thread, NULL, work, &ws[i]);
+        if (rc != 0) {
+            atomic_store(&stop, 1);
+            for (uint32_t j = 0; j < i; j++) pthread_join(ws[j].thread, NULL);
+            return -rc;
+        }
+    }
+    return 0;
+}
+
+/* ns per TSC tick, over a 20 ms sleep. */
+static double calibrate_tsc(void) {
+    uint64_t n0 = now_ns(), t0 = __rdtsc();
+    struct timespec d = {0, 20000000};
+    nanosleep(&d, NULL);
+    return (double)(now_ns() - n0) / (double)(__rdtsc() - t0);
+}
+
+int wf_queue_stress_run(const wf_queue_stress_params *p, wf_queue_stress_result *out) {
+    static worker ws[WF_QUEUE_STRESS_MAX_THREADS];
+    memset(out, 0, sizeof *out);
+    if (p->threads == 0 || p->threads > WF_QUEUE_STRESS_MAX_THREADS || p->interval_ns == 0 ||
+        p->interval_ns >= 1000000000u)
+        return out->error = -EINVAL;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    ns_per_tick = calibrate_tsc();
+    if (sigaction(STRESS_SIGNAL, &sa, &old) != 0) return out->error = -errno;
+    memset(ws, 0, sizeof ws);
+    for (uint32_t i = 0; i < p->threads; i++) {
+        ws[i].p = p;
+        make_context(&ws[i]);
+    }
+    atomic_store(&stop, 0);
+    uint64_t t0 = now_ns();
+    int rc = start_workers(ws, p->threads);
+    if (rc == 0) {
+        struct timespec d = {p->duration_ms / 1000, (long)(p->duration_ms % 1000) * 1000000};
+        nanosleep(&d, NULL);
+        atomic_store(&stop, 1);
+        for (uint32_t i = 0; i < p->threads; i++) pthread_join(ws[i].thread, NULL);
+        for (uint32_t i = 0; i < p->threads; i++) add_up(&ws[i], out);
+    }
+    out->run_ns = now_ns() - t0;
+    sigaction(STRESS_SIGNAL, &old, NULL);
+    if (rc != 0) out->error = rc;
+    return out->error;
+}

@@ -1,0 +1,497 @@
+/* ref_queue.c — the safepoint queue API of the reference walker (asgst.h queue block,
+ * docs/queue.md): a signal handler enqueues the top Java frame, the thread's next safepoint
+ * walks the rest of the stack from there.
+ *
+ * Memory: queues are slots of a static pool; each owns a ring allocated outside signal
+ * handlers (RegisterQueue, or the end of a safepoint for a resize). One ring, one writer at a
+ * time (wf_queue.h says why), so Enqueue needs no lock:
+ *
+ *   ring[0 .. capacity)      head = oldest element, size elements from there, wrapping
+ *   +-----+-----+-----+-----+-----+
+ *   |  e3 |     |     |  e1 |  e2 |      head = 3, size = 3: e1 e2 e3
+ *   +-----+-----+-----+-----+-----+      GetQueueElement(q, 0) = e1, (q, -1) = e3
+ *
+ * A slot keeps, next to the public element (pc, fp, sp, arg), what resuming needs: the
+ * interpreted top frame's method and bcp at enqueue time (its slots move on before the
+ * safepoint) and the words that tell at the safepoint whether the frame still is the one
+ * that was enqueued: where the frame keeps its return address and what it was, and for its
+ * interpreted callers up to the first other frame (at most WF_QUEUE_MAX_CHECKED_CALLERS)
+ * their bcp and return address. Every interpreted frame returns to the interpreter's one
+ * return address, so a frame that returned and was called again by the same interpreted
+ * caller has the same return word; but that caller ran in between, so its bcp moved:
+ *
+ *   element (compiled)    sp+S-8  return pc (interpreter)  checked; the same after a re-call
+ *   caller (interpreted)  fp+8    return pc                checked
+ *                         fp-16   bcp                      checked; moved after a re-call
+ *   ... next interpreted caller, up to the first one that is not (its pc: the word above)
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#ifndef WF_REF_EXPORT
+#pragma GCC visibility push(hidden) /* after the system headers: libc stays default */
+#endif
+
+#include "asgst.h"
+#include "wf_queue.h"
+#include "wf_queue_walk.h"
+#include "wf_vm.h"
+
+#define QUEUE_LIVE 0x51756575u          /* "Queu": the slot holds a registered queue */
+
+typedef struct queue_slot {
+    ASGST_QueueElement element;         /* first: GetQueueElement returns &slot->element */
+    uintptr_t method, bcp;              /* interpreted top frame at enqueue time, else 0 */
+    uintptr_t return_slot;              /* where the top frame keeps its return address */
+    uintptr_t return_pc;                /* ... and what it held at enqueue time */
+    uint32_t callers;                   /* interpreted callers checked (see above) */
+    struct {
+        uintptr_t fp, bcp, return_pc;   /* [fp-16] and [fp+8] at enqueue time */
+    } caller[WF_QUEUE_MAX_CHECKED_CALLERS];
+} queue_slot;
+
+typedef struct queue_thread {           /* per OS thread (initial-exec TLS) */
+    ASGST_Queue *head, *tail;           /* registration order */
+    volatile sig_atomic_t in_safepoint;
+    int exited;
+} queue_thread;
+
+typedef struct queue_hook {             /* a processing start/end handler */
+    ASGST_OnQueueSafepointHandler fun;
+    void *arg;
+    int32_t options;
+    bool offer_iterator;
+} queue_hook;
+
+struct _ASGST_Queue {
+    volatile uint32_t live;             /* QUEUE_LIVE while registered */
+    queue_thread *owner;
+    ASGST_Queue *next;
+    ASGST_Handler fun;
+    void *arg;
+    int32_t options;                    /* of the element iterators */
+    queue_slot *ring;
+    uint32_t capacity, head;
+    volatile uint32_t size;
+    volatile int32_t pending_capacity;  /* -1: no resize pending */
+    volatile uint32_t attempts;         /* since the last safepoint end */
+    queue_hook on_start, on_end;
+    wf_queue_counters counters;
+};
+
+static ASGST_Queue POOL[WF_QUEUE_MAX_QUEUES];
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t pool_next;              /* next-fit: a freed slot is reused late */
+static __thread queue_thread self __attribute__((tls_model("initial-exec")));
+
+#define compiler_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/* ---- handles ----------------------------------------------------------------------------- */
+
+static int is_pool_slot(const ASGST_Queue *q) {
+    uintptr_t a = (uintptr_t)q, lo = (uintptr_t)POOL;
+    return a >= lo && a < lo + sizeof POOL && (a - lo) % sizeof POOL[0] == 0;
+}
+
+static ASGST_Queue *live_queue(ASGST_Queue *q) {
+    return is_pool_slot(q) && q->live == QUEUE_LIVE ? q : NULL;
+}
+
+static int valid_size(int size) { return size >= 0 && size <= WF_QUEUE_MAX_CAPACITY; }
+
+/* ---- finding the top Java frame (Enqueue, GetEnqueuableElement) -------------------------- */
+
+typedef struct probe {
+    int code;                           /* 1 found, else why not */
+    queue_slot slot;
+} probe;
+
+/* The VM thread whose stack holds sp (wf_vm_thread_for: the synthetic case's only thread).
+   Like ref_walker.c it binds to nothing in the core (so a walker library built from these
+   sources loads on its own): the harness maps the span before any walker call, and between
+   cases the root's magic is 0. */
+static const struct wf_vm_thread *mapped_thread(uintptr_t sp) {
+    return WF_VM->magic == WF_VM_MAGIC ? wf_vm_thread_for(sp) : NULL;
+}
+
+/* The sp a walk of ucontext starts from (our own stack without one). */
+static uintptr_t walked_sp(void *ucontext) {
+    return ucontext ? (uintptr_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RSP]
+                    : (uintptr_t)__builtin_frame_address(0);
+}
+
+static int is_bytecode_frame(const ASGST_Frame *f) {
+    return f->type == ASGST_FRAME_JAVA || f->type == ASGST_FRAME_JAVA_INLINED;
+}
+
+static int is_interpreted(const ASGST_Frame *f) {
+    return f->type == ASGST_FRAME_JAVA && f->comp_level == 0;
+}
+
+/* The word at addr if it is an aligned word of t's stack, else 0. */
+static uintptr_t stack_word(const struct wf_vm_thread *t, uintptr_t addr) {
+    if (t == NULL || addr % 8 != 0 || addr < t->stack_lo || addr > t->stack_hi - 8) return 0;
+    return *(const uintptr_t *)addr;
+}
+
+/* The top frame's return address identifies it: a return pops that word, a new call there
+   writes another (or the same, for the same call site: then the walk is the same too). */
+static void record_return(ASGST_Iterator *it, queue_slot *s) {
+    s->return_slot = wf_ref_return_slot(it);
+    s->return_pc = stack_word(mapped_thread((uintptr_t)s->element.sp), s->return_slot);
+}
+
+static void record_top(const ASGST_Frame *f, queue_slot *s) {
+    s->element = (ASGST_QueueElement){f->pc, f->fp, f->sp, NULL};
+    s->method = s->bcp = 0;
+    if (is_interpreted(f)) {
+        const struct wf_vm_method *m = wf_vm_method_at((uintptr_t)f->method);
+        s->method = (uintptr_t)f->method;
+        s->bcp = m->code_base + (uintptr_t)f->bci;
+    }
+}
+
+/* 1 if pc lies in an interpreter blob: the segment map lookup of wf_vm.h (as the walker's
+   blob search does), reduced to the blob's kind. Reads only the validated VM tables. */
+static int interpreter_pc(uintptr_t pc) {
+    const struct wf_vm *vm = WF_VM;
+    uintptr_t segment = (pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT;
+    if (pc < WF_VM_CODE_HEAP || segment >= vm->segmap_count) return 0;
+    uint32_t started = vm->segmap[segment];
+    if (started == 0) return 0;
+    const struct wf_vm_blob *b = &vm->blobs[started - 1];
+    while (pc < b->start && b > vm->blobs) b--;
+    return pc - b->start < b->end - b->start && b->kind == WF_BLOB_INTERPRETER;
+}
+
+/* The interpreted callers right under the top frame, read along their fp chain (wf_vm.h
+   INTERPRETED layout) rather than with the iterator, which would decode the top frame's
+   outer scopes and the first compiled caller for nothing: an Enqueue with a compiled caller
+   pays one blob lookup. A caller's bcp stays only while the frame it called is on the stack,
+   its return pc while it is. Stops at the first caller pc outside the interpreter or at the
+   bound; the caller of the top frame has fp [return slot - 8] (sp+S-16 or the saved fp),
+   or the top's own fp while a fixed frame is not built (return slot == sp, case-format
+   §4.4). Reads are checked (stack_word), so a wild fp only records zeros. */
+static void record_callers(queue_slot *s) {
+    const struct wf_vm_thread *t = mapped_thread((uintptr_t)s->element.sp);
+    uintptr_t pc = s->return_pc;
+    uintptr_t fp = s->return_slot == (uintptr_t)s->element.sp
+                       ? (uintptr_t)s->element.fp : stack_word(t, s->return_slot - 8);
+    s->callers = 0;
+    while (s->callers < WF_QUEUE_MAX_CHECKED_CALLERS && interpreter_pc(pc)) {
+        s->caller[s->callers].fp = fp;
+        s->caller[s->callers].bcp = stack_word(t, fp - 16);
+        s->caller[s->callers].return_pc = pc = stack_word(t, fp + 8);
+        s->callers++;
+        fp = stack_word(t, fp);
+    }
+}
+
+static void find_top(ASGST_Iterator *it, void *arg) {
+    probe *p = arg;
+    ASGST_Frame f;
+    int rc;
+    while ((rc = ASGST_NextFrame(it, &f)) == 1)
+        if (is_bytecode_frame(&f)) {
+            record_top(&f, &p->slot);
+            record_return(it, &p->slot);
+            record_callers(&p->slot);
+            p->code = 1;
+            return;
+        }
+    p->code = rc == ASGST_NO_FRAME ? ASGST_NO_TOP_JAVA_FRAME : rc; /* only C / native frames */
+}
+
+/* Walk ucontext like a Java-only ASGST_RunWithIterator of the thread's own (CURRENT) or a
+   halted (SUSPENDED) thread; 1 and p->slot, or the walk's error. */
+static int probe_top(void *ucontext, probe *p) {
+    const struct wf_vm_thread *t = mapped_thread(walked_sp(ucontext));
+    int32_t options = t != NULL && (t->flags & WF_THREAD_CURRENT) ? ASGST_WALK_SAME_THREAD : 0;
+    p->code = ASGST_NO_TOP_JAVA_FRAME;
+    int rc = ASGST_RunWithIterator(ucontext, options, find_top, p);
+    return rc < 0 ? rc : p->code;
+}
+
+/* ---- the API ----------------------------------------------------------------------------- */
+
+static ASGST_Queue *claim_pool_slot(void) {
+    for (uint32_t n = 0; n < WF_QUEUE_MAX_QUEUES; n++) {
+        ASGST_Queue *q = &POOL[(pool_next + n) % WF_QUEUE_MAX_QUEUES];
+        if (q->live != QUEUE_LIVE) {
+            pool_next = (uint32_t)(q - POOL + 1) % WF_QUEUE_MAX_QUEUES;
+            return q;
+        }
+    }
+    return NULL;
+}
+
+ASGST_Queue *ASGST_RegisterQueue(void *env, int size, int options, ASGST_Handler fun,
+                                 void *argument) {
+    if (env != NULL || fun == NULL || !valid_size(size)) return NULL; /* no such thread/queue */
+    if (self.exited || self.in_safepoint) return NULL;  /* dead thread / queue set frozen */
+    queue_slot *ring = calloc(size > 0 ? (size_t)size : 1, sizeof *ring);
+    if (ring == NULL) return NULL;
+    pthread_mutex_lock(&pool_lock);
+    ASGST_Queue *q = claim_pool_slot();
+    if (q != NULL) {
+        *q = (ASGST_Queue){.owner = &self, .fun = fun, .arg = argument, .options = options,
+                           .ring = ring, .capacity = (uint32_t)size, .pending_capacity = -1};
+        compiler_fence();
+        q->live = QUEUE_LIVE;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (q == NULL) {
+        free(ring);
+        return NULL;                                     /* pool exhausted */
+    }
+    if (self.tail != NULL) self.tail->next = q;
+    else self.head = q;
+    self.tail = q;
+    return q;
+}
+
+static void unlink_queue(ASGST_Queue *q) {
+    ASGST_Queue **link = &self.head, *prev = NULL;
+    while (*link != q) {
+        prev = *link;
+        link = &(*link)->next;
+    }
+    *link = q->next;
+    if (self.tail == q) self.tail = prev;
+}
+
+/* Mark dead first (a signal handler then sees no queue), then free the ring. */
+static void discard(ASGST_Queue *q) {
+    q->counters.dropped += q->size;
+    q->live = 0;
+    compiler_fence();
+    free(q->ring);
+    q->ring = NULL;
+    q->size = 0;
+}
+
+int ASGST_DeregisterQueue(void *env, ASGST_Queue *queue) {
+    ASGST_Queue *q = live_queue(queue);
+    if (env != NULL || q == NULL || q->owner != &self || self.in_safepoint) return 0;
+    unlink_queue(q);
+    discard(q);
+    return 1;
+}
+
+static int reject(int code, uint64_t *counter) {
+    (*counter)++;
+    return code;
+}
+
+int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
+    ASGST_Queue *q = live_queue(queue);
+    if (q == NULL) return ASGST_ENQUEUE_NO_QUEUE;
+#ifdef WF_PLANT_QUEUE_BOOKKEEPING
+    /* planted bug (docs/queue.md): the full-queue path returns before counting the attempt */
+    if (q->size >= q->capacity) return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
+#endif
+    q->attempts++;
+    q->counters.attempts++;
+    const struct wf_vm_thread *t = mapped_thread(walked_sp(ucontext));
+    if (q->owner != &self && !(t != NULL && (t->flags & WF_THREAD_SUSPENDED)))
+        return reject(ASGST_ENQUEUE_OTHER_ERROR, &q->counters.other); /* running elsewhere */
+    if (q->owner->in_safepoint)
+        return reject(ASGST_ENQUEUE_OTHER_ERROR, &q->counters.other); /* at its safepoint */
+    if (q->size >= q->capacity)
+        return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
+    probe p;
+    int rc = probe_top(ucontext, &p);
+    if (rc != 1) return reject(rc, &q->counters.walk_failed);
+    p.slot.element.arg = argument;
+    q->ring[(q->head + q->size) % q->capacity] = p.slot;
+    compiler_fence();                                    /* the slot before the size */
+    q->size = q->size + 1;
+    q->counters.enqueued++;
+    return ASGST_JAVA_TRACE;
+}
+
+int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element) {
+    if (element == NULL) return ASGST_WF_BAD_ARGUMENT;
+    probe p;
+    int rc = probe_top(ucontext, &p);
+    if (rc == 1) *element = p.slot.element;
+    return rc;
+}
+
+ASGST_QueueElement *ASGST_GetQueueElement(ASGST_Queue *queue, int n) {
+    ASGST_Queue *q = live_queue(queue);
+    if (q == NULL) return NULL;
+    int64_t size = q->size, i = n < 0 ? size + n : n;
+    if (i < 0 || i >= size) return NULL;                 /* out of bounds */
+    return &q->ring[(q->head + (uint64_t)i) % q->capacity].element;
+}
+
+void ASGST_ResizeQueue(ASGST_Queue *queue, int size) {
+    ASGST_Queue *q = live_queue(queue);
+    if (q != NULL && q->owner == &self && valid_size(size)) q->pending_capacity = size;
+}
+
+ASGST_QueueSizeInfo ASGST_GetQueueSizeInfo(ASGST_Queue *queue) {
+    ASGST_Queue *q = live_queue(queue);
+    if (q == NULL) return (ASGST_QueueSizeInfo){0, 0, 0};
+    return (ASGST_QueueSizeInfo){(int32_t)q->size, (int32_t)q->capacity, (int32_t)q->attempts};
+}
+
+static void set_hook(queue_hook *hook, int options, bool offer,
+                     ASGST_OnQueueSafepointHandler fun, void *arg) {
+    *hook = (queue_hook){fun, arg, options, offer};
+}
+
+void ASGST_SetOnQueueProcessingStart(ASGST_Queue *queue, int options, bool offerIterator,
+                                     ASGST_OnQueueSafepointHandler before, void *arg) {
+    ASGST_Queue *q = live_queue(queue);
+    if (q != NULL) set_hook(&q->on_start, options, offerIterator, before, arg);
+}
+
+void ASGST_SetOnQueueProcessingEnd(ASGST_Queue *queue, int options, bool offerIterator,
+                                   ASGST_OnQueueSafepointHandler end, void *arg) {
+    ASGST_Queue *q = live_queue(queue);
+    if (q != NULL) set_hook(&q->on_end, options, offerIterator, end, arg);
+}
+
+/* ---- the safepoint ----------------------------------------------------------------------- */
+
+typedef struct safepoint {
+    const struct wf_vm_thread *thread;  /* NULL: nothing mapped, every walk says NO_THREAD */
+    wf_walk_start frame;                /* the thread's top Java frame at the poll */
+} safepoint;
+
+typedef struct hook_call {
+    ASGST_Queue *queue;
+    const queue_hook *hook;
+} hook_call;
+
+static void call_hook(ASGST_Iterator *it, void *arg) {
+    hook_call *c = arg;
+    c->hook->fun(c->queue, it, c->hook->arg);
+}
+
+static void run_hook(const safepoint *sp, ASGST_Queue *q, const queue_hook *hook) {
+    if (hook->fun == NULL) return;
+    if (!hook->offer_iterator) {
+        hook->fun(q, NULL, hook->arg);
+        return;
+    }
+    hook_call c = {q, hook};
+    wf_ref_run_at(sp->thread, &sp->frame, hook->options, call_hook, &c);
+}
+
+/* Is the enqueued frame still there? Not if it is newer than the poll's frame (popped), nor
+   if its return address word changed (another frame lives there now), nor if a checked
+   interpreted caller's bcp or return address changed (the frame returned, the caller ran on
+   and called again from the same sp: the trace at enqueue time is no longer on the stack). */
+static int frame_gone(const safepoint *sp, const queue_slot *s) {
+    if ((uintptr_t)s->element.sp < sp->frame.sp) return 1;
+    if (stack_word(sp->thread, s->return_slot) != s->return_pc) return 1;
+    for (uint32_t i = 0; i < s->callers; i++)
+        if (stack_word(sp->thread, s->caller[i].fp - 16) != s->caller[i].bcp ||
+            stack_word(sp->thread, s->caller[i].fp + 8) != s->caller[i].return_pc)
+            return 1;
+    return 0;
+}
+
+typedef struct element_call {
+    ASGST_Queue *queue;
+    void *arg;
+} element_call;
+
+static void call_element(ASGST_Iterator *it, void *arg) {
+    element_call *c = arg;
+    c->queue->fun(it, c->queue->arg, c->arg);
+}
+
+/* The oldest element: the handler runs while it is still index 0, then it is removed. */
+static void process_element(const safepoint *sp, ASGST_Queue *q) {
+    const queue_slot *s = &q->ring[q->head];
+    wf_walk_start start = {(uintptr_t)s->element.sp, (uintptr_t)s->element.fp,
+                           (uintptr_t)s->element.pc, s->method, s->bcp, sp->frame.error};
+    if (start.error == 0 && frame_gone(sp, s)) {
+        start.error = ASGST_WF_FRAME_GONE;
+        q->counters.gone++;
+    }
+    element_call c = {q, s->element.arg};
+    wf_ref_run_at(sp->thread, &start, q->options, call_element, &c);
+    q->head = (q->head + 1) % q->capacity;
+    q->size = q->size - 1;
+    q->counters.processed++;
+}
+
+static int process_queue(const safepoint *sp, ASGST_Queue *q) {
+    uint32_t n = q->size;                 /* fixed: Enqueue rejects during the safepoint */
+    if (n == 0) return 0;
+    run_hook(sp, q, &q->on_start);
+    for (uint32_t i = 0; i < n; i++) process_element(sp, q);
+    run_hook(sp, q, &q->on_end);
+    return (int)n;
+}
+
+/* End of the safepoint: the queue is empty, so a resize only swaps the ring. */
+static void finish_queue(ASGST_Queue *q) {
+    int32_t want = q->pending_capacity;
+    q->pending_capacity = -1;
+    if (want >= 0 && (uint32_t)want != q->capacity) {
+        queue_slot *ring = calloc(want > 0 ? (size_t)want : 1, sizeof *ring);
+        if (ring != NULL) {               /* out of memory: keep the old capacity */
+            free(q->ring);
+            q->ring = ring;
+            q->capacity = (uint32_t)want;
+            q->head = 0;
+        }
+    }
+    q->attempts = 0;
+    q->counters.safepoints++;
+}
+
+int wf_queue_safepoint(uintptr_t sp, uintptr_t fp, uintptr_t pc) {
+    if (self.in_safepoint) return -1;     /* a poll inside a handler: already processing */
+    self.in_safepoint = 1;
+    compiler_fence();
+    safepoint at = {.thread = mapped_thread(sp), .frame = {sp, fp, pc, 0, 0, 0}};
+    if (at.thread == NULL) at.frame.error = ASGST_NO_THREAD;   /* nothing to walk */
+    int total = 0;
+    for (ASGST_Queue *q = self.head; q != NULL; q = q->next) total += process_queue(&at, q);
+    for (ASGST_Queue *q = self.head; q != NULL; q = q->next) finish_queue(q);
+    compiler_fence();
+    self.in_safepoint = 0;
+    return total;
+}
+
+/* ---- thread exit ------------------------------------------------------------------------- */
+
+static int discard_all(void) {
+    int n = 0;
+    while (self.head != NULL) {
+        ASGST_Queue *q = self.head;
+        self.head = q->next;
+        discard(q);
+        n++;
+    }
+    self.tail = NULL;
+    return n;
+}
+
+int wf_queue_thread_exit(void) {
+    if (self.in_safepoint) return -1;
+    self.exited = 1;
+    return discard_all();
+}
+
+void wf_queue_thread_reset(void) {
+    if (self.in_safepoint) return;
+    discard_all();
+    self.exited = 0;
+}
+
+void wf_queue_get_counters(ASGST_Queue *queue, wf_queue_counters *out) {
+    if (is_pool_slot(queue)) *out = queue->counters;
+    else memset(out, 0, sizeof *out);
+}

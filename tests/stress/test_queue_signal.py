@@ -1,0 +1,29 @@
+"""ASGST_Enqueue inside real signal handlers: threads interrupted by their own timers
+(SIGEV_THREAD_ID) enqueue while they spin and poll safepoints. Nothing deadlocks (the child
+finishes within its timeout) and nothing is lost: every signal is one attempt, every attempt
+is enqueued or rejected, every enqueued element is walked at a safepoint, correctly."""
+
+from __future__ import annotations
+
+import pytest
+
+from walkfuzz.queue_stress import StressParams, run_in_child
+
+pytestmark = pytest.mark.stress
+
+
+@pytest.mark.parametrize("interval_ns, poll_every", [(100_000, 20_000), (20_000, 200_000)],
+                         ids=["100us-frequent-polls", "20us-queue-fills"])
+def test_enqueue_in_signal_handlers_loses_nothing(interval_ns: int, poll_every: int) -> None:
+    r = run_in_child(StressParams(threads=2, interval_ns=interval_ns, duration_ms=400,
+                                  capacity=8, poll_every=poll_every))
+    print(f"queue stress {interval_ns // 1000} us: {r}")
+    assert r["error"] == 0
+    assert r["signals"] > 0, "no timer signal arrived"
+    assert r["signals"] == r["attempts"] == r["enqueued"] + r["rejected"]
+    assert r["attempts"] == r["enqueued"] + r["full"] + r["other"] + r["walk_failed"]
+    assert r["walk_failed"] == 0
+    assert r["processed"] + r["dropped"] == r["enqueued"]
+    assert r["dropped"] == 0, "the final safepoint drains every queue"
+    assert r["walked"] == r["processed"] and r["wrong_walks"] == 0
+    assert r["safepoints"] > 0
