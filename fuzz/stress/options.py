@@ -1,0 +1,78 @@
+"""What a live stress run does, and parsing of the human-readable values on the command line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from walkfuzz.errors import UserError
+
+MODES = ("signal", "thread", "queue")
+WORKLOADS = ("mixed", "interpreted", "compiled", "native", "deep")
+MAX_THREADS = 16
+MIN_INTERVAL_NS = 1_000
+_UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
+             "m": 60_000_000_000, "min": 60_000_000_000}
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zµ]*)\s*$")
+
+
+def parse_duration_ns(text: str, default_unit: str, what: str) -> int:
+    """'100us', '10 µs', '2.5s', '5m', or a bare number in `default_unit`; positive."""
+    match = _DURATION.match(text)
+    unit = (match.group(2) if match else "") or default_unit
+    if match is None or unit not in _UNITS_NS:
+        raise UserError(f"{what} {text!r} is not a duration like 100us, 2.5s or 5m")
+    ns = round(float(match.group(1)) * _UNITS_NS[unit])
+    if ns <= 0:
+        raise UserError(f"{what} {text!r} is not positive")
+    return ns
+
+
+def format_ns(ns: float) -> str:
+    for unit, size in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= size:
+            return f"{ns / size:g}{unit}"
+    return f"{ns:g}ns"
+
+
+@dataclass(frozen=True)
+class StressOptions:
+    """One live stress run of the simulated VM."""
+
+    mode: str = "signal"
+    interval_ns: int = 100_000
+    threads: int = 2
+    duration_ns: int = 5_000_000_000
+    baseline_ns: int = 1_000_000_000
+    workload: str = "mixed"
+    seed: int = 1
+    walker: str | None = None          # a walker library path; None = the reference walker
+    walk_budget_ns: int = 1_000_000_000  # watchdog: a walk longer than this is a hang
+    safepoint_every: int = 64          # request a safepoint every n-th sample (0: never)
+
+    def check(self) -> None:
+        if self.mode not in MODES:
+            raise UserError(f"stress mode {self.mode!r} is not one of {', '.join(MODES)}")
+        if self.workload not in WORKLOADS:
+            raise UserError(f"workload {self.workload!r} is not one of {', '.join(WORKLOADS)}")
+        if not 1 <= self.threads <= MAX_THREADS:
+            raise UserError(f"threads {self.threads} is not in 1..{MAX_THREADS}")
+        if self.interval_ns < MIN_INTERVAL_NS:
+            raise UserError(f"interval {format_ns(self.interval_ns)} is below 1us")
+        if self.duration_ns <= 0 or self.baseline_ns < 0:
+            raise UserError(f"duration {self.duration_ns} ns / baseline {self.baseline_ns} ns "
+                            "must be positive / not negative")
+        if self.safepoint_every < 0:
+            raise UserError(f"safepoint-every {self.safepoint_every} is negative")
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> StressOptions:
+        return cls(**doc)
+
+    @property
+    def label(self) -> str:
+        return f"{self.mode}-{format_ns(self.interval_ns)}-{self.workload}"

@@ -1,0 +1,22 @@
+# Live stress (issue 6): the simulated VM sampled live, every trace checked (docs/stress.md).
+#   make test-stress   the short profile (~1.5 s a test, mode x interval x workload, -n auto)
+#   make soak          the same matrix, STRESS_SOAK_SECONDS (default 120) a test
+#   make bench-stress  samples per CPU-second, latency, slowdown per mode at 100 us and 10 us
+# Each writes one aggregated report: reports/stress-tests/report.{json,html,md}.
+
+STRESS_SOAK_SECONDS ?= 120
+STRESS_JOBS ?= auto
+
+.PHONY: test-stress soak-stress bench-stress
+
+test: test-stress
+test-stress: .stamp-build
+	@$(RUN_PYTEST) stress -- $(PYTEST) -m stress -n $(STRESS_JOBS) tests/stress
+
+soak: soak-stress
+soak-stress: .stamp-build
+	WALKFUZZ_STRESS_SECONDS=$(STRESS_SOAK_SECONDS) $(PYTEST) -m stress -n $(STRESS_JOBS) \
+	  tests/stress/test_live_matrix.py
+
+bench-stress: .stamp-build
+	$(PY) bench/runner.py stress

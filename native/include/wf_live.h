@@ -1,0 +1,135 @@
+/* wf_live.h — live stress of a walker on the live simulated VM (wf_live_vm.h): worker threads
+ * run generated Java code, a sampler stops them every interval, the walker walks, and each
+ * trace is checked against the thread's shadow stack. One run per process (it owns the fixed
+ * VM address space and SIGPROF); walkfuzz runs it in a child process (fuzz/stress/).
+ *
+ * Modes:
+ *   SIGNAL  per-thread POSIX timers (timer_create, SIGEV_THREAD_ID, CLOCK_MONOTONIC); the
+ *           SIGPROF handler walks its own thread: ASGST_RunWithIterator(uc, WALK_SAME_THREAD)
+ *   THREAD  a sampler thread tgkills each worker in turn; the worker's handler marks itself
+ *           SUSPENDED and waits on a futex while the sampler walks it with
+ *           ASGST_RunWithIterator(its ucontext, 0)
+ *   QUEUE   the handler enqueues (ASGST_Enqueue) and requests a safepoint; the walk happens at
+ *           the worker's next poll. Needs ASGST_REGISTER_QUEUE in ASGST_Capabilities().
+ *
+ * Every walk runs inside wf_guard_call. Handlers use preallocated per-thread buffers only: no
+ * malloc, no locks, no stdio; errno is saved and restored; TLS is initial-exec.
+ * Checks and invalid-trace classes: docs/stress.md.
+ */
+#ifndef WALKFUZZ_WF_LIVE_H
+#define WALKFUZZ_WF_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* cffi:begin */
+#define WF_LIVE_MODE_SIGNAL 1
+#define WF_LIVE_MODE_THREAD 2
+#define WF_LIVE_MODE_QUEUE 3
+
+#define WF_LIVE_WORKLOAD_MIXED 0
+#define WF_LIVE_WORKLOAD_INTERPRETED 1
+#define WF_LIVE_WORKLOAD_COMPILED 2
+#define WF_LIVE_WORKLOAD_NATIVE 3
+#define WF_LIVE_WORKLOAD_DEEP 4
+
+#define WF_LIVE_MAX_WORKERS 16
+#define WF_LIVE_EXAMPLE_FRAMES 12
+#define WF_LIVE_EXAMPLES 64
+#define WF_LIVE_ERROR_SLOTS 32
+
+/* Invalid-trace classes (index into wf_live_stats.invalid). */
+#define WF_LIVE_CLS_MISSING 0
+#define WF_LIVE_CLS_EXTRA 1
+#define WF_LIVE_CLS_WRONG_METHOD 2
+#define WF_LIVE_CLS_WRONG_BCI 3
+#define WF_LIVE_CLS_WRONG_TYPE 4
+#define WF_LIVE_CLS_TRUNCATED 5
+#define WF_LIVE_CLS_CYCLE 6
+#define WF_LIVE_CLS_CONTRACT 7
+#define WF_LIVE_CLASSES 8
+
+typedef struct wf_live_config {
+    int mode;                  /* WF_LIVE_MODE_* */
+    int threads;               /* workers, 1 .. WF_LIVE_MAX_WORKERS */
+    int workload;              /* WF_LIVE_WORKLOAD_* */
+    uint64_t seed;
+    uint64_t interval_ns;      /* sampling interval per worker */
+    uint64_t duration_ns;      /* sampled phase */
+    uint64_t baseline_ns;      /* unsampled phase before it (0: none) */
+    uint64_t walk_budget_ns;   /* watchdog budget of one walk (0: none) */
+    uint32_t safepoint_every;  /* request a safepoint every n-th sample (0: never) */
+    uint32_t record_cap;       /* interval/latency values kept per worker */
+} wf_live_config;
+
+typedef struct wf_live_stats {
+    uint64_t requested;        /* timer expirations: delivered + overruns (signal, queue),
+                                  signals sent (thread) */
+    uint64_t delivered;        /* handler entries while sampling */
+    uint64_t walked;           /* walks that ran (guarded) */
+    uint64_t exact;            /* trace == shadow stack */
+    uint64_t tolerated;        /* differed inside a transition window, within tolerance */
+    uint64_t invalid;          /* classified in `invalid` */
+    uint64_t faults, hangs;
+    uint64_t frames;           /* frames walked in total */
+    uint64_t safepoints;       /* safepoint stub entries */
+    uint64_t queue_rejected;   /* queue mode: enqueue refused (full, other) or no free slot */
+    uint64_t queue_gone;       /* queue mode: element's frame gone by the safepoint */
+    uint64_t invalid_by_class[8];
+    uint64_t invalid_in_window;
+    uint64_t window_samples[5];  /* samples per wf_live_window_kind (0: none) */
+    uint64_t errors[32];       /* end codes: errors[-code], code in -30..0; [31] others */
+    uint64_t iterations_base, iterations_run;   /* root calls completed per phase */
+    uint64_t cpu_ns_base, cpu_ns_run;           /* worker CPU time per phase */
+    uint64_t wall_ns_base, wall_ns_run;
+} wf_live_stats;
+
+typedef struct wf_live_frame {
+    int32_t method;            /* method index; -1 none (non-Java); -2 not a method handle */
+    int32_t bci;
+    int8_t type;
+    int8_t level;
+    uint8_t reserved[2];
+} wf_live_frame;
+
+typedef struct wf_live_example {
+    int32_t cls;               /* WF_LIVE_CLS_*, or -1 for a fault / -2 for a hang */
+    int32_t window;            /* wf_live_window_kind of the sampled pc */
+    int32_t worker;
+    int32_t end_code;          /* run result if < 0 before the walk, else NextFrame's end */
+    int32_t first_diff;
+    int32_t thread_state;
+    uint64_t pc, sp;           /* interrupted registers */
+    uint64_t fault_pc, fault_addr;
+    int32_t fault_signo;
+    uint32_t walked_count, shadow_count;   /* full lengths (examples keep the top ones) */
+    wf_live_frame walked[12];
+    wf_live_frame shadow[12];  /* expected, innermost first */
+} wf_live_example;
+
+typedef struct wf_live_result {
+    wf_live_stats total;
+    wf_live_stats per_worker[16];
+    int workers;
+    uint32_t example_count;
+    wf_live_example examples[64];
+    uint32_t method_count;
+    uint64_t code_bytes;
+    uint32_t blob_count, desc_count, window_count;
+    uint64_t interval_count, latency_count;   /* values in the arrays below */
+    uint32_t *intervals_ns;    /* achieved intervals between samples of one worker */
+    uint32_t *latencies_ns;    /* walk latency (handler entry to check done) */
+} wf_live_result;
+
+/* Run a live stress: generate and map the VM, start the workers, baseline phase, sampled
+   phase, stop. 0, or -1 with err set (one line naming the problem). Once per process.
+   `walker` NULL = the in-core reference walker, else a library path (wf_walker_load). */
+int wf_live_run(const wf_live_config *cfg, const char *walker, wf_live_result *out, char *err,
+                size_t errlen);
+/* Name of method i of the last run ("Class.method"), or NULL. */
+const char *wf_live_method_name(uint32_t i);
+/* Kind of method i: "interpreted", "compiled", "native"; NULL if none. */
+const char *wf_live_method_kind(uint32_t i);
+/* cffi:end */
+
+#endif /* WALKFUZZ_WF_LIVE_H */

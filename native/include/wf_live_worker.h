@@ -1,0 +1,176 @@
+/* wf_live_worker.h — internal: a live stress run's workers, their per-thread sampling buffers
+ * and the checks of one sample (live_run.c, live_sampler.c, live_check.c). Not cffi-visible.
+ *
+ * Everything a signal handler touches is preallocated here, per worker: the shadow snapshot,
+ * the walk buffer, the statistics, the kept examples and the interval/latency arrays.
+ */
+#ifndef WALKFUZZ_WF_LIVE_WORKER_H
+#define WALKFUZZ_WF_LIVE_WORKER_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "asgst.h"
+#include "wf_guard.h"
+#include "wf_live.h"
+#include "wf_live_vm.h"
+#include "wf_walker.h"
+
+#define WF_LIVE_WALK_MAX 1024        /* frames kept per walk; more = a cycle (overflow) */
+#define WF_LIVE_END_OVERFLOW 1       /* wf_live_walk.end when the buffer filled up */
+#define WF_LIVE_WORKER_EXAMPLES 16
+#define WF_LIVE_EXAMPLES_PER_CLASS 3
+#define WF_LIVE_STACK_SIZE (512 * 1024)
+
+enum wf_live_phase { WF_LIVE_STARTING, WF_LIVE_BASELINE, WF_LIVE_SAMPLING, WF_LIVE_STOPPING };
+
+/* Thread-mode handshake states (futex word). */
+enum wf_live_handshake { WF_LIVE_HS_IDLE, WF_LIVE_HS_READY, WF_LIVE_HS_DONE, WF_LIVE_HS_CANCELLED };
+
+/* The shadow stack as a handler copied it. */
+struct wf_live_snapshot {
+    uint32_t depth;
+    struct wf_live_shadow frames[WF_LIVE_SHADOW_MAX];
+};
+
+/* Where and when a sample was taken, and the shadow stack copied then. */
+struct wf_live_sample_info {
+    uint64_t pc, sp, t0;
+    uint32_t window;             /* wf_live_window_kind of pc */
+    uint32_t state;              /* the VM thread's state */
+    const struct wf_live_snapshot *snap;
+};
+
+/* What one walk returned. */
+struct wf_live_walk {
+    int32_t run_result;          /* RunWithIterator's return */
+    int32_t end;                 /* NextFrame's end code, or WF_LIVE_END_OVERFLOW */
+    int32_t state_after;         /* ASGST_State after the end */
+    uint32_t count;
+    ASGST_Frame frames[WF_LIVE_WALK_MAX];
+};
+
+enum wf_live_outcome { WF_LIVE_EXACT, WF_LIVE_TOLERATED, WF_LIVE_INVALID };
+
+struct wf_live_verdict {
+    int outcome;                 /* wf_live_outcome */
+    int cls;                     /* WF_LIVE_CLS_* when invalid */
+    int first_diff;              /* first differing frame (innermost = 0), -1 if none */
+};
+
+struct wf_live_worker {
+    struct wf_live_thread jt;    /* r15 while it runs Java code */
+    struct wf_vm_thread *vm;
+    int index;
+    pid_t tid;
+    pthread_t pthread;
+    clockid_t cpu_clock;
+    timer_t timer;
+    int has_timer;
+    void *stack;                 /* mmap'ed: guard page + WF_LIVE_STACK_SIZE */
+    volatile int start_failed;   /* queue mode: RegisterQueue returned NULL */
+    volatile uint64_t iterations;
+    uint64_t last_sample_ns;
+    uint64_t samples;
+    wf_live_stats st;
+    uint32_t *intervals, *latencies;
+    uint64_t interval_count, latency_count;
+    struct wf_live_snapshot snap;
+    struct wf_live_walk walk;
+    uint32_t example_count;
+    uint32_t examples_of_class[WF_LIVE_CLASSES + 2];
+    wf_live_example examples[WF_LIVE_WORKER_EXAMPLES];
+    volatile uint32_t handshake; /* thread mode */
+    void *handshake_uc;
+    ASGST_Queue *queue;          /* queue mode: this worker's safepoint queue */
+    struct wf_live_queued *queued;  /* WF_LIVE_QUEUED slots: what each element was at the signal */
+    uint32_t queued_next;
+};
+
+/* Queue mode: the sample behind one queue element (its index is the element's arg). */
+#define WF_LIVE_QUEUED 64
+struct wf_live_queued {
+    volatile uint32_t busy;      /* enqueued, not processed yet */
+    struct wf_live_sample_info at;
+    struct wf_live_snapshot snap;
+};
+
+/* The queue API of the run's walker (the reference's, or a library's by dlsym). */
+struct wf_live_queue_api {
+    ASGST_Queue *(*register_queue)(void *env, int size, int options, ASGST_Handler fun,
+                                   void *arg);
+    int (*deregister_queue)(void *env, ASGST_Queue *queue);
+    int (*enqueue)(ASGST_Queue *queue, void *ucontext, void *arg);
+    int (*safepoint)(uintptr_t sp, uintptr_t fp, uintptr_t pc);  /* wf_queue_safepoint */
+};
+
+/* The run (one per process). */
+struct wf_live_run {
+    wf_live_config cfg;
+    const wf_walker *api;
+    wf_walker loaded;
+    volatile int phase;
+    struct wf_live_vm vm;
+    struct wf_live_method methods[WF_LIVE_MAX_METHODS];
+    struct wf_live_worker *workers;
+    int worker_count;
+    pthread_t sampler;
+    int has_sampler;
+    struct wf_live_queue_api queue;  /* queue mode */
+};
+
+extern struct wf_live_run wf_live_current_run;
+
+/* Check one walk against the snapshot it was taken with. Async-signal-safe. */
+void wf_live_check(const struct wf_live_snapshot *snap, const struct wf_live_walk *walk,
+                   uint32_t window, struct wf_live_verdict *v);
+
+/* Copy the worker's shadow stack. Async-signal-safe. */
+void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapshot *snap);
+
+/* Walk `uc` with options inside the guard, check it, record statistics and an example.
+   `t0` is the sample's start (ns). Async-signal-safe. */
+void wf_live_sample(struct wf_live_worker *w, void *uc, int32_t options, uint64_t t0);
+/* Judge w->walk (or the fault) against at->snap; statistics, example, latency since at->t0.
+   Async-signal-safe. */
+void wf_live_judge(struct wf_live_worker *w, const struct wf_live_sample_info *at,
+                   const wf_fault *fault);
+/* Fill `at` for a sample of ucontext uc. Async-signal-safe. */
+void wf_live_info(struct wf_live_sample_info *at, const struct wf_live_worker *w,
+                  const struct wf_live_snapshot *snap, const void *uc, uint64_t t0);
+/* Empty a walk buffer; run_result as given. Async-signal-safe. */
+void wf_live_walk_reset(struct wf_live_walk *walk, int32_t run_result);
+/* Drain iterator `it` into `out` with the run's walker. Async-signal-safe. */
+void wf_live_collect(ASGST_Iterator *it, struct wf_live_walk *out);
+/* Record one handler entry (interval since the previous one). Async-signal-safe. */
+void wf_live_note_delivery(struct wf_live_worker *w, uint64_t t0);
+
+/* Monotonic time in ns. Async-signal-safe. */
+uint64_t wf_live_now_ns(void);
+
+/* Make the calling thread the sampled worker w (NULL: none) for the SIGPROF handler. */
+void wf_live_worker_bind(struct wf_live_worker *w);
+/* Set up the crash guard on the calling thread (outside any handler) and its walk budget. */
+void wf_live_guard_prepare(uint64_t budget_ns);
+
+/* Install the SIGPROF handler; start sampling (timers or the sampler thread); stop it.
+   Not signal-safe. */
+int wf_live_sampler_install(char *err, size_t errlen);
+int wf_live_sampler_start(struct wf_live_run *run, char *err, size_t errlen);
+void wf_live_sampler_stop(struct wf_live_run *run);
+/* Queue mode (live_queue.c): bind the walker's queue API (0, or -1 with err naming what is
+   missing); register / drop a worker's queue on its own thread; the handler's enqueue
+   (Async-signal-safe); processing at a safepoint poll. */
+int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen);
+int wf_live_queue_register(struct wf_live_worker *w);
+void wf_live_queue_deregister(struct wf_live_worker *w);
+void wf_live_queue_sample(struct wf_live_worker *w, void *uc);
+void wf_live_queue_safepoint(struct wf_live_worker *w);
+
+/* The C function the safepoint stub calls. */
+void wf_live_safepoint(struct wf_live_thread *t, const struct wf_live_method *unused);
+
+#endif /* WALKFUZZ_WF_LIVE_WORKER_H */

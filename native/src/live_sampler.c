@@ -1,0 +1,380 @@
+/* live_sampler.c — sampling the live VM's workers: the SIGPROF handler, per-thread POSIX
+ * timers (signal mode), the sampler thread with its futex handshake (thread mode), and the
+ * guarded walk + check + bookkeeping of one sample.
+ *
+ * Thread mode handshake (futex word `handshake`, one sample at a time per worker):
+ *
+ *   sampler                              worker's SIGPROF handler
+ *   tgkill(worker) ------------------->  IDLE -> READY (CAS), flags |= SUSPENDED, wake
+ *   wait READY                           wait while READY
+ *   walk the worker's ucontext, check
+ *   READY -> DONE, wake  ------------->  flags &= ~SUSPENDED, DONE -> IDLE
+ *   (no answer within a second: IDLE -> CANCELLED; a late handler sees CANCELLED, resets it
+ *    to IDLE and returns without waiting)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "wf_live_worker.h"
+
+#define HANDSHAKE_TIMEOUT_NS 1000000000ull
+
+static __thread struct wf_live_worker *current_worker __attribute__((tls_model("initial-exec")));
+
+void wf_live_worker_bind(struct wf_live_worker *w) { current_worker = w; }
+
+uint64_t wf_live_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- one sample ---------------------------------------------------------------------- */
+
+struct walk_call {
+    const wf_walker *api;
+    void *uc;
+    int32_t options;
+    struct wf_live_walk *out;
+};
+
+static void collect(ASGST_Iterator *it, void *arg) {
+    struct walk_call *c = arg;
+    struct wf_live_walk *o = c->out;
+    for (;;) {
+        if (o->count == WF_LIVE_WALK_MAX) {
+            o->end = WF_LIVE_END_OVERFLOW;     /* longer than any true stack: a cycle */
+            break;
+        }
+        ASGST_Frame *f = &o->frames[o->count];
+        int rc = c->api->next_frame(it, f);
+        if (rc != 1) {
+            o->end = rc;
+            break;
+        }
+        o->count++;
+        wf_guard_progress(o->count, (uintptr_t)f->sp, (uintptr_t)f->fp, (uintptr_t)f->pc);
+    }
+    o->state_after = c->api->state(it);
+}
+
+static intptr_t guarded_walk(void *arg) {
+    struct walk_call *c = arg;
+    c->out->run_result = c->api->run_with_iterator(c->uc, c->options, collect, c);
+    return 0;
+}
+
+static int32_t frame_method(uintptr_t handle) {
+    if (handle == 0) return -1;
+    const struct wf_vm_method *m = wf_vm_method_at(handle);
+    return m ? (int32_t)m->index : -2;
+}
+
+static void keep_frames(wf_live_example *ex, const struct wf_live_walk *w,
+                        const struct wf_live_snapshot *s) {
+    ex->walked_count = w->count;
+    ex->shadow_count = s->depth;
+    for (uint32_t k = 0; k < w->count && k < WF_LIVE_EXAMPLE_FRAMES; k++) {
+        const ASGST_Frame *f = &w->frames[k];
+        ex->walked[k] = (wf_live_frame){.method = frame_method((uintptr_t)f->method),
+                                        .bci = f->bci, .type = (int8_t)f->type,
+                                        .level = (int8_t)f->comp_level};
+    }
+    for (uint32_t k = 0; k < s->depth && k < WF_LIVE_EXAMPLE_FRAMES; k++) {
+        const struct wf_live_shadow *e = &s->frames[s->depth - 1 - k];
+        ex->shadow[k] = (wf_live_frame){.method = (int32_t)e->method, .bci = e->bci,
+                                        .type = (int8_t)(e->type & 0xff),
+                                        .level = (int8_t)(e->type >> 8)};
+    }
+}
+
+/* Keep an example of class `cls` (or -1 fault, -2 hang) if the worker has room for it. */
+static void keep_example(struct wf_live_worker *w, const struct wf_live_sample_info *at,
+                         int cls, int first_diff, const wf_fault *fault) {
+    uint32_t slot = (uint32_t)(cls + 2);
+    if (w->example_count >= WF_LIVE_WORKER_EXAMPLES ||
+        w->examples_of_class[slot] >= WF_LIVE_EXAMPLES_PER_CLASS)
+        return;
+    w->examples_of_class[slot]++;
+    wf_live_example *ex = &w->examples[w->example_count++];
+    memset(ex, 0, sizeof *ex);
+    ex->cls = cls;
+    ex->window = (int32_t)at->window;
+    ex->worker = w->index;
+    ex->end_code = w->walk.run_result < 0 ? w->walk.run_result : w->walk.end;
+    ex->first_diff = first_diff;
+    ex->thread_state = (int32_t)at->state;
+    ex->pc = at->pc;
+    ex->sp = at->sp;
+    if (fault != NULL) {
+        ex->fault_pc = fault->pc;
+        ex->fault_addr = fault->addr;
+        ex->fault_signo = fault->signo;
+    }
+    if (at->snap != NULL) keep_frames(ex, &w->walk, at->snap);
+}
+
+static void count_end(wf_live_stats *st, int32_t code) {
+    st->errors[code <= 0 && code > -WF_LIVE_ERROR_SLOTS + 1 ? -code : WF_LIVE_ERROR_SLOTS - 1]++;
+}
+
+static void record(uint32_t *values, uint64_t *count, uint32_t cap, uint64_t ns) {
+    if (*count < cap) values[*count] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+    if (*count < cap) (*count)++;
+}
+
+void wf_live_judge(struct wf_live_worker *w, const struct wf_live_sample_info *at,
+                   const wf_fault *fault) {
+    const struct wf_live_walk *walk = &w->walk;
+    wf_live_stats *st = &w->st;
+    st->walked++;
+    st->window_samples[at->window]++;
+    if (fault != NULL) {
+        int hang = fault->kind == WF_FAULT_HANG;
+        if (hang) st->hangs++;
+        else st->faults++;
+        keep_example(w, at, hang ? -2 : -1, -1, fault);
+    } else {
+        st->frames += walk->count;
+        count_end(st, walk->run_result < 0 ? walk->run_result : walk->end);
+        struct wf_live_verdict v;
+        wf_live_check(at->snap, walk, at->window, &v);
+        if (v.outcome == WF_LIVE_EXACT) st->exact++;
+        else if (v.outcome == WF_LIVE_TOLERATED) st->tolerated++;
+        else {
+            st->invalid++;
+            st->invalid_by_class[v.cls]++;
+            st->invalid_in_window += at->window != WF_LIVE_WIN_NONE;
+            keep_example(w, at, v.cls, v.first_diff, NULL);
+        }
+    }
+    const struct wf_live_run *run = &wf_live_current_run;
+    record(w->latencies, &w->latency_count, run->cfg.record_cap, wf_live_now_ns() - at->t0);
+}
+
+void wf_live_walk_reset(struct wf_live_walk *walk, int32_t run_result) {
+    walk->run_result = run_result;
+    walk->end = 0;
+    walk->state_after = 0;
+    walk->count = 0;
+}
+
+void wf_live_collect(ASGST_Iterator *it, struct wf_live_walk *out) {
+    struct walk_call call = {.api = wf_live_current_run.api, .out = out};
+    collect(it, &call);
+}
+
+void wf_live_info(struct wf_live_sample_info *at, const struct wf_live_worker *w,
+                  const struct wf_live_snapshot *snap, const void *uc, uint64_t t0) {
+    const ucontext_t *ctx = uc;
+    at->pc = (uint64_t)ctx->uc_mcontext.gregs[REG_RIP];
+    at->sp = (uint64_t)ctx->uc_mcontext.gregs[REG_RSP];
+    at->window = wf_live_window_at(&wf_live_current_run.vm, at->pc);
+    at->state = w->vm->state;
+    at->snap = snap;
+    at->t0 = t0;
+}
+
+void wf_live_sample(struct wf_live_worker *w, void *uc, int32_t options, uint64_t t0) {
+    const struct wf_live_run *run = &wf_live_current_run;
+    struct wf_live_sample_info at;
+    wf_live_info(&at, w, &w->snap, uc, t0);
+    wf_live_walk_reset(&w->walk, 0);
+    struct walk_call call = {.api = run->api, .uc = uc, .options = options, .out = &w->walk};
+    intptr_t ignored;
+    wf_fault fault;
+    int faulted = wf_guard_call(guarded_walk, &call, &ignored, &fault);
+    wf_live_judge(w, &at, faulted ? &fault : NULL);
+    if (run->cfg.safepoint_every && ++w->samples % run->cfg.safepoint_every == 0)
+        w->jt.poll = 1;                        /* the next poll enters the safepoint stub */
+}
+
+/* ---- handler ------------------------------------------------------------------------- */
+
+void wf_live_note_delivery(struct wf_live_worker *w, uint64_t t0) {
+    if (w->last_sample_ns != 0)
+        record(w->intervals, &w->interval_count, wf_live_current_run.cfg.record_cap,
+               t0 - w->last_sample_ns);
+    w->last_sample_ns = t0;
+    w->st.delivered++;
+}
+
+static long futex(volatile uint32_t *word, int op, uint32_t val, const struct timespec *ts) {
+    return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+static void sample_here(struct wf_live_worker *w, void *uc) {
+    uint64_t t0 = wf_live_now_ns();
+    wf_live_note_delivery(w, t0);
+    wf_live_snapshot_take(&w->jt, &w->snap);
+    __atomic_or_fetch(&w->vm->flags, WF_THREAD_CURRENT, __ATOMIC_RELAXED);
+    wf_live_sample(w, uc, ASGST_WALK_SAME_THREAD, t0);
+    __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_CURRENT, __ATOMIC_RELAXED);
+}
+
+static void wait_for_sampler(struct wf_live_worker *w, void *uc) {
+    uint32_t idle = WF_LIVE_HS_IDLE;
+    wf_live_snapshot_take(&w->jt, &w->snap);
+    w->handshake_uc = uc;
+    __atomic_or_fetch(&w->vm->flags, WF_THREAD_SUSPENDED, __ATOMIC_SEQ_CST);
+    if (!__atomic_compare_exchange_n(&w->handshake, &idle, WF_LIVE_HS_READY, 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST)) {
+        __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_SUSPENDED, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&w->handshake, WF_LIVE_HS_IDLE, __ATOMIC_SEQ_CST); /* cancelled */
+        return;
+    }
+    futex(&w->handshake, FUTEX_WAKE_PRIVATE, 1, NULL);
+    while (__atomic_load_n(&w->handshake, __ATOMIC_SEQ_CST) == WF_LIVE_HS_READY)
+        futex(&w->handshake, FUTEX_WAIT_PRIVATE, WF_LIVE_HS_READY, NULL);
+    __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_SUSPENDED, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&w->handshake, WF_LIVE_HS_IDLE, __ATOMIC_SEQ_CST);
+}
+
+static void on_sigprof(int signo, siginfo_t *info, void *uc) {
+    (void)signo;
+    (void)info;
+    int saved_errno = errno;
+    struct wf_live_worker *w = current_worker;
+    if (w != NULL) {
+        int mode = wf_live_current_run.cfg.mode;
+        if (mode == WF_LIVE_MODE_THREAD) wait_for_sampler(w, uc);
+        else if (wf_live_current_run.phase != WF_LIVE_SAMPLING) {
+        } else if (mode == WF_LIVE_MODE_QUEUE) wf_live_queue_sample(w, uc);
+        else sample_here(w, uc);
+    }
+    errno = saved_errno;
+}
+
+int wf_live_sampler_install(char *err, size_t errlen) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigprof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGPROF, &sa, NULL) != 0) {
+        snprintf(err, errlen, "cannot install the SIGPROF handler: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- signal mode: per-thread timers ------------------------------------------------- */
+
+static int arm_timer(struct wf_live_worker *w, uint64_t interval_ns, char *err, size_t errlen) {
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev._sigev_un._tid = w->tid;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &w->timer) != 0) {
+        snprintf(err, errlen, "timer_create for worker %d: %s", w->index, strerror(errno));
+        return -1;
+    }
+    w->has_timer = 1;
+    struct itimerspec its = {
+        .it_interval = {(time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull)},
+        .it_value = {(time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull)},
+    };
+    if (timer_settime(w->timer, 0, &its, NULL) != 0) {
+        snprintf(err, errlen, "timer_settime (%llu ns): %s", (unsigned long long)interval_ns,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- thread mode: the sampler thread ------------------------------------------------- */
+
+static int await_ready(struct wf_live_worker *w) {
+    uint64_t deadline = wf_live_now_ns() + HANDSHAKE_TIMEOUT_NS;
+    struct timespec slice = {0, 1000000};
+    for (;;) {
+        uint32_t hs = __atomic_load_n(&w->handshake, __ATOMIC_SEQ_CST);
+        if (hs == WF_LIVE_HS_READY) return 1;
+        if (wf_live_now_ns() > deadline) {
+            uint32_t idle = WF_LIVE_HS_IDLE;
+            if (__atomic_compare_exchange_n(&w->handshake, &idle, WF_LIVE_HS_CANCELLED, 0,
+                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+                return 0;
+            continue;                           /* it became READY meanwhile */
+        }
+        futex(&w->handshake, FUTEX_WAIT_PRIVATE, hs, &slice);
+    }
+}
+
+static void sample_worker(struct wf_live_worker *w) {
+    if (__atomic_load_n(&w->handshake, __ATOMIC_SEQ_CST) != WF_LIVE_HS_IDLE) return;
+    uint64_t t0 = wf_live_now_ns();
+    w->st.requested++;
+    if (syscall(SYS_tgkill, getpid(), w->tid, SIGPROF) != 0 || !await_ready(w)) return;
+    wf_live_note_delivery(w, t0);
+    wf_live_sample(w, w->handshake_uc, 0, t0);
+    __atomic_store_n(&w->handshake, WF_LIVE_HS_DONE, __ATOMIC_SEQ_CST);
+    futex(&w->handshake, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+static intptr_t nothing(void *arg) {
+    (void)arg;
+    return 0;
+}
+
+void wf_live_guard_prepare(uint64_t budget_ns) {
+    intptr_t ignored;
+    wf_fault fault;
+    wf_guard_call(nothing, NULL, &ignored, &fault);  /* handlers, alternate stack: not in a handler */
+    if (budget_ns) wf_guard_set_budget_ns(budget_ns);
+}
+
+static void *sampler_main(void *arg) {
+    struct wf_live_run *run = arg;
+    wf_live_guard_prepare(run->cfg.walk_budget_ns);
+    uint64_t next = wf_live_now_ns();
+    while (run->phase == WF_LIVE_SAMPLING) {
+        for (int i = 0; i < run->worker_count && run->phase == WF_LIVE_SAMPLING; i++)
+            sample_worker(&run->workers[i]);
+        next += run->cfg.interval_ns;
+        uint64_t now = wf_live_now_ns();
+        if (next < now) next = now;             /* behind: don't burst to catch up */
+        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    }
+    return NULL;
+}
+
+int wf_live_sampler_start(struct wf_live_run *run, char *err, size_t errlen) {
+    if (run->cfg.mode == WF_LIVE_MODE_THREAD) {
+        if (pthread_create(&run->sampler, NULL, sampler_main, run) != 0) {
+            snprintf(err, errlen, "cannot start the sampler thread");
+            return -1;
+        }
+        run->has_sampler = 1;
+        return 0;
+    }
+    for (int i = 0; i < run->worker_count; i++)
+        if (arm_timer(&run->workers[i], run->cfg.interval_ns, err, errlen) != 0) return -1;
+    return 0;
+}
+
+void wf_live_sampler_stop(struct wf_live_run *run) {
+    for (int i = 0; i < run->worker_count; i++) {
+        struct wf_live_worker *w = &run->workers[i];
+        if (!w->has_timer) continue;
+        timer_delete(w->timer);
+        w->has_timer = 0;
+    }
+    if (run->has_sampler) pthread_join(run->sampler, NULL);
+    run->has_sampler = 0;
+}
+
+void wf_live_safepoint(struct wf_live_thread *t, const struct wf_live_method *unused) {
+    (void)unused;
+    struct wf_live_worker *w = (struct wf_live_worker *)t;   /* jt is the first member */
+    w->st.safepoints++;
+    t->poll = 0;
+    if (wf_live_current_run.cfg.mode == WF_LIVE_MODE_QUEUE) wf_live_queue_safepoint(w);
+}

@@ -1,0 +1,52 @@
+"""Parsing of stress options: durations with units, and errors that name the bad value."""
+
+from __future__ import annotations
+
+import pytest
+
+from walkfuzz.errors import UserError
+from walkfuzz.stress.options import StressOptions, format_ns, parse_duration_ns
+from walkfuzz.stress.summary import figures
+
+
+@pytest.mark.parametrize(("text", "unit", "ns"), [
+    ("100us", "us", 100_000), ("10 µs", "us", 10_000), ("2.5s", "s", 2_500_000_000),
+    ("5m", "s", 300_000_000_000), ("7", "us", 7_000), ("3ms", "s", 3_000_000)])
+def test_durations(text: str, unit: str, ns: int) -> None:
+    assert parse_duration_ns(text, unit, "interval") == ns
+
+
+@pytest.mark.parametrize("text", ["", "fast", "10 parsecs", "0us", "-1s"])
+def test_bad_durations_are_named(text: str) -> None:
+    with pytest.raises(UserError, match="interval"):
+        parse_duration_ns(text, "us", "interval")
+
+
+@pytest.mark.parametrize(("field", "value", "named"), [
+    ("mode", "sideways", "sideways"), ("workload", "heavy", "heavy"), ("threads", 99, "99"),
+    ("interval_ns", 10, "10ns")])
+def test_bad_options_are_named(field: str, value: object, named: str) -> None:
+    with pytest.raises(UserError, match=named):
+        StressOptions(**{field: value}).check()  # type: ignore[arg-type]
+
+
+def test_format_and_label() -> None:
+    assert format_ns(100_000) == "100us"
+    assert StressOptions(mode="thread", interval_ns=10_000).label == "thread-10us-mixed"
+
+
+def test_figures_rates_and_slowdown() -> None:
+    result = {
+        "options": {"interval_ns": 100_000},
+        "per_worker": [{}, {}],
+        "total": {"wall_ns_run": 2_000_000_000, "cpu_ns_run": 1_000_000_000,
+                  "delivered": 9_000, "walked": 9_000, "invalid": 9, "tolerated": 90,
+                  "exact": 8_901, "frames": 90_000, "iterations_base": 1_000,
+                  "cpu_ns_base": 1_000_000_000, "iterations_run": 900},
+    }
+    f = figures(result)
+    assert f["seconds"] == 1.0
+    assert f["delivered_per_cpu_second"] == 9_000
+    assert f["delivered_fraction"] == pytest.approx(0.9)
+    assert f["invalid_rate"] == pytest.approx(0.001)
+    assert f["slowdown"] == pytest.approx(0.1)
