@@ -1,0 +1,313 @@
+"""The campaign supervisor: runs -j N libFuzzer worker processes on one shared corpus, restarts
+a worker that dies, turns what a dead worker left behind into findings, and samples progress.
+
+Workers are harness scripts (walkfuzz.worker) started with `<out>/corpus` as libFuzzer's corpus
+(-reload=1 shares new inputs between them), their output appended to `workers/<n>/log`, and
+libFuzzer's own artifacts (crash-, timeout-, oom-) directed into `workers/<n>/`. Each worker
+gets PR_SET_PDEATHSIG so that killing the supervisor, even with SIGKILL, also ends it.
+
+When a worker exits on its own with a non-zero status, in order:
+  1. each libFuzzer artifact it wrote becomes a finding (timeout- -> hang, others -> crash);
+  2. the input in its current-input journal, unless it is one of those artifacts, becomes a
+     `crash` finding: the process died inside it in a way libFuzzer could not report
+     (stack overflow, abort with signals blocked, killed from outside);
+  3. it is restarted, unless the campaign is over.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from walkfuzz.campaign import CampaignDir, CampaignSpec, Sample
+from walkfuzz.corpus import entries
+from walkfuzz.errors import UserError
+from walkfuzz.findings import Finding, FindingSink
+from walkfuzz.input_journal import JOURNAL_NAME, read_execs, read_journal
+from walkfuzz.libfuzzer_log import LogTail, Status, parse_error, parse_status
+from walkfuzz.worker import WorkerEnv
+
+ARTIFACT_KINDS = {"crash-": "crash", "timeout-": "hang", "oom-": "crash"}
+STOP_GRACE = 5.0  # seconds a worker gets to exit after SIGTERM before SIGKILL
+LOG_TAIL_LINES = 30  # lines of a dead worker's log kept in its finding
+DEFAULT_TIMEOUT = 25  # libFuzzer -timeout (s) unless the user gives one; the C guard is faster
+PR_SET_PDEATHSIG = 1
+MIN_SESSION_LEFT = 1.0  # don't restart a worker with less than this much time left
+START_FAILURES = 3  # a worker dying this many times in a row before its first input is fatal
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the supervisor goes away."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+@dataclass
+class WorkerSlot:
+    index: int
+    directory: Path
+    process: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    lives: int = 0
+    execs_before: int = 0  # inputs run by earlier lives of this slot
+    runs_left: int | None = None
+    life_execs: int = 0  # inputs of the current life, from libFuzzer's status lines
+    coverage: int = 0  # highest seen in any life (libFuzzer's cov:)
+    features: int = 0  # likewise ft:
+    error: str | None = None
+    recent: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_TAIL_LINES))
+    tail: LogTail | None = None
+    stop_requested: bool = False
+    done: bool = False
+    start_failures: int = 0  # consecutive lives that died before running any input
+
+    @property
+    def journal(self) -> Path:
+        return self.directory / JOURNAL_NAME
+
+    @property
+    def log(self) -> Path:
+        return self.directory / "log"
+
+    def take(self, status: Status) -> None:
+        self.life_execs = status.execs
+        self.coverage = max(self.coverage, status.coverage or 0)
+        self.features = max(self.features, status.features or 0)
+
+    def execs(self) -> int:
+        own = read_execs(self.journal) if self.process is not None else 0
+        return self.execs_before + max(own, self.life_execs)
+
+
+class Supervisor:
+    def __init__(self, spec: CampaignSpec, out: CampaignDir, started: float,
+                 previous: Sample | None) -> None:
+        self.spec = spec
+        self.out = out
+        self.started = started  # this session's start (monotonic clock)
+        self.offset = previous.t if previous else 0.0  # fuzzing time of earlier sessions
+        self.execs_offset = previous.execs if previous else 0
+        self.slots = [WorkerSlot(i, out.worker_dir(i)) for i in range(spec.jobs)]
+        self.sink = FindingSink(out.root)
+        self.counters = {"restarts": 0, "worker_deaths": 0, "worker_findings": 0}
+        self.messages: list[str] = []  # not yet shown
+        self.notes: list[str] = []  # everything noted, for the report
+        self._last_execs = 0
+        self._last_sample = started
+
+    # --- worker life cycle ----------------------------------------------------------------
+
+    def time_left(self) -> float | None:
+        if self.spec.time_budget is None:
+            return None
+        return self.spec.time_budget - (time.monotonic() - self.started)
+
+    def _budget_flags(self, slot: WorkerSlot) -> list[str]:
+        flags = []
+        left = self.time_left()
+        if left is not None:
+            flags.append(f"-max_total_time={max(1, int(left + 0.5))}")
+        if slot.runs_left is not None:
+            flags.append(f"-runs={slot.runs_left}")
+        return flags
+
+    def argv(self, slot: WorkerSlot) -> list[str]:
+        user = self.spec.libfuzzer_flags
+        defaults = [f"-max_len={self.spec.max_len}", "-print_final_stats=1", "-reload=1"]
+        if not any(f.startswith("-timeout=") for f in user):
+            defaults.append(f"-timeout={DEFAULT_TIMEOUT}")
+        return [
+            sys.executable, self.spec.script, f"-artifact_prefix={slot.directory}/",
+            *defaults, *self._budget_flags(slot), *user, str(self.out.corpus),
+        ]
+
+    def start(self, slot: WorkerSlot) -> None:
+        slot.directory.mkdir(parents=True, exist_ok=True)
+        slot.journal.unlink(missing_ok=True)  # a life that dies before writing one ran nothing
+        env = WorkerEnv(self.out.root, slot.directory, self.spec.target, self.spec.walker,
+                        self.spec.native)
+        with slot.log.open("ab") as log:
+            log.write(f"=== walkfuzz: worker {slot.index} life {slot.lives + 1}: "
+                      f"{' '.join(self.argv(slot))}\n".encode())
+            slot.process = subprocess.Popen(
+                self.argv(slot), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env={**os.environ, **env.to_environ()}, start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+        if slot.tail is None:
+            slot.tail = LogTail(slot.log)
+            slot.tail.offset = slot.log.stat().st_size
+        slot.started = time.monotonic()
+        slot.lives += 1
+        slot.life_execs, slot.error = 0, None
+
+    def start_all(self) -> None:
+        for slot in self.slots:
+            if self.spec.runs is not None:
+                slot.runs_left = self.spec.runs
+            self.start(slot)
+
+    def read_logs(self) -> None:
+        for slot in self.slots:
+            for line in slot.tail.new_lines() if slot.tail else ():
+                slot.recent.append(line)
+                status = parse_status(line)
+                if status is not None:
+                    slot.take(status)
+                error = parse_error(line)
+                if error is not None:
+                    slot.error = error
+
+    def reap(self) -> None:
+        """Handle every worker that has exited since the last call."""
+        for slot in self.slots:
+            if slot.process is None or slot.process.poll() is None:
+                continue
+            self.read_logs()
+            returncode = slot.process.returncode
+            life = read_execs(slot.journal)
+            execs = slot.execs()
+            abnormal = returncode != 0 and not slot.stop_requested
+            if abnormal and life == 0:
+                self._start_failed(slot, returncode)
+            elif life > 0:
+                slot.start_failures = 0
+            self.harvest(slot, returncode, abnormal)
+            slot.process, slot.life_execs = None, 0
+            slot.execs_before = execs
+            if slot.runs_left is not None:
+                slot.runs_left = max(0, (self.spec.runs or 0) - execs)
+            if abnormal:
+                self.counters["worker_deaths"] += 1
+                self._note(f"worker {slot.index} exited with {_describe(returncode)}"
+                           f"{': ' + slot.error if slot.error else ''}; restarting")
+            if abnormal and self._may_continue(slot):
+                self.counters["restarts"] += 1
+                self.start(slot)
+            else:
+                slot.done = True
+
+    def _start_failed(self, slot: WorkerSlot, returncode: int) -> None:
+        """A worker that cannot even start (bad harness, walker library that does not load)
+        would be restarted forever: give up after START_FAILURES, naming the reason."""
+        slot.start_failures += 1
+        if slot.start_failures < START_FAILURES:
+            return
+        reason = next((line.strip() for line in reversed(slot.recent) if line.strip()), "")
+        raise UserError(
+            f"worker {slot.index} exited with {_describe(returncode)} before its first input "
+            f"{START_FAILURES} times: {reason or 'no output'} (log: {slot.log})"
+        )
+
+    def _may_continue(self, slot: WorkerSlot) -> bool:
+        left = self.time_left()
+        if left is not None and left < MIN_SESSION_LEFT:
+            return False
+        return slot.runs_left is None or slot.runs_left > 0
+
+    def harvest(self, slot: WorkerSlot, returncode: int, abnormal: bool) -> None:
+        """Findings from libFuzzer's artifacts and, after an abnormal exit, the journal."""
+        artifact_sha1s = set()
+        for artifact in sorted(slot.directory.iterdir()):
+            kind = next((k for p, k in ARTIFACT_KINDS.items() if artifact.name.startswith(p)),
+                        None)
+            if kind is None:
+                continue
+            data = artifact.read_bytes()
+            artifact_sha1s.add(hashlib.sha1(data).hexdigest())
+            self._save(slot, kind, slot.error or "libfuzzer-artifact", data, returncode)
+            artifact.unlink()
+        if not abnormal:
+            return
+        state = read_journal(slot.journal)
+        if state.data is not None:
+            sha1 = hashlib.sha1(state.data).hexdigest()
+            if sha1 not in artifact_sha1s:
+                self._save(slot, "crash", _describe(returncode), state.data,
+                           returncode)
+            self.quarantine(sha1)
+        for sha1 in artifact_sha1s:
+            self.quarantine(sha1)
+
+    def quarantine(self, sha1: str) -> None:
+        """Move a corpus entry that killed a worker out of the corpus, or every restart
+        would die loading it again. It stays on disk as a finding."""
+        entry = self.out.corpus / sha1
+        if entry.exists():
+            self.out.quarantine.mkdir(exist_ok=True)
+            entry.replace(self.out.quarantine / sha1)
+            self._note(f"corpus entry {sha1} killed a worker; moved to {self.out.quarantine}")
+
+    def _save(self, slot: WorkerSlot, kind: str, reason: str, data: bytes, rc: int) -> None:
+        location = f"worker:{reason.split(' after ')[0]}"
+        finding = Finding(
+            kind=kind,  # type: ignore[arg-type]
+            target=self.spec.target, harness=self.spec.harness, location=location, shape=(),
+            data=data,
+            details={"worker": slot.index, "exit": _describe(rc), "walker": self.spec.walker,
+                     "log_tail": list(slot.recent)},
+        )
+        if self.sink.offer(finding) is not None:
+            self.counters["worker_findings"] += 1
+            self._note(f"worker {slot.index}: {kind} finding saved ({location})")
+
+    def _note(self, text: str) -> None:
+        self.messages.append(text)
+        self.notes.append(text)
+
+    def stop_all(self) -> None:
+        for slot in self.slots:
+            if slot.process is not None and slot.process.poll() is None:
+                slot.stop_requested = True
+                slot.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE
+        for slot in self.slots:
+            if slot.process is None:
+                continue
+            try:
+                slot.process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                slot.process.kill()
+                slot.process.wait()
+        self.reap()
+
+    def running(self) -> int:
+        return sum(1 for s in self.slots if s.process is not None)
+
+    def finished(self) -> bool:
+        return all(s.done for s in self.slots)
+
+    # --- sampling ---------------------------------------------------------------------------
+
+    def sample(self) -> Sample:
+        now = time.monotonic()
+        execs = sum(s.execs() for s in self.slots)
+        rate = (execs - self._last_execs) / max(1e-3, now - self._last_sample)
+        self._last_execs, self._last_sample = execs, now
+        return Sample(
+            t=round(self.offset + now - self.started, 3),
+            wall=time.time(),
+            execs=self.execs_offset + execs,
+            exec_per_sec=round(rate, 1),
+            coverage=max(s.coverage for s in self.slots),
+            features=max(s.features for s in self.slots),
+            corpus=len(entries(self.out.corpus)),
+            findings=sum(self.out.signatures_by_kind().values()),
+        )
+
+
+def _describe(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit {returncode}"

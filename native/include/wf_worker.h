@@ -1,0 +1,44 @@
+/* wf_worker.h — the one C call a fuzz worker (harness process) makes per input.
+ *
+ * It journals the input (wf_journal.h: on disk before it runs, so a worker death loses
+ * nothing), then decodes or generates the case, maps it, walks it under the guard and checks
+ * it (wf_run.h). The atheris harnesses and the bare libFuzzer benchmark harness call exactly
+ * this, so their exec/s compare the same work.
+ *
+ * Input layout per harness:
+ *   REGISTERS  generator bytes; what the generator leaves drives register-context mutations
+ *              (small offsets, bit flips, other regions, misalignment)
+ *   LAYOUTS    byte 0 = control (bit 0 clear: walk the layout as generated, against its true
+ *              trace; set: mutate layout/thread/stack with the bytes the generator leaves),
+ *              then generator bytes
+ *   BYTES      a case file (docs/case-format.md), raw-mutated by libFuzzer; checked against
+ *              the reference walker (a TRUTH section is ignored: the bytes may have changed)
+ *   QUEUE      byte 0 = control (bit 0: also wild operands and stack pokes), then generator
+ *              bytes, then the queue program's bytes (wf_queue_fuzz.h); needs w->has_queue
+ */
+#ifndef WALKFUZZ_WF_WORKER_H
+#define WALKFUZZ_WF_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wf_case.h"
+#include "wf_run.h"
+#include "wf_walker.h"
+
+/* cffi:begin */
+enum wf_worker_harness {
+    WF_HARNESS_REGISTERS = 1,
+    WF_HARNESS_LAYOUTS = 2,
+    WF_HARNESS_BYTES = 3,
+    WF_HARNESS_QUEUE = 4
+};
+#define WF_LAYOUTS_MUTATE 1
+
+/* Journal the input, then run it as `harness` on walker w. Returns r->finding
+   (WF_FINDING_NONE when the walk was fine or the input does not decode: see r->status). */
+int wf_worker_run(int harness, const struct wf_walker *w, const uint8_t *data, size_t len,
+                wf_case *c, wf_run_result *r);
+/* cffi:end */
+
+#endif

@@ -1,0 +1,107 @@
+"""walkfuzz.report: the JSON document validates against the schema and round-trips; HTML and
+Markdown renderings carry the data and escape every string that came from a case."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from walkfuzz.findings import Finding, save_finding
+from walkfuzz.report import (
+    Histogram,
+    RunMeta,
+    RunReport,
+    group_findings,
+    load_report,
+    write_report,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = 'Evil.<script>alert("x")</script>|`'
+
+
+def finding(**overrides: object) -> Finding:
+    fields: dict[str, object] = {
+        "kind": "invalid-trace", "target": "minivm", "harness": "layouts",
+        "location": "check:method", "shape": ("java", "inlined"), "data": b"\x00\x01",
+        "details": {"method": HOSTILE, "walker": "/tmp/planted off-by-one.so"},
+    }
+    fields.update(overrides)
+    return Finding(**fields)  # type: ignore[arg-type]
+
+
+def sample_report(tmp_path: Path) -> RunReport:
+    findings = [finding(), finding(data=b"\x02"), finding(kind="crash", location=HOSTILE)]
+    for f in findings:
+        save_finding(tmp_path, f)
+    return RunReport(
+        meta=RunMeta(run_type="fuzz", command=["walkfuzz", "fuzz"], target="minivm",
+                     mode="layouts", started_at=1000.0, ended_at=1060.5),
+        series={"coverage": [(0.0, 10.0), (30.0, 55.0), (60.0, 61.0)],
+                "exec_per_sec": [(0.0, 0.0), (30.0, 412345.0)]},
+        counters={"execs": 123, "errors": {"WF_ERR_X": 2}},
+        histograms={"interval_us": Histogram(unit="us", edges=[0, 50, 100, 200],
+                                             counts=[3, 90, 7])},
+        findings=group_findings(tmp_path, findings),
+        notes=[f"note about {HOSTILE}"],
+    )
+
+
+def test_groups_count_findings_per_signature_with_a_reproducer(tmp_path: Path) -> None:
+    groups = sample_report(tmp_path).findings
+    assert [g.count for g in groups] == [2, 1]
+    first = groups[0]
+    assert Path(first.examples[0]).read_bytes() == b"\x00\x01"
+    assert first.reproducer.startswith("walkfuzz replay --target minivm --harness layouts")
+    assert "--walker '/tmp/planted off-by-one.so'" in first.reproducer
+    assert first.reproducer.endswith(first.examples[0])
+
+
+def test_json_validates_against_schema_and_round_trips(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = sample_report(tmp_path)
+    paths = write_report(tmp_path / "r", doc)
+    schema = json.loads((ROOT / "reports" / "run.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(json.loads(paths["json"].read_text()))
+    assert load_report(paths["json"]) == doc
+
+
+def test_schema_rejects_a_bad_finding_kind(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    raw = sample_report(tmp_path).to_json()
+    raw["findings"][0]["kind"] = "explosion"  # type: ignore[index]
+    schema = json.loads((ROOT / "reports" / "run.schema.json").read_text())
+    with pytest.raises(jsonschema.ValidationError, match="explosion"):
+        jsonschema.validate(raw, schema)
+
+
+def test_histogram_shape_is_checked() -> None:
+    with pytest.raises(ValueError, match="3 counts but 3 edges"):
+        Histogram(unit="us", edges=[0, 1, 2], counts=[1, 2, 3])
+
+
+def test_html_escapes_every_string_from_a_case(tmp_path: Path) -> None:
+    html = write_report(tmp_path / "r", sample_report(tmp_path))["html"].read_text()
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
+    assert "<polyline" in html and "<rect" in html  # coverage plot, histogram bars
+    assert "412k" in html  # the exec/s peak labels its axis
+    assert html.count("<tr><td class=") == 2  # one row per signature
+
+
+def test_html_of_a_run_without_findings_says_so(tmp_path: Path) -> None:
+    doc = sample_report(tmp_path)
+    doc.findings = []
+    html = write_report(tmp_path / "r", doc)["html"].read_text()
+    assert "No findings." in html
+
+
+def test_markdown_summary_escapes_html_and_table_pipes(tmp_path: Path) -> None:
+    md = write_report(tmp_path / "r", sample_report(tmp_path))["md"].read_text()
+    assert "<script>" not in md
+    assert "&lt;script&gt;" in md and "\\|" in md
+    assert "final coverage 61, corpus n/a, exec/s peak 412345, mean n/a" in md
+    assert "### Findings: 2 distinct signatures" in md
+    assert md.count("\n| invalid-trace | 2 |") == 1

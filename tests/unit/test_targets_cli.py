@@ -1,0 +1,174 @@
+"""`walkfuzz fuzz|stress --target hotspot|libunwind`: dispatch to the targets' runners, and the
+one-line refusal of flags a target does not take. The runners are replaced where a real run
+would take seconds (tests/native/test_targets_e2e.py runs them for real)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from walkfuzz import cli
+from walkfuzz.commands import fuzz
+from walkfuzz.findings import Finding, FindingSink
+from walkfuzz.targets import CORPORA_DIR, HARNESS_DIR, find_harness
+from walkfuzz.triage import table, triage
+from walkfuzz.triage_inputs import discover
+
+
+class Calls:
+    """Stands in for a runner: records its keyword arguments, returns a chosen status."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.kwargs: list[dict[str, Any]] = []
+
+    def __call__(self, out: Path, **kwargs: Any) -> int:
+        self.kwargs.append({"out": out, **kwargs})
+        return self.status
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    status = cli.main(argv)
+    return status, capsys.readouterr().err.strip()
+
+
+@pytest.mark.parametrize(("argv", "flag", "target"), [
+    (["fuzz", "--target", "hotspot", "--walker", "w.so"], "--walker", "hotspot"),
+    (["fuzz", "--target", "hotspot", "--runs", "5"], "--runs", "hotspot"),
+    (["fuzz", "--target", "hotspot", "--max-len", "64"], "--max-len", "hotspot"),
+    (["fuzz", "--target", "libunwind", "--jdk", "17"], "--jdk", "libunwind"),
+    (["fuzz", "--target", "libunwind", "--walker", "w.so"], "--walker", "libunwind"),
+    (["fuzz", "--target", "libunwind", "--build", "plain"], "--build", "libunwind"),
+    (["fuzz", "--target", "minivm", "--harness", "layouts", "--seed", "3"], "--seed", "minivm"),
+    (["stress", "--target", "hotspot", "--mode", "signal"], "--mode", "hotspot"),
+    (["stress", "--target", "hotspot", "--walk-budget", "1s"], "--walk-budget", "hotspot"),
+    (["stress", "--target", "libunwind", "--workload", "deep"], "--workload", "libunwind"),
+    (["stress", "--target", "libunwind", "--walker", "w.so"], "--walker", "libunwind"),
+    (["stress", "--target", "minivm", "--jdk", "25"], "--jdk", "minivm"),
+])
+def test_a_flag_the_target_does_not_take_is_refused_in_one_line(
+        argv: list[str], flag: str, target: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, err = run_cli(argv, capsys)
+    assert status == 2
+    assert len(err.splitlines()) == 1
+    assert f"{flag} does not apply to target {target!r}" in err
+
+
+def test_libfuzzer_flags_are_refused_for_hotspot(capsys: pytest.CaptureFixture[str]) -> None:
+    status, err = run_cli(["fuzz", "--target", "hotspot", "--", "-seed=1"], capsys)
+    assert status == 2 and "libFuzzer flags" in err and "'hotspot'" in err
+
+
+def test_fuzz_hotspot_dispatches_with_j_as_threads(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    import walkfuzz.hotspot.runs as runs
+
+    calls = Calls(status=1)
+    monkeypatch.setattr(runs, "fuzz_and_judge", calls)
+    corpus = tmp_path / "records"
+    corpus.mkdir()
+    status = cli.main(["fuzz", "--target", "hotspot", "--jdk", "25", "--time", "2m", "-j", "3",
+                       "--seed", "7", "--corpus", str(corpus), "--out", str(tmp_path / "o")])
+    assert status == 1  # the runner's verdict is the command's
+    [kw] = calls.kwargs
+    assert (kw["out"], kw["jdk"], kw["duration_s"], kw["threads"], kw["seed"], kw["corpus"]) == (
+        tmp_path / "o", "25", 120.0, 3, 7, corpus)
+
+
+def test_fuzz_hotspot_defaults_and_harness(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import walkfuzz.hotspot.runs as runs
+
+    calls = Calls(status=0)
+    monkeypatch.setattr(runs, "fuzz_and_judge", calls)
+    assert cli.main(["fuzz", "--target", "hotspot", "--harness", "perturb"]) == 0
+    [kw] = calls.kwargs
+    assert kw["out"] == Path("reports") / "fuzz-hotspot"
+    assert (kw["jdk"], kw["threads"], kw["seed"], kw["corpus"]) == (None, 2, 1, None)
+    status, err = run_cli(["fuzz", "--target", "hotspot", "--harness", "layouts"], capsys)
+    assert status == 2 and "unknown harness 'layouts' for target 'hotspot'" in err
+    status, err = run_cli(["fuzz", "--target", "hotspot", "-j", "2", "--threads", "4"], capsys)
+    assert status == 2 and "-j 2 and --threads 4 disagree" in err
+
+
+def test_fuzz_libunwind_is_a_campaign_on_its_only_harness() -> None:
+    args = cli.build_parser().parse_args(["fuzz", "--target", "libunwind", "--time", "5"])
+    spec = fuzz.build_spec(args, ["walkfuzz"])
+    assert (spec.target, spec.harness) == ("libunwind", "perturb")
+    assert spec.script == str(HARNESS_DIR / "libunwind_perturb.py")
+    assert fuzz.default_out(spec.target, spec.harness) == Path("reports") / "fuzz-libunwind"
+
+
+def test_seeds_are_named_after_the_harness_script() -> None:
+    assert find_harness("libunwind", "perturb").seeds == CORPORA_DIR / "libunwind_perturb"
+    assert find_harness("minivm", "layouts").seeds == CORPORA_DIR / "layouts"
+
+
+def test_fuzz_minivm_without_harness_names_the_choices(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status, err = run_cli(["fuzz", "--target", "minivm"], capsys)
+    assert status == 2 and "--harness is required for target 'minivm'" in err
+    assert "layouts" in err
+
+
+def test_stress_hotspot_maps_the_common_options(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    import walkfuzz.hotspot.runs as runs
+
+    calls = Calls(status=0)
+    monkeypatch.setattr(runs, "stress_and_judge", calls)
+    assert cli.main(["stress", "--target", "hotspot", "--jdk", "17", "--interval", "50us",
+                     "--threads", "3", "--duration", "4s", "--seed", "9",
+                     "--max-invalid-rate", "0.01", "--out", str(tmp_path)]) == 0
+    [kw] = calls.kwargs
+    assert (kw["out"], kw["jdk"], kw["interval_us"], kw["threads"], kw["duration_s"], kw["seed"],
+            kw["max_invalid_rate"]) == (tmp_path, "17", 50, 3, 4.0, 9, 0.01)
+
+
+def test_stress_libunwind_maps_the_common_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    import walkfuzz.libunwind.runs as runs
+
+    calls = Calls(status=1)
+    monkeypatch.setattr(runs, "stress_and_judge", calls)
+    assert cli.main(["stress", "--target", "libunwind", "--mode", "sigframe", "--interval",
+                     "20us", "--duration", "2s", "--baseline", "0", "--walk-budget", "5ms"]) == 1
+    [kw] = calls.kwargs
+    assert kw["out"] == Path("reports") / "stress-libunwind"
+    assert (kw["mode"], kw["interval_us"], kw["seconds"], kw["baseline_seconds"],
+            kw["budget_ms"], kw["threads"]) == ("sigframe", 20.0, 2.0, 0.0, 5.0, 2)
+
+
+def test_target_commands_share_the_run_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    import walkfuzz.hotspot.runs as hs_runs
+    import walkfuzz.libunwind.runs as lu_runs
+
+    hotspot, libunwind = Calls(status=1), Calls(status=1)
+    monkeypatch.setattr(hs_runs, "stress_and_judge", hotspot)
+    monkeypatch.setattr(lu_runs, "fuzz_and_judge", libunwind)
+    assert cli.main(["hotspot", "stress", "--time", "3", "--interval-us", "80"]) == 1
+    assert cli.main(["libunwind", "fuzz", "--time", "3", "-j", "1"]) == 1
+    assert hotspot.kwargs[0]["interval_us"] == 80
+    assert (libunwind.kwargs[0]["seconds"], libunwind.kwargs[0]["jobs"]) == (3.0, 1)
+
+
+def _stored_hotspot_finding(out: Path, location: str, record: bytes) -> None:
+    FindingSink(out).offer(Finding(
+        kind="crash", target="hotspot", harness="perturb", location=location,
+        shape=("java",), data=record, details={"jdk": "17", "perturbation": "fp set 0x1"}))
+
+
+def test_triage_groups_hotspot_findings_by_their_descriptions(tmp_path: Path) -> None:
+    _stored_hotspot_finding(tmp_path, "libjvm.so!frame::safe_for_sender+0x16e", b"\1" * 27)
+    _stored_hotspot_finding(tmp_path, "libjvm.so!frame::safe_for_sender+0x16e", b"\2" * 27)
+    _stored_hotspot_finding(tmp_path, "libjvm.so!pd_get_top_frame+0x1f6", b"\3" * 27)
+    outcome = triage(discover([tmp_path]), runs=1, jobs=1)
+    assert not outcome.errors
+    assert sorted(len(c.members) for c in outcome.clusters) == [1, 2]
+    assert all(c.reliability == "not replayed" for c in outcome.clusters)
+    assert "walkfuzz replay --target hotspot --harness perturb" in table(outcome)
+    stored = json.loads(next(tmp_path.glob("findings/*/*.json")).read_text())
+    assert stored["target"] == "hotspot"

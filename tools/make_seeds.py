@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Regenerate the shipped seed corpora of the minivm harnesses: corpora/<harness>/<sha1>.
+
+    .venv/bin/python tools/make_seeds.py [--count 32]
+
+Deterministic: the same sources give the same files. `registers` and `layouts` inputs drive the
+C generator, so their seeds are pseudo-random bytes of varied lengths (for `layouts`, half with
+byte 0's mutate bit clear, half set); `bytes` seeds are case files encoded from generated
+layouts (wf_gen_from_seed + wf_case_encode); `queue` seeds are generator bytes followed by
+program bytes (half with byte 0's wild bit set), up to 1 KiB. Files of a harness that the
+script no longer generates are removed; `regressions/` subdirectories are left alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPORA = ROOT / "corpora"
+ENCODE_CAPACITY = 1 << 20
+CASE_FRAMES = 12  # Java frames at most in a `bytes` seed: small files mutate faster
+
+
+GENERATOR_LENGTHS = (16, 32, 64, 128, 256, 512)
+# `queue` inputs hold a layout and then a program: longer, so the program is not cut short.
+QUEUE_LENGTHS = (128, 256, 512, 1024)
+
+
+def generator_inputs(count: int, seed: int, control: bool,
+                     lengths: tuple[int, ...] = GENERATOR_LENGTHS) -> list[bytes]:
+    rng = random.Random(seed)
+    inputs = []
+    for i in range(count):
+        body = rng.randbytes(rng.choice(lengths))
+        inputs.append((bytes([i % 2]) + body) if control else body)
+    return inputs
+
+
+def case_files(count: int) -> list[bytes]:
+    from walkfuzz._native import ffi, lib  # the plain build
+
+    case = lib.wf_case_new()
+    params = ffi.new("wf_gen_params *")
+    lib.wf_gen_default_params(params)
+    params.max_frames = CASE_FRAMES
+    buffer = ffi.new("uint8_t[]", ENCODE_CAPACITY)
+    files = []
+    for seed in range(1, count + 1):
+        if lib.wf_gen_from_seed(seed, params, case) != 0:
+            raise SystemExit(f"make_seeds: generating case {seed} failed")
+        length = lib.wf_case_encode(case, buffer, ENCODE_CAPACITY)
+        if length <= 0:
+            raise SystemExit(f"make_seeds: encoding case {seed} failed ({length})")
+        files.append(bytes(ffi.buffer(buffer, length)))
+    lib.wf_case_free(case)
+    return files
+
+
+def write_corpus(harness: str, inputs: list[bytes]) -> int:
+    directory = CORPORA / harness
+    directory.mkdir(parents=True, exist_ok=True)
+    names = {hashlib.sha1(data).hexdigest(): data for data in inputs}
+    for stale in directory.iterdir():
+        if stale.is_file() and stale.name not in names:
+            stale.unlink()
+    for name, data in names.items():
+        (directory / name).write_bytes(data)
+    return len(names)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=32, help="seeds per harness")
+    args = parser.parse_args()
+    corpora = {
+        "registers": generator_inputs(args.count, 1, control=False),
+        "layouts": generator_inputs(args.count, 2, control=True),
+        "bytes": case_files(args.count),
+        "queue": generator_inputs(args.count, 4, control=True, lengths=QUEUE_LENGTHS),
+    }
+    for harness, inputs in corpora.items():
+        print(f"corpora/{harness}: {write_corpus(harness, inputs)} seeds")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
