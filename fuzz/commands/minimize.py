@@ -1,0 +1,55 @@
+"""`walkfuzz minimize FILE`: shrink a reproducer while its finding signature stays the same."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from walkfuzz.errors import UserError
+from walkfuzz.findings import write_atomic
+from walkfuzz.minimize import DEFAULT_BUDGET, minimize
+from walkfuzz.triage_inputs import Defaults, discover, resolve
+from walkfuzz.triage_replay import ReplayError, sniff_harness
+
+SUFFIX = ".min"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "minimize", help="shrink a reproducer, keeping its finding signature",
+        description="Structure-aware shrinking of the case (frames, blobs, methods, names, "
+        "stack words, registers, queue operations), then delta debugging on its bytes. The "
+        "result is a case file (replay it with `walkfuzz replay`).")
+    p.add_argument("file", type=Path, metavar="FILE", help="a finding input, crash file or case")
+    p.add_argument("-o", "--output", type=Path, help=f"output file (default FILE{SUFFIX})")
+    p.add_argument("--harness", help="harness of an input without a description (a case file "
+                   "needs none)")
+    p.add_argument("--walker", metavar="PATH.so", help="walker library (default: the one in "
+                   "the finding's description, else the reference)")
+    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET, metavar="SECONDS",
+                   help="time budget (default %(default)g)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.budget <= 0:
+        raise UserError(f"--budget {args.budget} is not positive")
+    if not args.file.is_file():
+        raise UserError(f"{str(args.file)!r} is not a file")
+    walker = str(Path(args.walker).resolve()) if args.walker else None
+    spec = resolve(discover([args.file])[0], Defaults(None, args.harness, walker))
+    if spec.error:
+        raise ReplayError(spec.error)
+    if spec.target != "minivm":
+        raise UserError(f"{args.file}: minimize works on minivm cases, not {spec.target!r} inputs")
+    data = args.file.read_bytes()
+    harness = spec.harness or sniff_harness(data, str(args.file))
+    result = minimize(data, harness, spec.walker or "reference", args.budget,
+                      source=str(args.file))
+    out = args.output or args.file.with_name(args.file.name + SUFFIX)
+    write_atomic(out, result.data)
+    print(f"{out}: {len(result.data)} bytes (input {result.original_size} bytes, as a case "
+          f"{result.materialized_size}), signature {result.signature} kept; harness "
+          f"{result.harness}; {result.tests} replays in {result.seconds:.2f} s; passes: "
+          f"{', '.join(result.passes) or 'none'}")
+    return 0

@@ -1,0 +1,67 @@
+"""`walkfuzz regress --baseline FILE [DIR...]`: fail a CI job on a signature not in the baseline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from walkfuzz import regress
+from walkfuzz.commands.triage import add_input_arguments, checked, print_error
+from walkfuzz.errors import UserError
+from walkfuzz.junit import write_junit
+from walkfuzz.targets import CORPORA_DIR
+from walkfuzz.triage import table, triage
+from walkfuzz.triage_inputs import discover
+
+REGRESSIONS = "regressions"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "regress", help="CI gate: fail on a finding signature not in a baseline",
+        description="Replay inputs (default: every corpora/<harness>/regressions/), and exit 1 "
+        "if one reproduces a signature the baseline does not list, or cannot be replayed. "
+        "Writes JUnit XML with one test case per signature.")
+    add_input_arguments(p, required=False)
+    p.add_argument("--baseline", type=Path, required=True, metavar="FILE",
+                   help="JSON file of known signatures")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
+    p.add_argument("--update-baseline", action="store_true",
+                   help="add the signatures seen to the baseline (creating it) and pass")
+    p.add_argument("--prune", action="store_true",
+                   help="with --update-baseline: drop baseline signatures nothing reproduced")
+    p.set_defaults(func=run)
+
+
+def default_paths() -> list[Path]:
+    return sorted(p for p in CORPORA_DIR.glob(f"*/{REGRESSIONS}") if p.is_dir())
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.prune and not args.update_baseline:
+        raise UserError("--prune only applies with --update-baseline")
+    defaults, hang_ns = checked(args)
+    baseline = ({} if args.update_baseline and not args.baseline.exists()
+                else regress.load_baseline(args.baseline))
+    paths = args.paths or default_paths()
+    specs = discover(paths)
+    outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error)
+    verdict = regress.judge(outcome, baseline)
+    print(table(outcome))
+    if args.junit:
+        write_junit(args.junit, regress.SUITE, regress.test_cases(outcome, verdict),
+                    outcome.seconds)
+    if args.update_baseline:
+        regress.write_baseline(args.baseline, regress.updated(baseline, verdict, args.prune))
+        print(f"baseline {args.baseline}: {len(verdict.new)} signatures added"
+              + (f", {len(verdict.missing)} pruned" if args.prune else ""))
+        return 0
+    for signature, member in sorted(verdict.new.items()):
+        print(f"NEW {signature}: {member.kind} ({member.klass}) at {member.location}; "
+              f"input {member.path}", file=sys.stderr)
+    failed = verdict.failed or bool(outcome.errors)
+    print(f"regress: {len(verdict.new)} new, {len(verdict.known)} known, "
+          f"{len(verdict.missing)} baseline signatures not seen, {len(outcome.errors)} inputs "
+          f"could not run: {'FAIL' if failed else 'pass'}")
+    return 1 if failed else 0

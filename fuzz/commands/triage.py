@@ -1,0 +1,77 @@
+"""`walkfuzz triage DIR...`: replay findings, group them by cause, classify, print a table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from walkfuzz.errors import UserError
+from walkfuzz.findings import write_atomic
+from walkfuzz.triage import DEFAULT_RUNS, FileError, outcome_json, table, triage
+from walkfuzz.triage_inputs import Defaults, discover
+from walkfuzz.triage_replay import DEFAULT_HANG_NS
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "triage", help="group findings by cause, classify them, one reproducer per group",
+        description="Replay every input under the guard, compute its signature and class, "
+        "group exact matches and cluster near-duplicates (docs/triage.md). Accepts walkfuzz "
+        "output directories, directories of libFuzzer crash-* files, and single files.")
+    add_input_arguments(p)
+    p.add_argument("--json", type=Path, metavar="FILE", help="write the groups as JSON")
+    p.add_argument("--sarif", type=Path, metavar="FILE", help="write a SARIF 2.1.0 log")
+    p.set_defaults(func=run)
+
+
+def add_input_arguments(p: argparse.ArgumentParser, required: bool = True) -> None:
+    """Arguments shared with `walkfuzz regress`."""
+    p.add_argument("paths", type=Path, nargs="+" if required else "*", metavar="DIR|FILE")
+    p.add_argument("--target", help="target of inputs without a description (default minivm)")
+    p.add_argument("--harness", help="harness of inputs without a description (a case file "
+                   "needs none: it is the bytes harness's input)")
+    p.add_argument("--walker", metavar="PATH.so", help="replay every input on this walker")
+    p.add_argument("--runs", type=int, default=DEFAULT_RUNS,
+                   help=f"replays per input, for reliability (default {DEFAULT_RUNS})")
+    p.add_argument("-j", "--jobs", type=int, default=2, help="replay processes (default 2)")
+    p.add_argument("--hang-ms", type=float, default=DEFAULT_HANG_NS / 1e6,
+                   help="a walk longer than this is a hang (default %(default)g)")
+
+
+def checked(args: argparse.Namespace) -> tuple[Defaults, int]:
+    """The defaults of the shared arguments and the hang budget in ns; UserError if bad."""
+    if args.runs < 1:
+        raise UserError(f"--runs {args.runs} is not positive")
+    if args.jobs < 1:
+        raise UserError(f"--jobs {args.jobs} is not positive")
+    if args.hang_ms <= 0:
+        raise UserError(f"--hang-ms {args.hang_ms} is not positive")
+    walker = str(Path(args.walker).resolve()) if args.walker else None
+    if walker is not None and not Path(walker).is_file():
+        raise UserError(f"walker library {args.walker!r} does not exist")
+    return Defaults(args.target, args.harness, walker), int(args.hang_ms * 1e6)
+
+
+def print_error(error: FileError) -> None:
+    print(f"walkfuzz triage: {error.message}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    defaults, hang_ns = checked(args)
+    specs = discover(args.paths)
+    if not specs:
+        raise UserError(f"no inputs in {', '.join(map(str, args.paths))}")
+    outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error)
+    print(table(outcome))
+    for path, stored, replayed in outcome.mismatched:
+        print(f"note: {path}: stored signature {stored}, replayed as {replayed}", file=sys.stderr)
+    if args.json:
+        doc = outcome_json(outcome, sys.argv)
+        write_atomic(args.json, json.dumps(doc, indent=1).encode())
+    if args.sarif:
+        from walkfuzz.sarif import to_sarif
+
+        write_atomic(args.sarif, json.dumps(to_sarif(outcome), indent=1).encode())
+    return 1 if outcome.errors and not outcome.clusters and not outcome.clean else 0
