@@ -1,0 +1,144 @@
+"""Turning the agent's JSON lines (and a crashed JVM's hs_err file) into walkfuzz findings and
+report counters.
+
+Finding kinds and locations:
+  crash          guarded fault in ASGCT      libjvm.so!<function>+0x..   (data: the record)
+  crash          unguarded control crash     libjvm.so!<function>+0x..   (from hs_err)
+  hang           JVM stopped responding      jvm!unresponsive / jvm!overran
+  invalid-trace  shadow-stack oracle         check:shadow:<class>
+  invalid-trace  GetStackTrace oracle        check:gst-held / check:gst-bottom
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import cast
+
+from walkfuzz.findings import Finding, FindingKind
+from walkfuzz.hotspot.elfsyms import symbolize
+from walkfuzz.hotspot.hserr import parse_hs_err
+from walkfuzz.hotspot.jdk import Jdk
+from walkfuzz.hotspot.jvm_run import JvmRun
+
+TARGET = "hotspot"
+# ASGCT result codes (HotSpot forte.cpp); -15 is the agent's own "the call faulted".
+CODE_NAMES = {
+    0: "no_Java_frame", -1: "no_class_load", -2: "GC_active", -3: "unknown_not_Java",
+    -4: "not_walkable_not_Java", -5: "unknown_Java", -6: "not_walkable_Java",
+    -7: "unknown_state", -8: "thread_exit", -9: "deopt", -10: "safepoint", -15: "faulted",
+}
+CODE_BIAS, CODE_OK_SLOT = 15, 16
+CLASS_NAMES = ("exact", "top-tolerated", "in-update", "no-shadow", "truncated", "missing-top",
+               "missing", "extra", "wrong-method", "wrong-bci", "unknown-method", "other")
+VALID_CLASSES = ("exact", "top-tolerated", "in-update")
+OPS = ("keep", "add", "xor", "set")
+REGS = ("pc", "sp", "fp")
+
+
+def describe_record(record: bytes) -> str:
+    """'pc keep, sp add 0x40, fp set 0x7f..' for a 27-byte perturbation record."""
+    parts = []
+    for r, name in enumerate(REGS):
+        op = record[r * 9] % len(OPS)
+        value = int.from_bytes(record[r * 9 + 1:r * 9 + 9], "little")
+        parts.append(f"{name} keep" if op == 0 else f"{name} {OPS[op]} {value:#x}")
+    return ", ".join(parts)
+
+
+def code_counts(codes: list[int]) -> dict[str, int]:
+    """Named ASGCT result counts from the agent's histogram."""
+    out: dict[str, int] = {}
+    for slot, count in enumerate(codes):
+        if not count:
+            continue
+        name = "frames" if slot == CODE_OK_SLOT else CODE_NAMES.get(slot - CODE_BIAS,
+                                                                     f"code{slot - CODE_BIAS}")
+        out[name] = count
+    return out
+
+
+def class_counts(classes: list[int]) -> dict[str, int]:
+    return {name: n for name, n in zip(CLASS_NAMES, classes, strict=False) if n}
+
+
+def _fault_location(jdk: Jdk, event: Mapping[str, object]) -> str:
+    lib = Path(str(event.get("lib", "?")))
+    offset = int(cast(int, event.get("offset", 0)))
+    if lib.name == "?" or not lib.exists():
+        return f"{lib.name}!+{offset:#x}"
+    return f"{lib.name}!{symbolize(lib, offset)}"
+
+
+def fault_findings(jdk: Jdk, run: JvmRun, harness: str) -> Iterator[Finding]:
+    for ev in run.of_type("fault"):
+        record = bytes.fromhex(str(ev.get("record", "")))
+        kind: FindingKind = "hang" if ev.get("kind") == 2 else "crash"
+        pc_kept = record[:1] == b"\0" if record else True
+        yield Finding(
+            kind=kind, target=TARGET, harness=harness,
+            location=_fault_location(jdk, ev),
+            shape=("java" if pc_kept else "pc-perturbed",),
+            data=record,
+            details={"jdk": jdk.label, "jdk_version": jdk.version, "strategy": ev.get("strategy"),
+                     "perturbation": describe_record(record) if record else "none",
+                     "signal": ev.get("signo"), "si_code": ev.get("si_code"),
+                     "address": ev.get("addr"), "pc": ev.get("pc"), "real": ev.get("real"),
+                     "perturbed": ev.get("perturbed")},
+        )
+
+
+def invalid_findings(jdk: Jdk, run: JvmRun, harness: str) -> Iterator[Finding]:
+    for ev in run.of_type("invalid"):
+        yield Finding(
+            kind="invalid-trace", target=TARGET, harness=harness,
+            location=f"check:shadow:{ev.get('class')}", shape=("java",), data=b"",
+            details={"jdk": jdk.label, "oracle": "shadow-stack", **ev},
+        )
+    for ev in run.of_type("check"):
+        yield Finding(
+            kind="invalid-trace", target=TARGET, harness=harness,
+            location=f"check:gst-{ev.get('kind')}", shape=("java",), data=b"",
+            details={"jdk": jdk.label, "oracle": "GetStackTrace", **ev},
+        )
+
+
+def watchdog_finding(jdk: Jdk, run: JvmRun, harness: str) -> Finding | None:
+    if run.watchdog is None:
+        return None
+    return Finding(kind="hang", target=TARGET, harness=harness, location=f"jvm!{run.watchdog}",
+                   shape=(), data=b"",
+                   details={"jdk": jdk.label, "last_tick": run.last_tick,
+                            "wall_s": round(run.wall_s, 1)})
+
+
+def crash_finding(jdk: Jdk, run: JvmRun, harness: str) -> Finding | None:
+    """The hs_err of a JVM that died, as a crash finding (data: the flight record if known)."""
+    if run.hs_err is None:
+        return None
+    from walkfuzz.hotspot.hserr import flight_record  # local: only control runs need it
+
+    crash = parse_hs_err(run.hs_err)
+    if crash is None:
+        return Finding(kind="crash", target=TARGET, harness=harness, location="jvm!hs_err",
+                       shape=(), data=b"", details={"jdk": jdk.label, "hs_err": str(run.hs_err)})
+    flight = flight_record(run.flight, crash.tid) if run.flight else None
+    record = flight[1] if flight else b""
+    function = crash.function
+    if not function and crash.library == "libjvm.so":
+        function = symbolize(jdk.libjvm, crash.offset)
+    return Finding(
+        kind="crash", target=TARGET, harness=harness,
+        location=f"{crash.library}!{function or f'+{crash.offset:#x}'}",
+        shape=("java" if record[:1] == b"\0" else "pc-perturbed",) if record else (),
+        data=record,
+        details={"jdk": jdk.label, "jdk_version": jdk.version, "hs_err": str(run.hs_err),
+                 "signal": crash.signal, "pc": f"{crash.pc:#x}", "tid": crash.tid,
+                 "perturbation": describe_record(record) if record else "unknown"},
+    )
+
+
+def signature_counts(findings: list[Finding]) -> Counter[str]:
+    return Counter(f.signature for f in findings)
+

@@ -1,0 +1,208 @@
+/* The GetStackTrace oracle: a JVMTI agent thread that compares an ASGCT trace taken in a
+ * signal handler with JVMTI GetStackTrace for the same thread.
+ *
+ * Held check (exact): the workload calls the native Agent.hold(); the thread is then in
+ * native code, its stack frozen below the native frame, and GetStackTrace can walk it
+ * without its cooperation. The checker claims it, sends SIGPROF, the handler stores the
+ * ASGCT trace, the checker calls GetStackTrace and the two must be equal frame by frame
+ * (method and bci; a native frame is -3 in ASGCT and -1 in JVMTI), then releases it.
+ *
+ *   held:  0 free --(thread enters hold)--> 1 waiting --(checker CAS)--> 2 claimed
+ *          2 --(checker done)--> 3 released --(thread leaves hold)--> 0
+ *          1 --(thread's deadline, CAS)--> 0          (nobody came)
+ *
+ * Bottom check (approximate): a thread running Java code cannot be held (GetStackTrace would
+ * wait for a safepoint it never reaches while spinning in a handler). The checker asks for
+ * the next sample's trace, then calls GetStackTrace, which returns at the thread's next
+ * safepoint: the top of the stack may have moved, the bottom must agree.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wf_hs.h"
+
+#define HOLD_WAIT_NS 5000000ull      /* a held thread waits this long to be claimed */
+#define POLL_NS 1000000ull           /* the checker looks for held threads this often */
+#define SAMPLE_WAIT_NS 50000000ull   /* the checker waits this long for the handler */
+#define BOTTOM_FRAMES 1              /* frames that must agree in a bottom check: the root
+                                        frame; deeper ones may have returned in between */
+#define DETAIL_FRAMES 12             /* frames rendered in a disagreement's detail */
+
+static volatile int checker_running;
+static jvmtiFrameInfo gst_frames[WF_HS_MAX_DEPTH];
+
+static void sleep_ns(uint64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    nanosleep(&ts, NULL);
+}
+
+void wf_hs_check_on_sample(wf_hs_thread *t, const wf_asgct_trace *trace) {
+    int expected = WF_HS_PEEK_REQUESTED;
+    if (!__atomic_compare_exchange_n(&t->peek, &expected, WF_HS_PEEK_WRITING, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        return;
+    int n = trace->num_frames;
+    t->peek_num = n;
+    for (int i = 0; i < n; i++) t->peek_frames[i] = trace->frames[i];
+    __atomic_store_n(&t->peek, WF_HS_PEEK_SAMPLED, __ATOMIC_RELEASE);
+}
+
+void wf_hs_check_hold(wf_hs_thread *t) {
+    if (!t || !__atomic_load_n(&checker_running, __ATOMIC_ACQUIRE)) return;
+    __atomic_store_n(&t->held, 1, __ATOMIC_RELEASE);
+    uint64_t deadline = wf_hs_now_ns() + HOLD_WAIT_NS;
+    while (wf_hs_now_ns() < deadline) {
+        if (__atomic_load_n(&t->held, __ATOMIC_ACQUIRE) != 1) break;
+        sleep_ns(50000);
+    }
+    int waiting = 1;
+    if (__atomic_compare_exchange_n(&t->held, &waiting, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;  /* nobody claimed us */
+    while (__atomic_load_n(&t->held, __ATOMIC_ACQUIRE) != 3) sleep_ns(20000);
+    __atomic_store_n(&t->held, 0, __ATOMIC_RELEASE);
+}
+
+/* Ask the thread's next SIGPROF for its trace; 1 when peek_* is filled. */
+static int request_sample(wf_hs_thread *t) {
+    __atomic_store_n(&t->peek, WF_HS_PEEK_REQUESTED, __ATOMIC_RELEASE);
+    syscall(SYS_tgkill, getpid(), t->tid, SIGPROF);
+    uint64_t deadline = wf_hs_now_ns() + SAMPLE_WAIT_NS;
+    while (wf_hs_now_ns() < deadline) {
+        if (__atomic_load_n(&t->peek, __ATOMIC_ACQUIRE) == WF_HS_PEEK_SAMPLED) return 1;
+        sleep_ns(10000);
+    }
+    int requested = WF_HS_PEEK_REQUESTED;
+    if (__atomic_compare_exchange_n(&t->peek, &requested, WF_HS_PEEK_IDLE, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return 0;
+    while (__atomic_load_n(&t->peek, __ATOMIC_ACQUIRE) != WF_HS_PEEK_SAMPLED) sleep_ns(1000);
+    return 1;
+}
+
+static jint native_as_jvmti(jint lineno) { return lineno == -3 ? -1 : lineno; }
+
+static int frame_equal(const wf_asgct_frame *a, const jvmtiFrameInfo *g) {
+    return a->method_id == g->method && native_as_jvmti(a->lineno) == (jint)g->location;
+}
+
+static int common_bottom(const wf_asgct_frame *a, int na, const jvmtiFrameInfo *g, int ng) {
+    int k = 0;
+    while (k < na && k < ng && frame_equal(&a[na - 1 - k], &g[ng - 1 - k])) k++;
+    return k;
+}
+
+static void method_text(jvmtiEnv *jvmti, jmethodID m, char *out, size_t cap) {
+    char *name = NULL;
+    jclass klass = NULL;
+    char *ksig = NULL;
+    if (m && (*jvmti)->GetMethodName(jvmti, m, &name, NULL, NULL) == JVMTI_ERROR_NONE &&
+        (*jvmti)->GetMethodDeclaringClass(jvmti, m, &klass) == JVMTI_ERROR_NONE &&
+        (*jvmti)->GetClassSignature(jvmti, klass, &ksig, NULL) == JVMTI_ERROR_NONE)
+        snprintf(out, cap, "%s.%s", ksig, name);
+    else
+        snprintf(out, cap, "?%p", (void *)m);
+    if (name) (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+    if (ksig) (*jvmti)->Deallocate(jvmti, (unsigned char *)ksig);
+}
+
+/* "asgct: a@3 b@7 ... | gst: a@3 c@1 ..." (top first) for a disagreement's detail. */
+static void describe(jvmtiEnv *jvmti, const wf_asgct_frame *a, int na, const jvmtiFrameInfo *g,
+                     int ng, char *out, size_t cap) {
+    size_t used = (size_t)snprintf(out, cap, "asgct:");
+    char m[192];
+    for (int i = 0; i < na && i < DETAIL_FRAMES && used < cap; i++) {
+        method_text(jvmti, a[i].method_id, m, sizeof m);
+        used += (size_t)snprintf(out + used, cap - used, " %s@%d", m, a[i].lineno);
+    }
+    if (used < cap) used += (size_t)snprintf(out + used, cap - used, " | gst:");
+    for (int i = 0; i < ng && i < DETAIL_FRAMES && used < cap; i++) {
+        method_text(jvmti, g[i].method, m, sizeof m);
+        used += (size_t)snprintf(out + used, cap - used, " %s@%d", m, (int)g[i].location);
+    }
+}
+
+static void compare(jvmtiEnv *jvmti, wf_hs_thread *t, int held) {
+    jint ng = 0;
+    if ((*jvmti)->GetStackTrace(jvmti, t->ref, 0, WF_HS_MAX_DEPTH, gst_frames, &ng) !=
+        JVMTI_ERROR_NONE)
+        return;
+    int na = t->peek_num;
+    if (na <= 0) {
+        wf_hs_out_check(held ? "held" : "bottom", -1, na, ng, 0, "asgct returned no frames");
+        return;
+    }
+    int bottom = common_bottom(t->peek_frames, na, gst_frames, ng);
+    int agree;
+    if (held) {
+        agree = na == ng && bottom == na;
+    } else {
+        int need = BOTTOM_FRAMES;
+        if (need > na) need = na;
+        if (need > ng) need = ng;
+        agree = bottom >= need;
+    }
+    char detail[2048] = "";
+    if (!agree) describe(jvmti, t->peek_frames, na, gst_frames, ng, detail, sizeof detail);
+    wf_hs_out_check(held ? "held" : "bottom", agree, na, ng, bottom, detail);
+}
+
+static void check_held(jvmtiEnv *jvmti, wf_hs_thread *t) {
+    int waiting = 1;
+    if (!__atomic_compare_exchange_n(&t->held, &waiting, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    if (request_sample(t)) compare(jvmti, t, 1);
+    __atomic_store_n(&t->peek, WF_HS_PEEK_IDLE, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->held, 3, __ATOMIC_RELEASE);
+}
+
+static void check_running(jvmtiEnv *jvmti, wf_hs_thread *t) {
+    if (request_sample(t)) compare(jvmti, t, 0);
+    __atomic_store_n(&t->peek, WF_HS_PEEK_IDLE, __ATOMIC_RELEASE);
+}
+
+static void JNICALL checker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
+    (void)jni;
+    (void)arg;
+    uint64_t next_running = wf_hs_now_ns();
+    int cursor = 0;
+    while (__atomic_load_n(&checker_running, __ATOMIC_ACQUIRE)) {
+        int n = wf_hs_thread_count();
+        for (int i = 0; i < n; i++) {
+            wf_hs_thread *t = &wf_hs_threads[i];
+            if (__atomic_load_n(&t->live, __ATOMIC_ACQUIRE) &&
+                __atomic_load_n(&t->held, __ATOMIC_ACQUIRE) == 1)
+                check_held(jvmti, t);
+        }
+        if (n > 0 && wf_hs_now_ns() >= next_running) {
+            wf_hs_thread *t = &wf_hs_threads[cursor++ % n];
+            if (__atomic_load_n(&t->live, __ATOMIC_ACQUIRE)) check_running(jvmti, t);
+            next_running = wf_hs_now_ns() + (uint64_t)wf_hs_cfg.check_every_ms * 1000000ull;
+        }
+        sleep_ns(POLL_NS);
+    }
+}
+
+void wf_hs_check_start(JNIEnv *jni) {
+    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID init = thread_class ? (*jni)->GetMethodID(jni, thread_class, "<init>",
+                                                        "(Ljava/lang/String;)V")
+                                  : NULL;
+    jstring name = (*jni)->NewStringUTF(jni, "walkfuzz-checker");
+    jobject thread = init && name ? (*jni)->NewObject(jni, thread_class, init, name) : NULL;
+    if (!thread) {
+        wf_hs_out_line("{\"type\":\"warning\",\"message\":\"cannot create checker thread\"}");
+        return;
+    }
+    __atomic_store_n(&checker_running, 1, __ATOMIC_RELEASE);
+    if ((*wf_hs_jvmti)->RunAgentThread(wf_hs_jvmti, thread, checker_main, NULL,
+                                       JVMTI_THREAD_NORM_PRIORITY) != JVMTI_ERROR_NONE) {
+        __atomic_store_n(&checker_running, 0, __ATOMIC_RELEASE);
+        wf_hs_out_line("{\"type\":\"warning\",\"message\":\"RunAgentThread failed\"}");
+    }
+}
+
+void wf_hs_check_stop(void) { __atomic_store_n(&checker_running, 0, __ATOMIC_RELEASE); }

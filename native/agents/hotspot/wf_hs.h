@@ -1,0 +1,289 @@
+/* walkfuzz HotSpot agent: shared declarations of the JVMTI agent that fuzzes and stresses
+ * AsyncGetCallTrace (ASGCT) inside a running JVM.
+ *
+ * One concept per file:
+ *   agent.c    Agent_OnLoad, options, JVMTI callbacks, the thread table
+ *   asgct.c    resolving ASGCT and JVM_handle_linux_signal; guarded and unguarded calls
+ *   methods.c  jmethodID table: preloaded ids -> shadow id and bytecode length
+ *   regions.c  address regions from /proc/self/maps: code cache, Java heap, libjvm text
+ *   perturb.c  perturbation records and the strategies that make them
+ *   fuzz.c     fuzz-mode signal handler: perturbed ASGCT calls on threads running Java
+ *   stress.c   stress-mode signal handler: real-context ASGCT, shadow-stack oracle
+ *   check.c    checker agent thread: held-thread and bottom-of-stack GetStackTrace oracle
+ *   timers.c   per-thread POSIX timers (SIGEV_THREAD_ID)
+ *   output.c   fault/invalid-sample rings, reporter thread, JSON-lines output, flight file
+ *   natives.c  JNI natives the generated workloads call (shadow registration, hold, callback)
+ *
+ * Everything a signal handler touches is preallocated; handlers do not malloc, lock or print.
+ */
+#ifndef WF_HS_H
+#define WF_HS_H
+
+#include <jni.h>
+#include <jvmti.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "wf_guard.h"
+
+/* ---- AsyncGetCallTrace's ABI (not in any JDK header; from HotSpot's forte.cpp) ---------- */
+typedef struct {
+    jint lineno;           /* bci for Java frames, -3 for native methods */
+    jmethodID method_id;
+} wf_asgct_frame;
+
+typedef struct {
+    JNIEnv *env_id;
+    jint num_frames;       /* > 0 frames written; <= 0 one of the ticks_* codes below */
+    wf_asgct_frame *frames;
+} wf_asgct_trace;
+
+typedef void (*wf_asgct_fn)(wf_asgct_trace *trace, jint depth, void *ucontext);
+typedef int (*wf_jvm_signal_fn)(int sig, siginfo_t *info, void *uc, int abort_if_unrecognized);
+
+/* ASGCT result codes, 0 and below (forte.cpp). Histogram index = code + WF_HS_CODE_BIAS. */
+#define WF_HS_CODE_MIN (-15)
+#define WF_HS_CODE_BIAS 15
+#define WF_HS_CODE_SLOTS 17      /* codes -15..0, plus slot 16 = "frames returned" */
+#define WF_HS_CODE_OK_SLOT 16
+
+/* ---- limits (named so every bound in the agent says why it is what it is) --------------- */
+#define WF_HS_MAX_THREADS 256     /* workload threads tracked at once */
+#define WF_HS_MAX_DEPTH 2048      /* ASGCT/GetStackTrace depth; workloads recurse < 1000 */
+#define WF_HS_SHADOW_CAP 4096     /* ints in a shadow buffer: [0] depth, [1..] ids, bottom first */
+#define WF_HS_HIST_BUCKETS 24     /* log2 microsecond buckets: [2^(i-1), 2^i) us */
+
+/* ---- run configuration (from the -agentpath options string) ---------------------------- */
+typedef enum { WF_HS_MODE_FUZZ = 0, WF_HS_MODE_STRESS = 1, WF_HS_MODE_CONTROL = 2 } wf_hs_mode;
+
+typedef struct {
+    wf_hs_mode mode;
+    char out_path[512];        /* JSON-lines output */
+    char methods_path[512];    /* shadow manifest: "Lclass; name sig id" per line */
+    char corpus_path[512];     /* concatenated perturbation records, may be empty */
+    char flight_path[512];     /* control mode: last record per thread, survives a crash */
+    char thread_prefix[32];    /* only threads whose name starts with this are targets */
+    uint64_t interval_ns;      /* per-thread timer interval */
+    uint32_t batch;            /* perturbed calls per signal (fuzz, control) */
+    uint32_t depth;            /* frames asked of ASGCT in fuzz mode (stress: WF_HS_MAX_DEPTH) */
+    uint32_t duty_percent;     /* a fuzz batch stops after this share of the interval */
+    uint32_t strategies;       /* bit mask of wf_hs_strategy */
+    uint64_t seed;
+    uint64_t budget_ns;        /* per-call watchdog of the guard, 0 = off */
+    uint32_t check_every_ms;   /* checker thread period; 0 = no GetStackTrace oracle */
+    uint32_t tick_ms;          /* heartbeat period of the reporter thread */
+} wf_hs_config;
+
+extern wf_hs_config wf_hs_cfg;
+extern jvmtiEnv *wf_hs_jvmti;
+extern JavaVM *wf_hs_vm;
+
+/* ---- per-thread state ------------------------------------------------------------------ */
+typedef enum {
+    WF_HS_PEEK_IDLE = 0,      /* no oracle request */
+    WF_HS_PEEK_REQUESTED = 1, /* checker asked: next SIGPROF copies its trace into peek_* */
+    WF_HS_PEEK_SAMPLED = 2,   /* handler filled peek_*; checker compares, then back to idle */
+    WF_HS_PEEK_WRITING = 3,   /* handler is filling peek_* */
+} wf_hs_peek_state;
+
+typedef struct wf_hs_thread {
+    volatile int live;                 /* slot in use */
+    int index;
+    pid_t tid;
+    JNIEnv *env;
+    jthread ref;                       /* global ref, for GetStackTrace */
+    uintptr_t stack_lo, stack_hi;
+    volatile uintptr_t last_sp, last_fp, last_pc;  /* seen by other threads' "stack" strategy */
+    volatile int32_t *shadow;          /* direct buffer registered by the workload, or NULL */
+    uint64_t rng;
+    int has_timer;
+    timer_t timer;
+    uint64_t last_sample_ns;
+    wf_asgct_frame frames[WF_HS_MAX_DEPTH];
+    /* checker handshake: see wf_hs_peek_state. held = inside the Native.hold JNI call. */
+    volatile int peek;
+    volatile int held;
+    jint peek_num;
+    wf_asgct_frame peek_frames[WF_HS_MAX_DEPTH];
+    int32_t scratch_tracked[WF_HS_MAX_DEPTH], scratch_shadow[WF_HS_MAX_DEPTH];
+    /* counters, written by the owner thread only, read racily by the reporter */
+    uint64_t signals, calls, faults, skipped_not_java;
+    uint64_t codes[WF_HS_CODE_SLOTS];
+    uint64_t classes[16];
+    uint64_t interval_hist[WF_HS_HIST_BUCKETS];
+    uint64_t latency_hist[WF_HS_HIST_BUCKETS];
+    uint64_t cpu_ns_at_exit;
+} wf_hs_thread;
+
+extern wf_hs_thread wf_hs_threads[WF_HS_MAX_THREADS];
+/* The calling thread's slot or NULL. Async-signal-safe. */
+wf_hs_thread *wf_hs_self(void);
+/* Number of slots ever used (a high-water mark; slots may since have died). */
+int wf_hs_thread_count(void);
+/* Claim a slot for the calling thread (ThreadStart). NULL when the table is full. */
+wf_hs_thread *wf_hs_thread_attach(JNIEnv *env, jthread thread);
+/* Release the calling thread's slot (ThreadEnd). */
+void wf_hs_thread_detach(void);
+
+/* ---- asgct.c ---------------------------------------------------------------------------- */
+/* Resolve ASGCT and JVM_handle_linux_signal; 0 or -1 with a one-line reason in err. */
+int wf_hs_asgct_resolve(char *err, size_t errlen);
+/* ASGCT inside the JVM-aware guard. Returns 1 on a caught fault (*fault set). Async-signal-safe. */
+int wf_hs_asgct_guarded(wf_asgct_trace *trace, jint depth, void *uc, wf_fault *fault);
+/* ASGCT without any protection (the control run). Async-signal-safe (or crashes the VM). */
+void wf_hs_asgct_unguarded(wf_asgct_trace *trace, jint depth, void *uc);
+/* Histogram slot of an ASGCT result. Async-signal-safe. */
+int wf_hs_code_slot(jint num_frames);
+
+/* ---- methods.c -------------------------------------------------------------------------- */
+typedef struct {
+    int32_t shadow_id;   /* > 0: tracked by the shadow stack; 0: the shadow stack's own push/pop;
+                            -1 untracked */
+    int32_t code_len;    /* bytecode length; 0 for native/abstract */
+} wf_hs_method_info;
+/* Load the shadow manifest (methods_path). 0 or -1 with reason in err. */
+int wf_hs_methods_load_manifest(const char *path, char *err, size_t errlen);
+/* Preload jmethodIDs of a prepared class and record their infos (not in a handler). */
+void wf_hs_methods_add_class(jvmtiEnv *jvmti, jclass klass);
+/* Info of a preloaded method; NULL if the id was never preloaded. Async-signal-safe. */
+const wf_hs_method_info *wf_hs_methods_find(jmethodID id);
+/* Counts for the summary. */
+uint64_t wf_hs_methods_count(void);
+uint64_t wf_hs_methods_tracked(void);
+
+/* ---- regions.c -------------------------------------------------------------------------- */
+typedef enum { WF_HS_REGION_CODE = 0, WF_HS_REGION_HEAP = 1, WF_HS_REGION_LIBJVM = 2,
+               WF_HS_REGION_KINDS = 3 } wf_hs_region_kind;
+/* Re-read /proc/self/maps and publish the regions (reporter thread, not a handler). */
+void wf_hs_regions_refresh(void);
+/* Whether pc is in JIT/interpreter code (anonymous executable memory). Async-signal-safe. */
+int wf_hs_regions_is_java_code(uintptr_t pc);
+/* An 8-aligned address in a region of that kind chosen by r; 0 if none. Async-signal-safe. */
+uintptr_t wf_hs_regions_pick(wf_hs_region_kind kind, uint64_t r);
+
+/* ---- perturb.c -------------------------------------------------------------------------- */
+/* A perturbation record: for each of pc, sp, fp an operation and a 64-bit operand.
+ *
+ *   offset  0      1..8       9     10..17     18    19..26
+ *          +------+----------+-----+----------+-----+----------+
+ *          |op pc | value pc |op sp| value sp |op fp| value fp |   27 bytes, little-endian
+ *          +------+----------+-----+----------+-----+----------+
+ *   op: 0 keep, 1 add (two's complement), 2 xor, 3 set
+ * Corpus files and finding inputs are concatenations of such records.
+ */
+#define WF_HS_RECORD_SIZE 27
+enum { WF_HS_OP_KEEP = 0, WF_HS_OP_ADD = 1, WF_HS_OP_XOR = 2, WF_HS_OP_SET = 3, WF_HS_OPS = 4 };
+enum { WF_HS_REG_PC = 0, WF_HS_REG_SP = 1, WF_HS_REG_FP = 2, WF_HS_REGS = 3 };
+typedef struct {
+    uint8_t op[WF_HS_REGS];
+    uint64_t value[WF_HS_REGS];
+} wf_hs_record;
+
+typedef enum {
+    WF_HS_STRAT_GRID = 0,      /* sp/fp word offsets and small pc offsets, enumerated */
+    WF_HS_STRAT_RANDOM = 1,    /* random values: anywhere, canonical, near the stack */
+    WF_HS_STRAT_BITFLIP = 2,   /* one or two bits of one or two registers */
+    WF_HS_STRAT_HEAP = 3,      /* pointers into the Java heap */
+    WF_HS_STRAT_CODE = 4,      /* pointers into the code cache and libjvm's text */
+    WF_HS_STRAT_STACKS = 5,    /* another thread's last sp/fp/pc */
+    WF_HS_STRAT_UNWOUND = 6,   /* pc := a word found on the stack, sp just above it */
+    WF_HS_STRAT_SPECIAL = 7,   /* 0, -1, non-canonical, page edges */
+    WF_HS_STRAT_CORPUS = 8,    /* records from the corpus file, as read or nudged */
+    WF_HS_STRATEGIES = 9
+} wf_hs_strategy;
+
+/* Load the corpus (corpus_path) into memory; 0 or -1 with reason. An empty path is no corpus. */
+int wf_hs_perturb_load_corpus(const char *path, char *err, size_t errlen);
+/* Whether a corpus was loaded with at least one record. */
+int wf_hs_perturb_has_corpus(void);
+/* Pick a strategy from the enabled mask and make a record. Async-signal-safe. */
+wf_hs_strategy wf_hs_perturb_next(wf_hs_thread *t, const ucontext_t *uc, wf_hs_record *rec);
+/* Apply a record to a copy of the registers. Async-signal-safe. */
+void wf_hs_perturb_apply(const wf_hs_record *rec, ucontext_t *uc);
+/* Serialize to the 27-byte form. Async-signal-safe. */
+void wf_hs_record_encode(const wf_hs_record *rec, uint8_t out[WF_HS_RECORD_SIZE]);
+/* Next random number of the thread. Async-signal-safe. */
+uint64_t wf_hs_rand(wf_hs_thread *t);
+const char *wf_hs_strategy_name(wf_hs_strategy s);
+
+/* ---- fuzz.c / stress.c ------------------------------------------------------------------ */
+/* SIGPROF handler bodies; errno is saved by the caller. Async-signal-safe. */
+void wf_hs_fuzz_on_signal(wf_hs_thread *t, ucontext_t *uc, int guarded);
+void wf_hs_stress_on_signal(wf_hs_thread *t, ucontext_t *uc);
+
+/* Invalid-trace classes (stress oracle against the shadow stack). Index into classes[]. */
+typedef enum {
+    WF_HS_CLASS_EXACT = 0,       /* tracked frames equal the shadow stack */
+    WF_HS_CLASS_TOP_TOLERATED,   /* equal after dropping at most one top frame on either side */
+    WF_HS_CLASS_IN_UPDATE,       /* sampled inside Shadow.push/pop: the shadow is mid-update */
+    WF_HS_CLASS_NO_SHADOW,       /* no shadow registered / thread not in tracked code */
+    WF_HS_CLASS_TRUNCATED,       /* trace matches the top of the shadow but stops early */
+    WF_HS_CLASS_MISSING_TOP,     /* trace matches the bottom but lacks >= 2 top frames */
+    WF_HS_CLASS_MISSING,         /* trace is a subsequence of the shadow, frames missing inside */
+    WF_HS_CLASS_EXTRA,           /* shadow is a subsequence of the trace: extra frames */
+    WF_HS_CLASS_WRONG_METHOD,    /* same depth, a method differs below the top */
+    WF_HS_CLASS_WRONG_BCI,       /* a Java frame's bci is outside its method's bytecode */
+    WF_HS_CLASS_UNKNOWN_METHOD,  /* a jmethodID that was never preloaded (or NULL) */
+    WF_HS_CLASS_OTHER,           /* none of the above */
+    WF_HS_CLASSES
+} wf_hs_class;
+const char *wf_hs_class_name(wf_hs_class c);
+/* Classify a trace against a shadow stack (ids bottom first), using two scratch arrays of
+ * WF_HS_MAX_DEPTH ints. Async-signal-safe. */
+wf_hs_class wf_hs_classify(const wf_asgct_frame *frames, int n, const int32_t *shadow_ids,
+                           int depth, int32_t *tracked, int32_t *shadow_top);
+
+/* ---- check.c ---------------------------------------------------------------------------- */
+/* Start the checker agent thread (VMInit). */
+void wf_hs_check_start(JNIEnv *jni);
+/* Called by the held thread inside Native.hold(): wait until checked or timed out. */
+void wf_hs_check_hold(wf_hs_thread *t);
+/* Stop the checker loop (VMDeath). */
+void wf_hs_check_stop(void);
+/* SIGPROF hook: fill peek_* if the checker asked. Async-signal-safe. */
+void wf_hs_check_on_sample(wf_hs_thread *t, const wf_asgct_trace *trace);
+
+/* ---- timers.c --------------------------------------------------------------------------- */
+/* Arm a per-thread timer for the calling thread; 0 or -1 (errno). */
+int wf_hs_timer_start(wf_hs_thread *t, uint64_t interval_ns);
+void wf_hs_timer_stop(wf_hs_thread *t);
+uint64_t wf_hs_now_ns(void);  /* CLOCK_MONOTONIC. Async-signal-safe. */
+int wf_hs_log2_bucket(uint64_t us);  /* Async-signal-safe. */
+
+/* ---- output.c --------------------------------------------------------------------------- */
+typedef struct {
+    uint32_t thread;
+    uint8_t strategy;
+    uint8_t record[WF_HS_RECORD_SIZE];
+    wf_fault fault;
+    uintptr_t real_pc, real_sp, real_fp;
+    uintptr_t pert_pc, pert_sp, pert_fp;
+} wf_hs_fault_event;
+
+typedef struct {
+    uint32_t thread;
+    uint8_t cls;
+    int16_t n, depth;
+    int32_t trace_ids[32];     /* tracked ids of the trace, top first (-1 untracked, -2 unknown) */
+    int32_t trace_bci[32];
+    int32_t shadow_ids[32];    /* top first */
+} wf_hs_invalid_event;
+
+/* Push events from a handler; dropped (and counted) when the ring is full. Async-signal-safe. */
+void wf_hs_out_fault(const wf_hs_fault_event *ev);
+void wf_hs_out_invalid(const wf_hs_invalid_event *ev);
+/* Control mode: record the perturbation about to be tried (mmaped flight file). Async-signal-safe. */
+void wf_hs_out_flight(wf_hs_thread *t, uint8_t strategy, const wf_hs_record *rec);
+/* Open output, flight file; start the reporter thread. 0 or -1 with reason. */
+int wf_hs_out_open(char *err, size_t errlen);
+int wf_hs_out_start_reporter(void);
+/* Write one line (not from a handler). */
+void wf_hs_out_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Final summary; stops the reporter. */
+void wf_hs_out_finish(void);
+/* Called by the checker thread with a comparison result (not from a handler). */
+void wf_hs_out_check(const char *kind, int agree, int asgct_n, int gst_n, int common_bottom,
+                     const char *detail);
+
+#endif
