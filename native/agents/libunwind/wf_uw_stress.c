@@ -1,0 +1,223 @@
+/* The stress run: workload threads, a per-thread POSIX timer each (CLOCK_MONOTONIC,
+ * SIGEV_THREAD_ID), the sampling handler installed for the run, stats summed at the end.
+ */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <errno.h>
+#include <libunwind.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "wf_uw_sampler.h"
+#include "wf_uw_walk.h"
+
+#define MAX_THREADS 64
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+WF_UW_GENERATED("wf_uw_worker_root_code")
+uintptr_t wf_uw_worker_root(wf_uw_worker *w)
+{
+    uintptr_t acc = 0;
+    while (!w->stop)
+        acc += wf_uw_work_fns[wf_uw_work_pick(w)](w, 1);
+    return acc;
+}
+
+static intptr_t nothing(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+/* The guard's first call on a thread sets up its alternate signal stack: do it here, not in
+   the handler. */
+static void warm_up_guard(void)
+{
+    intptr_t result;
+    wf_fault fault;
+    wf_guard_call_masked(nothing, NULL, &result, &fault);
+}
+
+static int start_timer(wf_uw_sampler *s)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = s->cfg->signo;
+    sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+    if (timer_create(CLOCK_MONOTONIC, &sev, &s->timer) != 0)
+        return -1;
+    struct itimerspec spec = {
+        .it_interval = {(time_t)(s->cfg->interval_ns / 1000000000u),
+                        (long)(s->cfg->interval_ns % 1000000000u)},
+    };
+    spec.it_value = spec.it_interval;
+    s->armed = 1;
+    if (timer_settime(s->timer, 0, &spec, NULL) != 0) {
+        timer_delete(s->timer);
+        return -1;
+    }
+    s->timed = 1;
+    return 0;
+}
+
+static void *worker_main(void *arg)
+{
+    wf_uw_sampler *s = arg;
+    wf_uw_current_sampler = s;
+    warm_up_guard();
+    if (s->cfg->walk_budget_ns != 0)
+        wf_guard_set_budget_ns(s->cfg->walk_budget_ns);
+    if (s->cfg->interval_ns != 0)
+        start_timer(s);
+    struct timespec cpu0, cpu1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+    wf_uw_worker_root(&s->worker);
+    if (s->timed)
+        timer_delete(s->timer);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+    s->stats.cpu_ns = (uint64_t)(cpu1.tv_sec - cpu0.tv_sec) * 1000000000u +
+                      (uint64_t)(cpu1.tv_nsec - cpu0.tv_nsec);
+    s->stats.work_units = s->worker.work_units;
+    wf_guard_set_budget_ns(0);
+    wf_uw_current_sampler = NULL;
+    return NULL;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += (time_t)(ns / 1000000000u);
+    end.tv_nsec += (long)(ns % 1000000000u);
+    if (end.tv_nsec >= 1000000000L) {
+        end.tv_sec++;
+        end.tv_nsec -= 1000000000L;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) == EINTR)
+        ;
+}
+
+static void add_stats(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t)
+{
+    sum->delivered += t->delivered;
+    sum->overruns += t->overruns;
+    sum->walked += t->walked;
+    sum->matched += t->matched;
+    sum->tolerated += t->tolerated;
+    sum->faults += t->faults;
+    sum->hangs += t->hangs;
+    sum->frames += t->frames;
+    sum->work_units += t->work_units;
+    sum->cpu_ns += t->cpu_ns;
+    for (int i = 0; i < WF_UW_INVALID_KINDS; i++)
+        sum->invalid_kinds[i] += t->invalid_kinds[i];
+    for (int i = 0; i < WF_UW_STOP_KINDS; i++)
+        sum->stops[i] += t->stops[i];
+    for (int i = 0; i < WF_UW_HIST_BUCKETS; i++) {
+        sum->interval_hist[i] += t->interval_hist[i];
+        sum->latency_hist[i] += t->latency_hist[i];
+    }
+    for (uint32_t i = 0; i < t->kept && sum->kept < WF_UW_KEPT_INVALID; i++)
+        sum->kept_samples[sum->kept++] = t->kept_samples[i];
+}
+
+static const char *check_config(const wf_uw_stress_config *cfg)
+{
+    if (cfg->threads == 0 || cfg->threads > MAX_THREADS)
+        return "threads must be 1..64";
+    if (cfg->max_depth == 0 || cfg->max_depth >= WF_UW_SHADOW_MAX)
+        return "max_depth must be 1..63";
+    if (cfg->mode < WF_UW_FROM_UCONTEXT || cfg->mode > WF_UW_ALTERNATE)
+        return "mode must be 0..2";
+    if (cfg->interval_ns != 0 && (cfg->signo <= 0 || cfg->signo >= NSIG))
+        return "signo is not a signal number";
+    return NULL;
+}
+
+/* The first walk of the process initialises libunwind (locks, caches): not in a handler. */
+static void warm_up_libunwind(void)
+{
+    wf_uw_frame frames[WF_UW_MAX_FRAMES];
+    unw_context_t uc;
+    unw_getcontext(&uc);
+    wf_uw_walk walk = {.uc = &uc, .stop_id = WF_UW_ID_ROOT, .frame = frames};
+    wf_fault fault;
+    wf_uw_walk_guarded(&walk, &fault);
+}
+
+static int start_workers(const wf_uw_stress_config *cfg, wf_uw_sampler *samplers,
+                         wf_uw_stress_stats *stats)
+{
+    for (uint32_t i = 0; i < cfg->threads; i++) {
+        wf_uw_sampler *s = &samplers[i];
+        s->cfg = cfg;
+        s->worker.rng = (cfg->seed + i) * 0x9e3779b97f4a7c15u | 1;
+        s->worker.spin = cfg->spin;
+        s->worker.max_depth = cfg->max_depth;
+        int rc = pthread_create(&s->thread, NULL, worker_main, s);
+        if (rc != 0) {
+            snprintf(stats->error, sizeof stats->error, "pthread_create: %s", strerror(rc));
+            return (int)i;
+        }
+    }
+    return (int)cfg->threads;
+}
+
+int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    const char *bad = check_config(cfg);
+    if (bad != NULL) {
+        snprintf(stats->error, sizeof stats->error, "%s", bad);
+        return -1;
+    }
+    warm_up_guard();
+    warm_up_libunwind();
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = wf_uw_on_sample;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (cfg->interval_ns != 0 && sigaction(cfg->signo, &sa, &old) != 0) {
+        snprintf(stats->error, sizeof stats->error, "sigaction(%d): %s", cfg->signo,
+                 strerror(errno));
+        return -1;
+    }
+    wf_uw_sampler *samplers = calloc(cfg->threads, sizeof *samplers);
+    if (samplers == NULL) {
+        snprintf(stats->error, sizeof stats->error, "out of memory for %u samplers", cfg->threads);
+        return -1;
+    }
+    uint64_t start = wf_uw_now_ns();
+    int started = start_workers(cfg, samplers, stats);
+    if (started == (int)cfg->threads)
+        sleep_ns(cfg->duration_ns);
+    /* Disarm first: at intervals near the walk time the handlers leave the workload no time to
+       reach its root and see the stop flag. */
+    static const struct itimerspec disarmed;
+    for (int i = 0; i < started; i++) {
+        samplers[i].armed = 0;
+        if (samplers[i].timed)
+            timer_settime(samplers[i].timer, 0, &disarmed, NULL);
+        samplers[i].worker.stop = 1;
+    }
+    for (int i = 0; i < started; i++) {
+        pthread_join(samplers[i].thread, NULL);
+        add_stats(stats, &samplers[i].stats);
+    }
+    stats->elapsed_ns = wf_uw_now_ns() - start;
+    if (cfg->interval_ns != 0) {
+        sigaction(cfg->signo, &old, NULL);
+        stats->requested = (uint64_t)started * (cfg->duration_ns / cfg->interval_ns);
+    }
+    free(samplers);
+    return started == (int)cfg->threads ? 0 : -1;
+}

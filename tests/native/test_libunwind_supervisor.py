@@ -1,0 +1,41 @@
+"""libunwind fuzz supervisor: a worker that dies costs one process; its input is kept."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("walkfuzz._unwind", reason="walkfuzz._unwind not built")
+
+from walkfuzz.libunwind.case import INPUT_SIZE
+from walkfuzz.libunwind.fuzz import run_libunwind_fuzz
+
+
+def _children() -> list[int]:
+    pids = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        pids += [int(p) for p in (task / "children").read_text().split()]
+    return pids
+
+
+def test_killed_worker_becomes_a_finding_and_is_restarted(tmp_path: Path) -> None:
+    killed: list[int] = []
+
+    def kill_one_worker(elapsed: float, counters: dict[str, object]) -> None:
+        if not killed and _children():
+            killed.append(_children()[0])
+            os.kill(killed[0], signal.SIGSEGV)  # as libunwind faulting with signals blocked
+
+    result = run_libunwind_fuzz(tmp_path, 4.0, jobs=1, progress=kill_one_worker)
+    assert killed
+    assert result.counters["worker_deaths"] == 1
+    assert result.counters["worker_lives"] == 2
+    assert result.counters["walks"] > 0
+    deaths = [f for f in result.findings if f.location == "process-death:SIGSEGV"]
+    assert len(deaths) == 1 and len(deaths[0].data) == INPUT_SIZE
+    assert (tmp_path / f"crash-{deaths[0].sha1}").read_bytes() == deaths[0].data
+    crashes = [f for f in result.findings if f.location.startswith("libunwind.so")]
+    assert crashes and all(f.kind == "crash" and f.details["signal"] for f in crashes)
