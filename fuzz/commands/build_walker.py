@@ -1,0 +1,34 @@
+"""`walkfuzz build-walker SOURCE.c... -o PATH.so [--flavour plain|cov]`: compile a user's
+walker for the simulated VM against the API headers (native/include), then check it the way
+`--walker` will (every ASGST symbol present), so a library that builds is one that loads."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from walkfuzz.user_walker import FLAVOURS, build_walker
+from walkfuzz.walker_library import check_walker_library
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "build-walker", help="compile a walker library for --walker and check it loads",
+        description="Compile C sources against asgst.h and wf_vm.h into a walker library, then "
+        "load it as --walker does. See docs/writing-a-walker.md.")
+    p.add_argument("sources", nargs="+", type=Path, metavar="SOURCE.c")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="PATH.so")
+    p.add_argument("--flavour", choices=sorted(FLAVOURS), default="plain",
+                   help="plain (default; loads anywhere) or cov (coverage feedback for "
+                   "`walkfuzz fuzz`; clang -fsanitize=fuzzer-no-link)")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="a preprocessor definition (repeatable)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = build_walker(args.sources, args.output, args.flavour,
+                       [f"-D{d}" for d in args.defines])
+    print(f"built {check_walker_library(str(out))}")
+    return 0
