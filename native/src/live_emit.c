@@ -345,17 +345,30 @@ uintptr_t wf_live_emit_compiled(struct wf_live_codegen *g, struct wf_live_method
     return addr(g, bg.start) + 1;
 }
 
+/* The shared `ret` at +0, then a TRANSITION_FRAME frame built with rbp pointing at its saved
+ * rbp (fp-chained for walkers); returns frame_complete, the offset where the frame is built. */
+static uint32_t transition_prologue(struct wf_live_codegen *g, uint32_t start) {
+    x_ret(g);
+    x_save_rbp_below_rsp(g);
+    x_sub_rsp(g, TRANSITION_FRAME - 8);
+    uint32_t fc = g->used - start;
+    x_lea_rbp_rsp(g, TRANSITION_FRAME - 16);
+    return fc;
+}
+
+/* Tear down what transition_prologue built: restore the caller's rbp, pop the frame. */
+static void transition_epilogue(struct wf_live_codegen *g) {
+    x_load_rbp_rsp(g, TRANSITION_FRAME - 16);
+    x_add_rsp(g, TRANSITION_FRAME - 8);
+}
+
 uintptr_t wf_live_emit_transition(struct wf_live_codegen *g, uint32_t kind,
                                   const struct wf_vm_method *method, uint32_t state,
                                   uintptr_t fn) {
     uint32_t start = g->used;
     struct wf_vm_blob *b = new_blob(g, kind, start);
     if (b == NULL) return 0;
-    x_ret(g);
-    x_save_rbp_below_rsp(g);
-    x_sub_rsp(g, TRANSITION_FRAME - 8);
-    uint32_t fc = g->used - start;
-    x_lea_rbp_rsp(g, TRANSITION_FRAME - 16);
+    uint32_t fc = transition_prologue(g, start);
     bytes(g, "\x48\x8D\x05", 3);              /* lea rax, [rip + ret_point] */
     uint32_t rel_at = g->used;
     put32(g, 0);
@@ -371,8 +384,7 @@ uintptr_t wf_live_emit_transition(struct wf_live_codegen *g, uint32_t kind,
     bytes(g, "\x49\x8B\x0F", 3);              /* mov rcx, [r15] */
     bytes(g, "\xC7\x01", 2); put32(g, WF_THREAD_IN_JAVA);       /* state = IN_JAVA */
     bytes(g, "\x48\xC7\x41", 3); put8(g, WF_LIVE_V_ANCHOR_SP); put32(g, 0); /* anchor.sp = 0 */
-    x_load_rbp_rsp(g, TRANSITION_FRAME - 16);
-    x_add_rsp(g, TRANSITION_FRAME - 8);
+    transition_epilogue(g);
     uint32_t lo = g->used;
     x_jmp_to(g, start);
     window_here(g, lo, WF_LIVE_WIN_EPILOGUE);
@@ -387,16 +399,11 @@ uintptr_t wf_live_emit_c2i(struct wf_live_codegen *g, uintptr_t interpreter) {
     uint32_t start = g->used;
     struct wf_vm_blob *b = new_blob(g, WF_BLOB_STUB, start);
     if (b == NULL) return 0;
-    x_ret(g);
-    x_save_rbp_below_rsp(g);
-    x_sub_rsp(g, TRANSITION_FRAME - 8);
-    uint32_t fc = g->used - start;
-    x_lea_rbp_rsp(g, TRANSITION_FRAME - 16);
+    uint32_t fc = transition_prologue(g, start);
     bytes(g, "\x48\x8B\x03\x48\x89\x44\x24\x08", 8);  /* mov rax,[rbx] ; mov [rsp+8],rax */
     bytes(g, "\x48\x8B\x43\x08\x48\x89\x04\x24", 8);  /* mov rax,[rbx+8] ; mov [rsp],rax */
     x_call_abs(g, interpreter);
-    x_load_rbp_rsp(g, TRANSITION_FRAME - 16);
-    x_add_rsp(g, TRANSITION_FRAME - 8);
+    transition_epilogue(g);
     x_jmp_to(g, start);
     window_here(g, start, WF_LIVE_WIN_CALL);
     b->frame_size = TRANSITION_FRAME;

@@ -73,34 +73,38 @@ void wf_hs_out_line(const char *fmt, ...) {
 
 #define CLAIM_TRIES 4
 
-void wf_hs_out_fault(const wf_hs_fault_event *ev) {
-    uint64_t base = __atomic_fetch_add(&fault_cursor, 1, __ATOMIC_RELAXED);
+/* A ring slot claimed for writing (its state, the first member, set to SLOT_WRITING), or NULL
+ * when CLAIM_TRIES slots in a row are taken. Async-signal-safe: one fetch-add and CASes. */
+static void *claim_slot(void *ring, size_t stride, uint64_t count, volatile uint64_t *cursor) {
+    uint64_t base = __atomic_fetch_add(cursor, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < CLAIM_TRIES; i++) {
-        fault_slot *s = &faults[(base + (uint64_t)i) % FAULT_RING];
+        char *slot = (char *)ring + ((base + (uint64_t)i) % count) * stride;
         int empty = SLOT_EMPTY;
-        if (__atomic_compare_exchange_n(&s->state, &empty, SLOT_WRITING, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED)) {
-            s->ev = *ev;
-            __atomic_store_n(&s->state, SLOT_READY, __ATOMIC_RELEASE);
-            return;
-        }
+        if (__atomic_compare_exchange_n((volatile int *)slot, &empty, SLOT_WRITING, 0,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return slot;
     }
-    __atomic_fetch_add(&fault_drops, 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+void wf_hs_out_fault(const wf_hs_fault_event *ev) {
+    fault_slot *s = claim_slot(faults, sizeof faults[0], FAULT_RING, &fault_cursor);
+    if (s == NULL) {
+        __atomic_fetch_add(&fault_drops, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    s->ev = *ev;
+    __atomic_store_n(&s->state, SLOT_READY, __ATOMIC_RELEASE);
 }
 
 void wf_hs_out_invalid(const wf_hs_invalid_event *ev) {
-    uint64_t base = __atomic_fetch_add(&invalid_cursor, 1, __ATOMIC_RELAXED);
-    for (int i = 0; i < CLAIM_TRIES; i++) {
-        invalid_slot *s = &invalids[(base + (uint64_t)i) % INVALID_RING];
-        int empty = SLOT_EMPTY;
-        if (__atomic_compare_exchange_n(&s->state, &empty, SLOT_WRITING, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED)) {
-            s->ev = *ev;
-            __atomic_store_n(&s->state, SLOT_READY, __ATOMIC_RELEASE);
-            return;
-        }
+    invalid_slot *s = claim_slot(invalids, sizeof invalids[0], INVALID_RING, &invalid_cursor);
+    if (s == NULL) {
+        __atomic_fetch_add(&invalid_drops, 1, __ATOMIC_RELAXED);
+        return;
     }
-    __atomic_fetch_add(&invalid_drops, 1, __ATOMIC_RELAXED);
+    s->ev = *ev;
+    __atomic_store_n(&s->state, SLOT_READY, __ATOMIC_RELEASE);
 }
 
 void wf_hs_out_flight(wf_hs_thread *t, uint8_t strategy, const wf_hs_record *rec) {
