@@ -23,28 +23,48 @@ static uint64_t now_ns(void) {
 typedef struct count_job {
     const wf_walker *w;
     uint32_t frames, physical;
-    uintptr_t last_sp;
+    uintptr_t methods; /* every frame's method, folded: consumed as a profiler records it */
 } count_job;
 
-/* The handler a profiler would pass: NextFrame through the walker table until it stops. */
-static void count_frames(ASGST_Iterator *it, void *arg) {
+/* The handler a profiler would pass: NextFrame through the walker table until it stops,
+   each frame's method folded in as the floor folds each link's pc. Counts in locals, as a
+   profiler's would be (kept in the job, the opaque call forces a store and reload of each
+   per frame: handler cost, not walker cost). */
+static void consume_frames(ASGST_Iterator *it, void *arg) {
     count_job *job = arg;
+    int (*next_frame)(ASGST_Iterator *, ASGST_Frame *) = job->w->next_frame;
+    uint32_t frames = 0;
+    uintptr_t methods = 0;
+    ASGST_Frame f;
+    while (next_frame(it, &f) == 1) {
+        frames++;
+        methods ^= (uintptr_t)f.method;
+    }
+    job->frames = frames;
+    job->methods = methods;
+}
+
+/* The untimed walk's handler: also counts the distinct sp values (physical frames seen). */
+static void count_physical(ASGST_Iterator *it, void *arg) {
+    count_job *job = arg;
+    uintptr_t last_sp = 0;
     ASGST_Frame f;
     while (job->w->next_frame(it, &f) == 1) {
         job->frames++;
-        if ((uintptr_t)f.sp != job->last_sp) job->physical++;
-        job->last_sp = (uintptr_t)f.sp;
+        job->physical += (uintptr_t)f.sp != last_sp;
+        last_sp = (uintptr_t)f.sp;
     }
 }
 
-static void walk_once(const wf_walker *w, const wf_case *c, ucontext_t *uc, count_job *job) {
+static void walk_once(const wf_walker *w, const wf_case *c, ucontext_t *uc,
+                      ASGST_IteratorHandler handler, count_job *job) {
     *job = (count_job){.w = w};
     if (c->entry == WF_ENTRY_FROM_FRAME)
         w->run_with_iterator_from_frame((void *)c->sp, (void *)c->fp, (void *)c->pc,
-                                        (int32_t)c->options, count_frames, job);
+                                        (int32_t)c->options, handler, job);
     else
         w->run_with_iterator(c->entry == WF_ENTRY_NULL_CONTEXT ? NULL : uc, (int32_t)c->options,
-                             count_frames, job);
+                             handler, job);
 }
 
 double wf_bench_walk_ns(const wf_walker *w, const wf_case *c, uint32_t reps, uint32_t batches,
@@ -54,17 +74,17 @@ double wf_bench_walk_ns(const wf_walker *w, const wf_case *c, uint32_t reps, uin
     uc.uc_mcontext.gregs[REG_RIP] = (greg_t)c->pc;
     uc.uc_mcontext.gregs[REG_RSP] = (greg_t)c->sp;
     uc.uc_mcontext.gregs[REG_RBP] = (greg_t)c->fp;
-    count_job job;
-    walk_once(w, c, &uc, &job); /* warm-up: caches, TLB, branch predictors */
+    count_job counted, job;
+    walk_once(w, c, &uc, count_physical, &counted); /* warm-up: caches, TLB, predictors */
     uint64_t best = UINT64_MAX;
     for (uint32_t b = 0; b < batches; b++) {
         uint64_t t0 = now_ns();
-        for (uint32_t i = 0; i < reps; i++) walk_once(w, c, &uc, &job);
+        for (uint32_t i = 0; i < reps; i++) walk_once(w, c, &uc, consume_frames, &job);
         uint64_t t = now_ns() - t0;
         if (t < best) best = t;
     }
-    *frames = job.frames;
-    *physical = job.physical;
+    *frames = counted.frames;
+    *physical = counted.physical;
     return reps && batches ? (double)best / reps : 0.0;
 }
 

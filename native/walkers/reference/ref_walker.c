@@ -1,9 +1,10 @@
 /* ref_walker.c — the reference walker: the ASGST iterator API over the simulated VM.
  *
  * It never crashes and never hangs, whatever the case: every word it reads is checked to be
- * an aligned word of the thread's stack, every pc is looked up in the blob table before it
- * is trusted, every method handle is validated, sp strictly grows and at most
- * WF_WALK_MAX_DEPTH physical frames are decoded. Each way out of the walk is an error code
+ * an aligned word of the thread's stack (an fp-based frame's slots by one check of its fp,
+ * a fixed-size frame's saved fp and return address by one check of the pair), every pc is
+ * looked up in the blob table before it is trusted, every method handle is validated, sp
+ * strictly grows and at most WF_WALK_MAX_DEPTH physical frames are decoded. Each way out of the walk is an error code
  * of asgst.h with its reason next to it. The rules it implements, and the order of its
  * checks, are docs/case-format.md §4; the Python spec (fuzz/spec.py) implements the same.
  *
@@ -64,12 +65,34 @@ static int stack_word(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *value
     return 1;
 }
 
+/* The words at addr and addr + 8, each read exactly as stack_word reads it: one range check
+   when both lie inside the stack (always, on a well-formed stack), a check per word if not. */
+static inline void stack_pair(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *low,
+                              uintptr_t *high) {
+    if (addr % 8 == 0 && addr >= it->stack_lo && addr <= it->stack_hi - 16) {
+        *low = *(const uintptr_t *)addr;
+        *high = *(const uintptr_t *)(addr + 8);
+        return;
+    }
+    stack_word(it, addr, low);
+    stack_word(it, addr + 8, high);
+}
+
+/* A slot of an fp-based frame whose decode passed check_fp (below): that check put every
+   slot of the frame, fp - below .. fp + 8, inside the stack and aligned, so it was the one
+   range check of all of them and the slot is read as it is. */
+static inline uintptr_t frame_slot(uintptr_t fp, int offset) {
+    return *(const uintptr_t *)(fp + offset);
+}
+
 /* The blob holding pc, through the VM's segment map (wf_vm.h); NULL if none. Bounded: at
-   most one step back per blob starting inside pc's 64-byte segment. */
+   most one step back per blob starting inside pc's 64-byte segment. A pc below the code heap
+   wraps to a segment number above 2^57, far beyond any 32-bit segmap_count: one compare
+   rejects both sides of the heap. */
 static const struct wf_vm_blob *find_blob(uintptr_t pc) {
     const struct wf_vm *vm = WF_VM;
     uintptr_t segment = (pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT;
-    if (pc < WF_VM_CODE_HEAP || segment >= vm->segmap_count) return NULL;
+    if (segment >= vm->segmap_count) return NULL;
     uint32_t started = vm->segmap[segment];
     if (started == 0) return NULL;
     const struct wf_vm_blob *b = &vm->blobs[started - 1];
@@ -88,17 +111,22 @@ static const struct wf_vm_pcdesc *find_desc(const struct wf_vm_blob *b, uintptr_
     if (n == 0) return NULL;
     while (n > 1) {
         uint32_t half = n / 2;
-        d = d[half - 1].pc_end <= off ? d + half : d;
+        const struct wf_vm_pcdesc *upper = d + half;
+        /* the hint asks for a conditional move: without it gcc emits a branch */
+        d = __builtin_expect_with_probability(upper[-1].pc_end <= off, 1, 0.5) ? upper : d;
         n -= half;
     }
     return d->pc_begin <= off && off < d->pc_end ? d : NULL;
 }
 
-static const int KIND_OF_BLOB[] = {
-    [WF_BLOB_INTERPRETER] = WF_FRAME_INTERPRETED, [WF_BLOB_COMPILED] = WF_FRAME_COMPILED,
-    [WF_BLOB_NATIVE_WRAPPER] = WF_FRAME_NATIVE,   [WF_BLOB_STUB] = WF_FRAME_STUB,
-    [WF_BLOB_ENTRY] = WF_FRAME_ENTRY,
-};
+/* A frame in a blob has the blob's kind: wf_vm.h numbers the two kinds alike. */
+#define SAME_KIND(frame, blob) ((int)(frame) == (int)(blob))
+_Static_assert(SAME_KIND(WF_FRAME_INTERPRETED, WF_BLOB_INTERPRETER) &&
+                   SAME_KIND(WF_FRAME_COMPILED, WF_BLOB_COMPILED) &&
+                   SAME_KIND(WF_FRAME_NATIVE, WF_BLOB_NATIVE_WRAPPER) &&
+                   SAME_KIND(WF_FRAME_STUB, WF_BLOB_STUB) && SAME_KIND(WF_FRAME_ENTRY, WF_BLOB_ENTRY),
+               "the frame kind of a blob's frame is the blob's kind");
+#undef SAME_KIND
 
 static int has_fixed_frame(int kind) {
     return kind == WF_FRAME_COMPILED || kind == WF_FRAME_NATIVE || kind == WF_FRAME_STUB;
@@ -113,17 +141,17 @@ static int frame_not_built(const ASGST_Iterator *it) {
 
 /* ---- decoding one physical frame (docs §4.3) ----------------------------------------- */
 
+/* The range check of an fp-based frame's slots: fp must leave `below` bytes of frame above
+   sp (itself checked to be inside the stack) and two words (saved fp, return address) under
+   stack_hi. Once it passed, the frame's slots are read with frame_slot. */
 static int check_fp(const ASGST_Iterator *it, uintptr_t below) {
     uintptr_t fp = it->cur.fp;
-    /* fp must leave `below` bytes of frame above sp and two words under stack_hi */
     return fp % 8 == 0 && fp >= it->cur.sp + below && fp <= it->stack_hi - 16;
 }
 
 static int decode_interpreted(ASGST_Iterator *it) {
-    uintptr_t method = 0, bcp = 0;
     if (!check_fp(it, 16)) return ASGST_WF_BAD_FP;           /* slots outside the frame */
-    stack_word(it, it->cur.fp - 8, &method);
-    stack_word(it, it->cur.fp - 16, &bcp);
+    uintptr_t method = frame_slot(it->cur.fp, -8), bcp = frame_slot(it->cur.fp, -16);
     if (it->first && it->top_method != 0) {  /* queue element: its slots moved on since */
         method = it->top_method;
         bcp = it->top_bcp;
@@ -145,8 +173,8 @@ static int decode_interpreted(ASGST_Iterator *it) {
 
 static int sender_from_fp(const ASGST_Iterator *it, ref_frame *s) {
     s->sp = it->cur.fp + 16;
-    stack_word(it, it->cur.fp + 8, &s->pc);   /* in bounds: checked by decode_frame */
-    stack_word(it, it->cur.fp, &s->fp);
+    s->pc = frame_slot(it->cur.fp, 8);
+    s->fp = frame_slot(it->cur.fp, 0);
     return STEPPED;
 }
 
@@ -163,18 +191,17 @@ static int sender_of_fixed_frame(const ASGST_Iterator *it, ref_frame *s) {
     s->sp = it->cur.sp + it->blob->frame_size;
 #endif
     if (s->sp > it->stack_hi) return ASGST_WF_BAD_SP; /* frame runs off the stack */
-    stack_word(it, s->sp - 8, &s->pc);
-    stack_word(it, s->sp - 16, &s->fp);
+    stack_pair(it, s->sp - 16, &s->fp, &s->pc);
     return STEPPED;
 }
 
 static int sender_of_entry(const ASGST_Iterator *it, ref_frame *s) {
     if (it->options & ASGST_INCLUDE_NON_JAVA_FRAMES) return sender_from_fp(it, s);
     uintptr_t fp = it->cur.fp;
-    stack_word(it, fp - 8, &s->sp);
+    s->sp = frame_slot(fp, -8);
     if (s->sp == 0) return ASGST_NO_FRAME;                   /* no older Java segment */
-    stack_word(it, fp - 16, &s->fp);
-    stack_word(it, fp - 24, &s->pc);
+    s->fp = frame_slot(fp, -16);
+    s->pc = frame_slot(fp, -24);
     if (s->pc == 0 && !stack_word(it, s->sp - 8, &s->pc))
         return ASGST_WF_BAD_SP;                              /* saved anchor sp off the stack */
     return STEPPED;
@@ -219,12 +246,10 @@ static void peek_caller_profile(const ASGST_Iterator *it, const ref_frame *s) {
 static int step_to_sender(ASGST_Iterator *it) {
     ref_frame s = {0, 0, 0};
     int rc;
-    switch (it->kind) {
-    case WF_FRAME_INTERPRETED:
-    case WF_FRAME_C: rc = sender_from_fp(it, &s); break;
-    case WF_FRAME_ENTRY: rc = sender_of_entry(it, &s); break;
-    default: rc = sender_of_fixed_frame(it, &s); break;
-    }
+    int kind = it->kind;
+    if (kind == WF_FRAME_INTERPRETED || kind == WF_FRAME_C) rc = sender_from_fp(it, &s);
+    else if (kind == WF_FRAME_ENTRY) rc = sender_of_entry(it, &s);
+    else rc = sender_of_fixed_frame(it, &s);  /* COMPILED, NATIVE, STUB; a blob of no kind */
     if (rc != STEPPED) return rc;
     if (s.pc == 0) return ASGST_NO_FRAME;                    /* outermost frame: the end */
 #ifndef WF_PLANT_FP_CYCLE /* planted bug (fuzz/planted.py): cycles followed */
@@ -252,15 +277,17 @@ static void fill(const ASGST_Iterator *it, ASGST_Frame *f, int type, int level, 
     f->fp = (void *)it->cur.fp;
 }
 
-/* Scope n of cur's pc descriptor (innermost first); the outermost one is the JAVA frame. */
-static void fill_scope(const ASGST_Iterator *it, ASGST_Frame *f, uint32_t n) {
+/* The next scope of cur's pc descriptor when `left` scopes (1 .. scope_count) are not
+   emitted yet: the descriptor lists them innermost first; the outermost one (left == 1) is
+   the JAVA frame, the others are inlined into it. */
+static void fill_scope(const ASGST_Iterator *it, ASGST_Frame *f, uint32_t left) {
     const struct wf_vm_pcdesc *d = it->desc;
 #ifdef WF_PLANT_INLINED_SCOPE_ORDER /* planted bug (fuzz/planted.py): outermost scope first */
-    const struct wf_vm_scope *s = &d->scopes[d->scope_count - 1 - n];
+    const struct wf_vm_scope *s = &d->scopes[left - 1];
 #else
-    const struct wf_vm_scope *s = &d->scopes[n];
+    const struct wf_vm_scope *s = &d->scopes[d->scope_count - left];
 #endif
-    int type = n + 1 < d->scope_count ? ASGST_FRAME_JAVA_INLINED : ASGST_FRAME_JAVA;
+    int type = left > 1 ? ASGST_FRAME_JAVA_INLINED : ASGST_FRAME_JAVA;
     fill(it, f, type, it->blob->comp_level, s->bci, s->method);
 }
 
@@ -281,7 +308,7 @@ static int emit_compiled(ASGST_Iterator *it, ASGST_Frame *f) {
     }
     if (d->scope_count == 0) return 0;
     it->scopes_left = d->scope_count - 1;
-    fill_scope(it, f, 0);
+    fill_scope(it, f, d->scope_count);
     return 1;
 }
 
@@ -300,37 +327,41 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
     uintptr_t sp = it->cur.sp, pc = it->cur.pc;
     if (sp % 8 != 0 || sp < it->stack_lo || sp >= it->stack_hi)
         return ASGST_WF_BAD_SP;                              /* sp outside the stack */
-    if (pc >= WF_VM_NATIVE_TEXT && pc < WF_VM_NATIVE_TEXT + WF_VM_NATIVE_TEXT_SIZE) {
+    /* The code heap and the native text are disjoint, and every blob lies in the heap: the
+       blob lookup first, as most frames are Java frames; a pc in no blob may be C code. */
+    const struct wf_vm_blob *b = find_blob(pc);
+    if (b == NULL) {
+        if (pc < WF_VM_NATIVE_TEXT || pc >= WF_VM_NATIVE_TEXT + WF_VM_NATIVE_TEXT_SIZE)
+            return ASGST_WF_BAD_PC;                          /* pc is no code we know */
         it->kind = WF_FRAME_C;
         if (!check_fp(it, 0)) return ASGST_WF_BAD_FP;        /* fp chain broken */
         return emit_non_java(it, f);
     }
-    const struct wf_vm_blob *b = find_blob(pc);
-    if (b == NULL) return ASGST_WF_BAD_PC;                   /* pc is no code we know */
     it->blob = b;
-    it->kind = KIND_OF_BLOB[b->kind];
-    switch (it->kind) {
-    case WF_FRAME_INTERPRETED: {
+    it->kind = (int)b->kind;
+    switch (b->kind) {
+    case WF_BLOB_INTERPRETER: {
         int rc = decode_interpreted(it);
         if (rc != 0) return rc;
         fill(it, f, ASGST_FRAME_JAVA, 0, it->bci, it->method);
         return 1;
     }
-    case WF_FRAME_COMPILED:
+    case WF_BLOB_COMPILED:
         if (in_prologue(it, b, pc)) return ASGST_WF_BAD_PC; /* return address in a prologue */
         it->desc = find_desc(b, pc);
         return emit_compiled(it, f);
-    case WF_FRAME_NATIVE:
+    case WF_BLOB_NATIVE_WRAPPER:
         if (in_prologue(it, b, pc)) return ASGST_WF_BAD_PC;
         fill(it, f, ASGST_FRAME_JAVA_NATIVE, -1, -1, b->method);
         return 1;
-    case WF_FRAME_STUB:
+    case WF_BLOB_STUB:
         if (in_prologue(it, b, pc)) return ASGST_WF_BAD_PC;
         return emit_non_java(it, f);
-    case WF_FRAME_ENTRY:
+    case WF_BLOB_ENTRY:
         if (!check_fp(it, 24)) return ASGST_WF_BAD_FP;       /* anchor slots out of the frame */
         return emit_non_java(it, f);
     default:                                                 /* no such blob kind in a VM */
+        it->kind = 0;
         fill(it, f, ASGST_FRAME_NON_JAVA, -1, -1, NULL);
         return 1;
     }
@@ -338,8 +369,7 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
 
 /* The next inlined scope of the decoded compiled frame (scopes_left > 0). */
 static int emit_next_scope(ASGST_Iterator *it, ASGST_Frame *f) {
-    uint32_t n = it->desc->scope_count - it->scopes_left--;
-    fill_scope(it, f, n);
+    fill_scope(it, f, it->scopes_left--);
     return 1;
 }
 
@@ -373,8 +403,10 @@ static int next_physical(ASGST_Iterator *restrict it, ASGST_Frame *restrict fram
 
 int ASGST_NextFrame(ASGST_Iterator *it, ASGST_Frame *frame) {
     if (it == NULL || frame == NULL) return ASGST_WF_BAD_ARGUMENT; /* nothing to walk or fill */
-    if (it->state != 1) return it->state;                    /* ended before: sticky */
+    /* Scopes are left only after a frame was just emitted, so only while the state is 1:
+       asking for them first answers as the sticky check first would, a test sooner. */
     if (it->scopes_left != 0) return emit_next_scope(it, frame); /* next inlined scope */
+    if (it->state != 1) return it->state;                    /* ended before: sticky */
     return next_physical(it, frame);
 }
 
