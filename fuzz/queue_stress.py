@@ -1,5 +1,7 @@
 """ASGST_Enqueue from real per-thread timer signals on a generated case
-(native/src/queue_stress.c), with the counts that prove no deadlock and no loss.
+(native/src/queue_stress.c), with the counts that prove no deadlock and no loss, and the TSC
+windows timed in the handler: around an Enqueue (even signals) and around nothing (odd
+signals, the timing overhead), as percentiles and means of each.
 
 `run_in_child` runs it in a child process with a timeout, so a deadlock fails a test instead
 of hanging it.
@@ -18,8 +20,8 @@ from walkfuzz.native import load
 from walkfuzz.queue_cases import base_case, physical_frames
 
 RESULT_FIELDS = ("signals", "enqueued", "rejected", "attempts", "full", "other", "walk_failed",
-                 "processed", "dropped", "safepoints", "walked", "wrong_walks", "enqueue_ns",
-                 "run_ns", "error")
+                 "processed", "dropped", "safepoints", "walked", "wrong_walks", "timed",
+                 "enqueue_ns", "empty", "empty_ns", "run_ns", "error")
 
 
 @dataclass(frozen=True)
@@ -48,10 +50,11 @@ def run(params: StressParams) -> dict[str, int]:
     out = ffi.new("wf_queue_stress_result *")
     lib.wf_queue_stress_run(p, out)
     result = {name: int(getattr(out, name)) for name in RESULT_FIELDS}
-    hist = [int(out.enqueue_hist[i]) for i in range(lib.WF_QUEUE_STRESS_HIST)]
     width = lib.WF_QUEUE_STRESS_HIST_NS
-    result["enqueue_p50_ns"] = percentile_ns(hist, width, 0.50)
-    result["enqueue_p90_ns"] = percentile_ns(hist, width, 0.90)
+    for name, hist_field in (("enqueue", "enqueue_hist"), ("empty", "empty_hist")):
+        hist = [int(getattr(out, hist_field)[i]) for i in range(lib.WF_QUEUE_STRESS_HIST)]
+        result[f"{name}_p50_ns"] = percentile_ns(hist, width, 0.50)
+        result[f"{name}_p90_ns"] = percentile_ns(hist, width, 0.90)
     return result
 
 

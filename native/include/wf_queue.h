@@ -44,8 +44,9 @@ int wf_queue_safepoint(uintptr_t sp, uintptr_t fp, uintptr_t pc);
    handler called); RegisterQueue on it returns NULL until wf_queue_thread_reset. Returns the
    queues discarded, -1 inside a safepoint. Not signal-safe. */
 int wf_queue_thread_exit(void);
-/* Discard the calling thread's queues and forget its exit. No-op inside a safepoint.
-   Not signal-safe. */
+/* Discard the calling thread's queues and forget its exit and any safepoint it is still in:
+   the VM calls it between cases, outside its polls, so a safepoint it finds is one a fault
+   (the guard's siglongjmp out of a handler or a walk) abandoned. Not signal-safe. */
 void wf_queue_thread_reset(void);
 /* Cumulative counters of a queue handle, live or deregistered (zeros if it is no handle).
    Async-signal-safe. */

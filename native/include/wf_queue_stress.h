@@ -7,6 +7,12 @@
  * At each safepoint the queue handler walks every element and checks its frame count. The
  * run proves, by counts, that nothing deadlocks and nothing is lost:
  *   signals == attempts == enqueued + rejected, enqueued == processed + dropped.
+ *
+ * Timing (TSC, in the handler): even signals time the Enqueue call, odd signals time an
+ * empty window (the same two clock reads with nothing between) and then Enqueue untimed.
+ * The empty windows are the measurement's own overhead, taken in the same handler and run:
+ * Enqueue net of it is enqueue_ns / timed - empty_ns / empty (and likewise per quantile of
+ * the two histograms). wf_queue_signal_cost.h gives a figure with no clock in the window.
  */
 #ifndef WALKFUZZ_WF_QUEUE_STRESS_H
 #define WALKFUZZ_WF_QUEUE_STRESS_H
@@ -15,8 +21,8 @@
 
 /* cffi:begin */
 #define WF_QUEUE_STRESS_MAX_THREADS 16
-#define WF_QUEUE_STRESS_HIST 128     /* enqueue time histogram: bucket i = [8i, 8i+8) ns, last: more */
-#define WF_QUEUE_STRESS_HIST_NS 8
+#define WF_QUEUE_STRESS_HIST 512     /* window histograms: bucket i = [2i, 2i+2) ns, last: more */
+#define WF_QUEUE_STRESS_HIST_NS 2
 
 typedef struct wf_queue_stress_params {
     uint32_t threads;        /* workers, 1..WF_QUEUE_STRESS_MAX_THREADS */
@@ -37,8 +43,12 @@ typedef struct wf_queue_stress_result {
     uint64_t safepoints;     /* polls that ran */
     uint64_t walked;         /* elements the queue handler walked */
     uint64_t wrong_walks;    /* ... whose frame count or end code was not the expected */
-    uint64_t enqueue_ns;     /* time inside Enqueue, measured in the handler (TSC) */
-    uint64_t enqueue_hist[128]; /* WF_QUEUE_STRESS_HIST buckets of single Enqueue times */
+    uint64_t timed;          /* windows timed around an Enqueue (even signals) */
+    uint64_t enqueue_ns;     /* ... their total, measured in the handler (TSC) */
+    uint64_t enqueue_hist[512]; /* ... WF_QUEUE_STRESS_HIST buckets of single windows */
+    uint64_t empty;          /* empty windows timed (odd signals): the timing overhead */
+    uint64_t empty_ns;       /* ... their total */
+    uint64_t empty_hist[512];   /* ... WF_QUEUE_STRESS_HIST buckets of single windows */
     uint64_t run_ns;         /* wall time of the workers */
     int32_t error;           /* 0, or -errno of a failed set-up step */
 } wf_queue_stress_result;

@@ -55,7 +55,7 @@ int wf_queue_fuzz_run(const wf_walker *w, const uint8_t *data, size_t len, wf_ca
     intptr_t ignored;
     if (wf_guard_call(run_program, &job, &ignored, &r->fault) != 0) {
         r->finding = r->fault.kind == WF_FAULT_HANG ? WF_FINDING_HANG : WF_FINDING_CRASH;
-        w->queue_thread_reset();       /* its queues, if the fault left the thread usable */
+        w->queue_thread_reset();       /* its queues, and the safepoint the fault abandoned */
         return r->finding;
     }
     wf_queue_oracle(c, program, program_count, log_buffer, r);

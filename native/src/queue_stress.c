@@ -1,5 +1,13 @@
 /* queue_stress.c — ASGST_Enqueue from real per-thread timer signals (wf_queue_stress.h).
- * The signal handler does the least possible: Enqueue, two clock reads, counters in TLS. */
+ * The signal handler does the least possible: Enqueue, two clock reads, counters in TLS.
+ *
+ * What the clock reads measure. The window between the two TSC reads holds the Enqueue and
+ * also part of the reads themselves, and the first read after the kernel entered the
+ * handler runs cold. So the handler alternates: even signals time the Enqueue, odd signals
+ * time an empty window (the same two reads, nothing between) and then call Enqueue untimed.
+ * Both windows open at the same point of the same handler in the same run, and every
+ * signal enqueues, so the queue sees the same traffic; the empty windows are the timing
+ * overhead to take off the Enqueue windows (wf_queue_stress.h, docs/queue.md). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -26,8 +34,9 @@ typedef struct worker {
     pthread_t thread;
     ucontext_t context;              /* what every signal enqueues */
     ASGST_Queue *queue;
-    volatile uint64_t signals, enqueued, rejected, enqueue_ns; /* written by the handler */
-    volatile uint64_t hist[WF_QUEUE_STRESS_HIST];
+    volatile uint64_t signals, enqueued, rejected; /* written by the handler */
+    volatile uint64_t timed, enqueue_ns, hist[WF_QUEUE_STRESS_HIST];      /* Enqueue windows */
+    volatile uint64_t empty, empty_ns, empty_hist[WF_QUEUE_STRESS_HIST];  /* empty windows */
     uint64_t safepoints, walked, wrong_walks;
     volatile uint64_t spin;          /* the busy work between polls */
     wf_queue_counters counters;
@@ -45,17 +54,34 @@ static uint64_t now_ns(void) {
 
 static double ns_per_tick;             /* TSC calibration, set before the workers start */
 
-/* Times with the TSC: a vDSO clock read costs about as much as the Enqueue being timed. */
+/* One timed window of `ticks` TSC ticks into a histogram and its sum. */
+static void record(uint64_t ticks, volatile uint64_t *count, volatile uint64_t *sum_ns,
+                   volatile uint64_t *hist) {
+    uint64_t ns = (uint64_t)((double)ticks * ns_per_tick);
+    uint64_t bucket = ns / WF_QUEUE_STRESS_HIST_NS;
+    hist[bucket < WF_QUEUE_STRESS_HIST ? bucket : WF_QUEUE_STRESS_HIST - 1]++;
+    *sum_ns += ns;
+    ++*count;
+}
+
+/* Times with the TSC: a vDSO clock read costs about as much as the Enqueue being timed.
+   Even signals time the Enqueue, odd ones an empty window first (see the top). */
 static void on_signal(int sig, siginfo_t *info, void *uc) {
     int saved = errno;
     worker *w = current;
     if (w != NULL && w->queue != NULL) {
-        uint64_t t0 = __rdtsc();
-        int rc = ASGST_Enqueue(w->queue, &w->context, (void *)(uintptr_t)w->signals);
-        uint64_t took = (uint64_t)((double)(__rdtsc() - t0) * ns_per_tick);
-        uint64_t bucket = took / WF_QUEUE_STRESS_HIST_NS;
-        w->hist[bucket < WF_QUEUE_STRESS_HIST ? bucket : WF_QUEUE_STRESS_HIST - 1]++;
-        w->enqueue_ns += took;
+        void *arg = (void *)(uintptr_t)w->signals;
+        int rc;
+        if (w->signals % 2 == 0) {
+            uint64_t t0 = __rdtsc();
+            rc = ASGST_Enqueue(w->queue, &w->context, arg);
+            record(__rdtsc() - t0, &w->timed, &w->enqueue_ns, w->hist);
+        } else {
+            uint64_t t0 = __rdtsc();
+            uint64_t t1 = __rdtsc();
+            rc = ASGST_Enqueue(w->queue, &w->context, arg);
+            record(t1 - t0, &w->empty, &w->empty_ns, w->empty_hist);
+        }
         w->signals++;
         if (rc == 1) w->enqueued++;
         else w->rejected++;
@@ -138,8 +164,14 @@ static void add_up(const worker *w, wf_queue_stress_result *out) {
     out->signals += w->signals;
     out->enqueued += w->enqueued;
     out->rejected += w->rejected;
+    out->timed += w->timed;
     out->enqueue_ns += w->enqueue_ns;
-    for (int i = 0; i < WF_QUEUE_STRESS_HIST; i++) out->enqueue_hist[i] += w->hist[i];
+    out->empty += w->empty;
+    out->empty_ns += w->empty_ns;
+    for (int i = 0; i < WF_QUEUE_STRESS_HIST; i++) {
+        out->enqueue_hist[i] += w->hist[i];
+        out->empty_hist[i] += w->empty_hist[i];
+    }
     out->attempts += w->counters.attempts;
     out->full += w->counters.full;
     out->other += w->counters.other;

@@ -24,6 +24,25 @@
  *   caller (interpreted)  fp+8    return pc                checked
  *                         fp-16   bcp                      checked; moved after a re-call
  *   ... next interpreted caller, up to the first one that is not (its pc: the word above)
+ *
+ * Ordering without atomic instructions. Who touches a queue's ring, size and attempts:
+ *   - Enqueue, in a signal handler on the owner thread (it interrupts the owner's code, which
+ *     never runs again before the handler returns), or on another thread while the owner is
+ *     SUSPENDED (halted: running nothing);
+ *   - the owner thread itself: its safepoint (which raises self.in_safepoint first, and
+ *     Enqueue then rejects before it reads size or the ring), the readers (GetQueueElement,
+ *     GetQueueSizeInfo), Register/Deregister.
+ * So no two writers ever run at the same time, and a handler and the code it interrupts share
+ * one CPU: that CPU sees its own stores in program order, and only the compiler could move
+ * them. Hence no lock prefix and no fence instruction: Enqueue writes the free slot at
+ * head+size, then publishes it with a release store of size (a plain mov on x86-64; it also
+ * orders the slot before the size for a sampler thread enqueueing into a SUSPENDED thread's
+ * queue, whose resume handshake synchronizes with the owner anyway); readers load size
+ * relaxed (acquire at the safepoint), the counters are plain words with a single writer at a
+ * time. Not covered: two signal handlers enqueueing into ONE queue on one thread, the second
+ * interrupting the first between its size load and its size store (the second's element
+ * would be overwritten); a profiler enqueues from one signal, which is blocked while its
+ * handler runs.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -42,6 +61,7 @@
 #include "wf_vm.h"
 
 #define QUEUE_LIVE 0x51756575u          /* "Queu": the slot holds a registered queue */
+#define QUEUE_STRIDE 256                /* bytes per pool slot: a handle check is a mask */
 
 typedef struct queue_slot {
     ASGST_QueueElement element;         /* first: GetQueueElement returns &slot->element */
@@ -67,21 +87,25 @@ typedef struct queue_hook {             /* a processing start/end handler */
     bool offer_iterator;
 } queue_hook;
 
+/* What Enqueue touches comes first: live .. ring and counters.attempts, .enqueued and .full
+   are the first 64 bytes of a slot (QUEUE_STRIDE-aligned): one cache line per Enqueue. */
 struct _ASGST_Queue {
     volatile uint32_t live;             /* QUEUE_LIVE while registered */
+    uint32_t capacity, head;
+    uint32_t size;                      /* atomic accesses only: see "Ordering" above */
+    uint32_t attempts;                  /* since the last safepoint end; likewise */
+    volatile int32_t pending_capacity;  /* -1: no resize pending */
     queue_thread *owner;
+    queue_slot *ring;
+    wf_queue_counters counters;
     ASGST_Queue *next;
     ASGST_Handler fun;
     void *arg;
     int32_t options;                    /* of the element iterators */
-    queue_slot *ring;
-    uint32_t capacity, head;
-    volatile uint32_t size;
-    volatile int32_t pending_capacity;  /* -1: no resize pending */
-    volatile uint32_t attempts;         /* since the last safepoint end */
     queue_hook on_start, on_end;
-    wf_queue_counters counters;
-};
+} __attribute__((aligned(QUEUE_STRIDE)));
+
+_Static_assert(sizeof(ASGST_Queue) == QUEUE_STRIDE, "a pool slot is QUEUE_STRIDE bytes");
 
 static ASGST_Queue POOL[WF_QUEUE_MAX_QUEUES];
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -90,11 +114,31 @@ static __thread queue_thread self __attribute__((tls_model("initial-exec")));
 
 #define compiler_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
+/* size and attempts ("Ordering" above): never torn, never kept in a register across a
+   signal, and on x86-64 each is one plain mov: no lock prefix, no fence. */
+static uint32_t load_size(const ASGST_Queue *q) {
+    return __atomic_load_n(&q->size, __ATOMIC_ACQUIRE);
+}
+
+static void store_size(ASGST_Queue *q, uint32_t n) {
+    __atomic_store_n(&q->size, n, __ATOMIC_RELEASE);
+}
+
+static uint32_t load_attempts(const ASGST_Queue *q) {
+    return __atomic_load_n(&q->attempts, __ATOMIC_RELAXED);
+}
+
+/* A load and a store, not an atomic increment: the only other writer of attempts is the
+   owner's reset at the end of its safepoint, one store that a handler runs before or after. */
+static void count_attempt(ASGST_Queue *q) {
+    __atomic_store_n(&q->attempts, load_attempts(q) + 1, __ATOMIC_RELAXED);
+}
+
 /* ---- handles ----------------------------------------------------------------------------- */
 
 static int is_pool_slot(const ASGST_Queue *q) {
     uintptr_t a = (uintptr_t)q, lo = (uintptr_t)POOL;
-    return a >= lo && a < lo + sizeof POOL && (a - lo) % sizeof POOL[0] == 0;
+    return a >= lo && a < lo + sizeof POOL && (a - lo) % QUEUE_STRIDE == 0;
 }
 
 static ASGST_Queue *live_queue(ASGST_Queue *q) {
@@ -106,8 +150,9 @@ static int valid_size(int size) { return size >= 0 && size <= WF_QUEUE_MAX_CAPAC
 /* ---- finding the top Java frame (Enqueue, GetEnqueuableElement) -------------------------- */
 
 typedef struct probe {
+    const struct wf_vm_thread *thread;  /* whose stack is walked (the walk's, see probe_top) */
+    queue_slot *slot;                   /* filled in when the top frame is found */
     int code;                           /* 1 found, else why not */
-    queue_slot slot;
 } probe;
 
 /* The VM thread whose stack holds sp (wf_vm_thread_for: the synthetic case's only thread).
@@ -138,11 +183,27 @@ static uintptr_t stack_word(const struct wf_vm_thread *t, uintptr_t addr) {
     return *(const uintptr_t *)addr;
 }
 
+/* A thread's stack bounds in registers: the build has -fno-strict-aliasing, so the stores
+   into a slot between two stack_word(t, ...) would make the compiler reload t's fields. */
+typedef struct stack_bounds {
+    uintptr_t lo, hi;                   /* lo UINTPTR_MAX: no stack, every word reads 0 */
+} stack_bounds;
+
+static stack_bounds bounds_of(const struct wf_vm_thread *t) {
+    return t == NULL ? (stack_bounds){UINTPTR_MAX, 0} : (stack_bounds){t->stack_lo, t->stack_hi};
+}
+
+/* stack_word(t, addr) with b = bounds_of(t). */
+static uintptr_t bounded_word(stack_bounds b, uintptr_t addr) {
+    if (addr % 8 != 0 || addr < b.lo || addr > b.hi - 8) return 0;
+    return *(const uintptr_t *)addr;
+}
+
 /* The top frame's return address identifies it: a return pops that word, a new call there
    writes another (or the same, for the same call site: then the walk is the same too). */
-static void record_return(ASGST_Iterator *it, queue_slot *s) {
+static void record_return(ASGST_Iterator *it, stack_bounds b, queue_slot *s) {
     s->return_slot = wf_ref_return_slot(it);
-    s->return_pc = stack_word(mapped_thread((uintptr_t)s->element.sp), s->return_slot);
+    s->return_pc = bounded_word(b, s->return_slot);
 }
 
 static void record_top(const ASGST_Frame *f, queue_slot *s) {
@@ -176,19 +237,21 @@ static int interpreter_pc(uintptr_t pc) {
    bound; the caller of the top frame has fp [return slot - 8] (sp+S-16 or the saved fp),
    or the top's own fp while a fixed frame is not built (return slot == sp, case-format
    §4.4). Reads are checked (stack_word), so a wild fp only records zeros. */
-static void record_callers(queue_slot *s) {
-    const struct wf_vm_thread *t = mapped_thread((uintptr_t)s->element.sp);
+static void record_callers(stack_bounds b, queue_slot *s) {
     uintptr_t pc = s->return_pc;
     uintptr_t fp = s->return_slot == (uintptr_t)s->element.sp
-                       ? (uintptr_t)s->element.fp : stack_word(t, s->return_slot - 8);
-    s->callers = 0;
-    while (s->callers < WF_QUEUE_MAX_CHECKED_CALLERS && interpreter_pc(pc)) {
-        s->caller[s->callers].fp = fp;
-        s->caller[s->callers].bcp = stack_word(t, fp - 16);
-        s->caller[s->callers].return_pc = pc = stack_word(t, fp + 8);
-        s->callers++;
-        fp = stack_word(t, fp);
+                       ? (uintptr_t)s->element.fp : bounded_word(b, s->return_slot - 8);
+    uint32_t n = 0;
+    while (n < WF_QUEUE_MAX_CHECKED_CALLERS && interpreter_pc(pc)) {
+        uintptr_t bcp = bounded_word(b, fp - 16);
+        pc = bounded_word(b, fp + 8);
+        s->caller[n].fp = fp;
+        s->caller[n].bcp = bcp;
+        s->caller[n].return_pc = pc;
+        n++;
+        fp = bounded_word(b, fp);
     }
+    s->callers = n;
 }
 
 static void find_top(ASGST_Iterator *it, void *arg) {
@@ -197,9 +260,10 @@ static void find_top(ASGST_Iterator *it, void *arg) {
     int rc;
     while ((rc = ASGST_NextFrame(it, &f)) == 1)
         if (is_bytecode_frame(&f)) {
-            record_top(&f, &p->slot);
-            record_return(it, &p->slot);
-            record_callers(&p->slot);
+            stack_bounds b = bounds_of(p->thread);
+            record_top(&f, p->slot);
+            record_return(it, b, p->slot);
+            record_callers(b, p->slot);
             p->code = 1;
             return;
         }
@@ -207,13 +271,14 @@ static void find_top(ASGST_Iterator *it, void *arg) {
 }
 
 /* Walk ucontext like a Java-only ASGST_RunWithIterator of the thread's own (CURRENT) or a
-   halted (SUSPENDED) thread; 1 and p->slot, or the walk's error. */
-static int probe_top(void *ucontext, probe *p) {
-    const struct wf_vm_thread *t = mapped_thread(walked_sp(ucontext));
+   halted (SUSPENDED) thread; 1 and *slot filled in, or the walk's error. t is
+   mapped_thread(walked_sp(ucontext)), the thread that walk reads: every frame it finds lies
+   in t's stack, so the words recorded next to the top frame are read against t's bounds. */
+static int probe_top(void *ucontext, const struct wf_vm_thread *t, queue_slot *slot) {
     int32_t options = t != NULL && (t->flags & WF_THREAD_CURRENT) ? ASGST_WALK_SAME_THREAD : 0;
-    p->code = ASGST_NO_TOP_JAVA_FRAME;
-    int rc = ASGST_RunWithIterator(ucontext, options, find_top, p);
-    return rc < 0 ? rc : p->code;
+    probe p = {t, slot, ASGST_NO_TOP_JAVA_FRAME};
+    int rc = ASGST_RunWithIterator(ucontext, options, find_top, &p);
+    return rc < 0 ? rc : p.code;
 }
 
 /* ---- the API ----------------------------------------------------------------------------- */
@@ -266,12 +331,12 @@ static void unlink_queue(ASGST_Queue *q) {
 
 /* Mark dead first (a signal handler then sees no queue), then free the ring. */
 static void discard(ASGST_Queue *q) {
-    q->counters.dropped += q->size;
+    q->counters.dropped += load_size(q);
     q->live = 0;
     compiler_fence();
     free(q->ring);
     q->ring = NULL;
-    q->size = 0;
+    store_size(q, 0);
 }
 
 int ASGST_DeregisterQueue(void *env, ASGST_Queue *queue) {
@@ -287,45 +352,49 @@ static int reject(int code, uint64_t *counter) {
     return code;
 }
 
+/* Async-signal-safe ("Ordering" above): the top frame is walked straight into the free slot
+   at head+size, which no reader looks at until the release store of size publishes it; a
+   failed walk leaves only that unpublished slot written. No division: head and size are
+   both below capacity, so head+size wraps with one subtraction. */
 int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
     ASGST_Queue *q = live_queue(queue);
     if (q == NULL) return ASGST_ENQUEUE_NO_QUEUE;
 #ifdef WF_PLANT_QUEUE_BOOKKEEPING
     /* planted bug (docs/queue.md): the full-queue path returns before counting the attempt */
-    if (q->size >= q->capacity) return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
+    if (load_size(q) >= q->capacity) return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
 #endif
-    q->attempts++;
+    count_attempt(q);
     q->counters.attempts++;
     const struct wf_vm_thread *t = mapped_thread(walked_sp(ucontext));
     if (q->owner != &self && !(t != NULL && (t->flags & WF_THREAD_SUSPENDED)))
         return reject(ASGST_ENQUEUE_OTHER_ERROR, &q->counters.other); /* running elsewhere */
     if (q->owner->in_safepoint)
         return reject(ASGST_ENQUEUE_OTHER_ERROR, &q->counters.other); /* at its safepoint */
-    if (q->size >= q->capacity)
+    uint32_t size = load_size(q), capacity = q->capacity;
+    if (size >= capacity)
         return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
-    probe p;
-    int rc = probe_top(ucontext, &p);
+    uint32_t at = q->head + size;
+    queue_slot *slot = &q->ring[at >= capacity ? at - capacity : at];
+    int rc = probe_top(ucontext, t, slot);
     if (rc != 1) return reject(rc, &q->counters.walk_failed);
-    p.slot.element.arg = argument;
-    q->ring[(q->head + q->size) % q->capacity] = p.slot;
-    compiler_fence();                                    /* the slot before the size */
-    q->size = q->size + 1;
+    slot->element.arg = argument;
+    store_size(q, size + 1);                             /* the slot before the size */
     q->counters.enqueued++;
     return ASGST_JAVA_TRACE;
 }
 
 int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element) {
     if (element == NULL) return ASGST_WF_BAD_ARGUMENT;
-    probe p;
-    int rc = probe_top(ucontext, &p);
-    if (rc == 1) *element = p.slot.element;
+    queue_slot slot;
+    int rc = probe_top(ucontext, mapped_thread(walked_sp(ucontext)), &slot);
+    if (rc == 1) *element = slot.element;
     return rc;
 }
 
 ASGST_QueueElement *ASGST_GetQueueElement(ASGST_Queue *queue, int n) {
     ASGST_Queue *q = live_queue(queue);
     if (q == NULL) return NULL;
-    int64_t size = q->size, i = n < 0 ? size + n : n;
+    int64_t size = load_size(q), i = n < 0 ? size + n : n;
     if (i < 0 || i >= size) return NULL;                 /* out of bounds */
     return &q->ring[(q->head + (uint64_t)i) % q->capacity].element;
 }
@@ -338,7 +407,8 @@ void ASGST_ResizeQueue(ASGST_Queue *queue, int size) {
 ASGST_QueueSizeInfo ASGST_GetQueueSizeInfo(ASGST_Queue *queue) {
     ASGST_Queue *q = live_queue(queue);
     if (q == NULL) return (ASGST_QueueSizeInfo){0, 0, 0};
-    return (ASGST_QueueSizeInfo){(int32_t)q->size, (int32_t)q->capacity, (int32_t)q->attempts};
+    return (ASGST_QueueSizeInfo){(int32_t)load_size(q), (int32_t)q->capacity,
+                                 (int32_t)load_attempts(q)};
 }
 
 static void set_hook(queue_hook *hook, int options, bool offer,
@@ -420,13 +490,13 @@ static void process_element(const safepoint *sp, ASGST_Queue *q) {
     }
     element_call c = {q, s->element.arg};
     wf_ref_run_at(sp->thread, &start, q->options, call_element, &c);
-    q->head = (q->head + 1) % q->capacity;
-    q->size = q->size - 1;
+    q->head = q->head + 1 == q->capacity ? 0 : q->head + 1;
+    store_size(q, load_size(q) - 1);
     q->counters.processed++;
 }
 
 static int process_queue(const safepoint *sp, ASGST_Queue *q) {
-    uint32_t n = q->size;                 /* fixed: Enqueue rejects during the safepoint */
+    uint32_t n = load_size(q);            /* fixed: Enqueue rejects during the safepoint */
     if (n == 0) return 0;
     run_hook(sp, q, &q->on_start);
     for (uint32_t i = 0; i < n; i++) process_element(sp, q);
@@ -447,7 +517,7 @@ static void finish_queue(ASGST_Queue *q) {
             q->head = 0;
         }
     }
-    q->attempts = 0;
+    __atomic_store_n(&q->attempts, 0, __ATOMIC_RELAXED);
     q->counters.safepoints++;
 }
 
@@ -485,8 +555,12 @@ int wf_queue_thread_exit(void) {
     return discard_all();
 }
 
+/* correctness fix (queue harness, fault inside a safepoint): the VM resets a thread only
+   outside its polls, so in_safepoint set here was left by a fault the guard siglongjmp'ed out
+   of a handler or an element walk. Leaving it set froze the thread (every later Register,
+   Enqueue and safepoint refused): clear it, then start over. */
 void wf_queue_thread_reset(void) {
-    if (self.in_safepoint) return;
+    self.in_safepoint = 0;
     discard_all();
     self.exited = 0;
 }
