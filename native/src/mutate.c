@@ -178,12 +178,17 @@ static int change_walk(wf_case *c, gen_provider *p) {
     return 1;
 }
 
+/* Every operand that consumes bytes is read in a statement of its own (pick the register or
+   word first, then the value): the operands of one expression, `*pick_register(c, p) =
+   region_pointer(p)` say, are evaluated in an unspecified order (gcc and clang differ), and
+   the same bytes must give the same case in every build (a finding of the cov build replays
+   on the plain one). */
 static int apply(wf_case *c, int op, gen_provider *p) {
     uint64_t *reg, *word;
     switch (op) {
     case WF_OP_REG_OFFSET: reg = pick_register(c, p); *reg += (uint64_t)(int64_t)(8 * small_delta(p)); return 1;
     case WF_OP_REG_BITFLIP: reg = pick_register(c, p); *reg ^= 1ULL << provider_range(p, 0, 63); return 1;
-    case WF_OP_REG_REGION: *pick_register(c, p) = region_pointer(p); return 1;
+    case WF_OP_REG_REGION: reg = pick_register(c, p); *reg = region_pointer(p); return 1;
     case WF_OP_REG_MISALIGN: reg = pick_register(c, p); *reg += provider_range(p, 1, 7); return 1;
     case WF_OP_STACK_BITFLIP:
         if ((word = pick_stack_word(c, p)) == NULL) return 0;
