@@ -1,5 +1,7 @@
 """The hot path from Python: one C call per input (native/include/wf_run.h) and its result
-as typed values — what a harness turns into a `Finding`, what a test asserts on.
+as typed values, what a test asserts on. (A finding is described from the raw C result by
+walkfuzz.native_finding.to_finding, the one place that builds a finding's details, so a
+campaign and triage's replay store the same ones.)
 
     runner = Runner(Walker.reference())
     result = runner.run_generated(data, mutate=MUTATE_ALL)
@@ -48,19 +50,6 @@ class RunResult:
         if self.fault is not None:
             return f"pc:{self.fault.pc:#x}"
         return f"check:{self.check}"
-
-    def details(self) -> dict[str, object]:
-        """JSON-able details for a Finding."""
-        out: dict[str, object] = {"oracle": self.oracle, "run_result": self.run_result,
-                                  "end_code": self.end_code, "frames": self.frames,
-                                  "diff_index": self.diff_index, "mutations": self.mutations}
-        if self.got is not None:
-            out["got"] = vars(self.got)
-        if self.want is not None:
-            out["want"] = vars(self.want)
-        if self.fault is not None:
-            out["fault"] = vars(self.fault)
-        return out
 
 
 class Walker:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from walkfuzz.commands.triage import walker_path
 from walkfuzz.errors import UserError
 from walkfuzz.findings import write_atomic
 from walkfuzz.minimize import DEFAULT_BUDGET, minimize
@@ -36,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--budget {args.budget} is not positive")
     if not args.file.is_file():
         raise UserError(f"{str(args.file)!r} is not a file")
-    walker = str(Path(args.walker).resolve()) if args.walker else None
-    spec = resolve(discover([args.file])[0], Defaults(None, args.harness, walker))
+    defaults = Defaults(None, args.harness, walker_path(args.walker))
+    spec = resolve(discover([args.file])[0], defaults)
     if spec.error:
         raise ReplayError(spec.error)
     if spec.target != "minivm":

@@ -48,10 +48,18 @@ def checked(args: argparse.Namespace) -> tuple[Defaults, int]:
         raise UserError(f"--jobs {args.jobs} is not positive")
     if args.hang_ms <= 0:
         raise UserError(f"--hang-ms {args.hang_ms} is not positive")
-    walker = str(Path(args.walker).resolve()) if args.walker else None
-    if walker is not None and not Path(walker).is_file():
-        raise UserError(f"walker library {args.walker!r} does not exist")
-    return Defaults(args.target, args.harness, walker), int(args.hang_ms * 1e6)
+    return Defaults(args.target, args.harness, walker_path(args.walker)), int(args.hang_ms * 1e6)
+
+
+def walker_path(walker: str | None) -> str | None:
+    """--walker as an absolute path (None: each input's own walker); UserError if it is no
+    file. Shared with `walkfuzz minimize`."""
+    if not walker:
+        return None
+    path = Path(walker).resolve()
+    if not path.is_file():
+        raise UserError(f"walker library {walker!r} does not exist")
+    return str(path)
 
 
 def print_error(error: FileError) -> None:

@@ -139,6 +139,30 @@ interface Shape { int area(int x); }
 }
 
 
+def _method(head: str, shadow_id: int, body: str) -> str:
+    """A method whose body keeps the shadow stack; `head` is its declaration."""
+    return f"    {head} {{\n{_tracked(shadow_id, body)}    }}\n"
+
+
+def _class(head: str, *members: str, package: str = PACKAGE, imports: str = "") -> str:
+    """The source file of one class: `head` is its declaration, then its members' text."""
+    return f"package {package};\n{imports}{head} {{\n{''.join(members)}}}\n"
+
+
+_WORKER_STATE = """    final Shadow shadow = new Shadow();
+    final long millis, iterations;
+    long rnd, result, done;
+    boolean registered;
+    Worker(int n, long millis, long iterations, long seed) {
+        super("wf-" + n);
+        this.millis = millis; this.iterations = iterations; this.rnd = seed * 2654435761L + 1;
+    }
+    int next() {
+        rnd ^= rnd << 13; rnd ^= rnd >>> 7; rnd ^= rnd << 17; return (int) (rnd >>> 33);
+    }
+"""
+
+
 def _worker(m: _Manifest, shape: WorkloadShape) -> str:
     run_id = m.track("Worker", "run", "()V")
     body = (
@@ -150,23 +174,8 @@ def _worker(m: _Manifest, shape: WorkloadShape) -> str:
         "            }\n"
         "            done = i;\n"
     )
-    return f"""package wf;
-final class Worker extends Thread {{
-    final Shadow shadow = new Shadow();
-    final long millis, iterations;
-    long rnd, result, done;
-    boolean registered;
-    Worker(int n, long millis, long iterations, long seed) {{
-        super("wf-" + n);
-        this.millis = millis; this.iterations = iterations; this.rnd = seed * 2654435761L + 1;
-    }}
-    int next() {{
-        rnd ^= rnd << 13; rnd ^= rnd >>> 7; rnd ^= rnd << 17; return (int) (rnd >>> 33);
-    }}
-    @Override public void run() {{
-{_tracked(run_id, body)}    }}
-}}
-"""
+    return _class("final class Worker extends Thread", _WORKER_STATE,
+                  _method("@Override public void run()", run_id, body))
 
 
 def _tasks(m: _Manifest, shape: WorkloadShape) -> str:
@@ -183,12 +192,7 @@ def _tasks(m: _Manifest, shape: WorkloadShape) -> str:
         "            if (pick < 99 && r % 4 == 0) return Loading.run((int) i);\n"
         f"            return Osr.run({shape.osr_iterations} + r % 1000);\n"
     )
-    return f"""package wf;
-final class Tasks {{
-    static int step(long i, int r) {{
-{_tracked(step_id, body)}    }}
-}}
-"""
+    return _class("final class Tasks", _method("static int step(long i, int r)", step_id, body))
 
 
 def _ring(m: _Manifest, shape: WorkloadShape) -> dict[str, str]:
@@ -207,14 +211,11 @@ def _ring(m: _Manifest, shape: WorkloadShape) -> dict[str, str]:
             "            int s = 0; for (int j = 0; j < 16; j++) s += j * (n + 1);\n"
             "            return s;\n"
         )
-        files[f"Rec{k}.java"] = f"""package wf;
-final class Rec{k} {{
-    static int down(int n, boolean hold) {{
-{_tracked(down_id, down)}    }}
-    static int leaf(int n, boolean hold) {{
-{_tracked(leaf_id, leaf)}    }}
-}}
-"""
+        files[f"Rec{k}.java"] = _class(f"final class Rec{k}",
+                                       _method("static int down(int n, boolean hold)", down_id,
+                                               down),
+                                       _method("static int leaf(int n, boolean hold)", leaf_id,
+                                               leaf))
     return files
 
 
@@ -227,16 +228,10 @@ def _streams(m: _Manifest) -> str:
         "                .filter(x -> Streams.g(x)).boxed()\n"
         "                .collect(java.util.stream.Collectors.summingInt(x -> x));\n"
     )
-    return f"""package wf;
-final class Streams {{
-    static int run(int n) {{
-{_tracked(run_id, run)}    }}
-    static int f(int x) {{
-{_tracked(f_id, _line("return x * 31 + 7;"))}    }}
-    static boolean g(int x) {{
-{_tracked(g_id, _line("return (x & 1) == 0;"))}    }}
-}}
-"""
+    return _class("final class Streams",
+                  _method("static int run(int n)", run_id, run),
+                  _method("static int f(int x)", f_id, _line("return x * 31 + 7;")),
+                  _method("static boolean g(int x)", g_id, _line("return (x & 1) == 0;")))
 
 
 def _exceptions(m: _Manifest) -> str:
@@ -250,26 +245,17 @@ def _exceptions(m: _Manifest) -> str:
         "            if (n <= 0) throw new IllegalStateException(\"bottom\");\n"
         "            return thrower(n - 1) + 1;\n"
     )
-    return f"""package wf;
-final class Exc {{
-    static int run(int n) {{
-{_tracked(run_id, run)}    }}
-    static int thrower(int n) {{
-{_tracked(throw_id, thrower)}    }}
-}}
-"""
+    return _class("final class Exc", _method("static int run(int n)", run_id, run),
+                  _method("static int thrower(int n)", throw_id, thrower))
 
 
 def _poly(m: _Manifest, shape: WorkloadShape) -> dict[str, str]:
     files = {}
     for k in range(shape.shapes):
         area_id = m.track(f"Shape{k}", "area", "(I)I")
-        files[f"Shape{k}.java"] = f"""package wf;
-final class Shape{k} implements Shape {{
-    public int area(int x) {{
-{_tracked(area_id, _line(f"return x * {k + 2} + {k};"))}    }}
-}}
-"""
+        area = _line(f"return x * {k + 2} + {k};")
+        files[f"Shape{k}.java"] = _class(f"final class Shape{k} implements Shape",
+                                         _method("public int area(int x)", area_id, area))
     run_id = m.track("Poly", "run", "(I)I")
     news = ", ".join(f"new Shape{k}()" for k in range(shape.shapes))
     run = (
@@ -277,30 +263,29 @@ final class Shape{k} implements Shape {{
         "            for (int j = 0; j < 32; j++) s += SHAPES[(r + j) % SHAPES.length].area(j);\n"
         "            return s;\n"
     )
-    files["Poly.java"] = f"""package wf;
-final class Poly {{
-    static final Shape[] SHAPES = {{ {news} }};
-    static int run(int r) {{
-{_tracked(run_id, run)}    }}
-}}
-"""
+    files["Poly.java"] = _class("final class Poly",
+                                f"    static final Shape[] SHAPES = {{ {news} }};\n",
+                                _method("static int run(int r)", run_id, run))
     return files
 
 
 def _jni(m: _Manifest) -> str:
     run_id = m.track("Jni", "run", "(I)I")
     back_id = m.track("Jni", "back", "(I)I")
+    run = _line("return Agent.viaNative(x -> Jni.back(x), n);")
     back = (
         "            if (x <= 0) return 1;\n"
         "            return Agent.viaNative(y -> Jni.back(y), x - 1) + 1;\n"
     )
-    return f"""package wf;
-final class Jni {{
-    static int run(int n) {{
-{_tracked(run_id, _line("return Agent.viaNative(x -> Jni.back(x), n);"))}    }}
-    static int back(int x) {{
-{_tracked(back_id, back)}    }}
-}}
+    return _class("final class Jni", _method("static int run(int n)", run_id, run),
+                  _method("static int back(int x)", back_id, back))
+
+
+_LOADING_STATE = """    static final java.net.URL PLUGINS;
+    static {
+        try { PLUGINS = java.nio.file.Path.of(System.getProperty("wf.plugins")).toUri().toURL(); }
+        catch (java.net.MalformedURLException e) { throw new IllegalStateException(e); }
+    }
 """
 
 
@@ -317,27 +302,16 @@ def _loading(m: _Manifest, shape: WorkloadShape) -> tuple[str, dict[str, str]]:
         "                throw new IllegalStateException(e);\n"
         "            }\n"
     )
-    loading = f"""package wf;
-final class Loading {{
-    static final java.net.URL PLUGINS;
-    static {{
-        try {{ PLUGINS = java.nio.file.Path.of(System.getProperty("wf.plugins")).toUri().toURL(); }}
-        catch (java.net.MalformedURLException e) {{ throw new IllegalStateException(e); }}
-    }}
-    static int run(int i) {{
-{_tracked(run_id, run)}    }}
-}}
-"""
+    loading = _class("final class Loading", _LOADING_STATE,
+                     _method("static int run(int i)", run_id, run))
     plugins = {}
     for k in range(shape.plugins):
         apply_id = m.track(f"plugin/Plugin{k}", "apply", "(I)I")
-        plugins[f"Plugin{k}.java"] = f"""package wf.plugin;
-import wf.Shadow;
-public final class Plugin{k} implements wf.Plugin {{
-    public int apply(int x) {{
-{_tracked(apply_id, _line(f"return x * {k + 3};"))}    }}
-}}
-"""
+        apply = _line(f"return x * {k + 3};")
+        plugins[f"Plugin{k}.java"] = _class(
+            f"public final class Plugin{k} implements wf.Plugin",
+            _method("public int apply(int x)", apply_id, apply),
+            package=f"{PACKAGE}.plugin", imports="import wf.Shadow;\n")
     return loading, plugins
 
 
@@ -357,27 +331,15 @@ def _deopt(m: _Manifest, shape: WorkloadShape) -> dict[str, str]:
     )
     return {
         "DeoptBase.java": "package wf;\nabstract class DeoptBase { abstract int value(int x); }\n",
-        "DeoptCommon.java": f"""package wf;
-final class DeoptCommon extends DeoptBase {{
-    int value(int x) {{
-{_tracked(common_id, _line("return x + 1;"))}    }}
-}}
-""",
-        "DeoptRare.java": f"""package wf;
-final class DeoptRare extends DeoptBase {{
-    int value(int x) {{
-{_tracked(rare_id, _line("return x - 1;"))}    }}
-}}
-""",
-        "Deopt.java": f"""package wf;
-final class Deopt {{
-    static final DeoptBase COMMON = new DeoptCommon();
-    static int run(int i) {{
-{_tracked(run_id, run)}    }}
-    static int unstable(int i) {{
-{_tracked(unstable_id, unstable)}    }}
-}}
-""",
+        "DeoptCommon.java": _class("final class DeoptCommon extends DeoptBase",
+                                   _method("int value(int x)", common_id,
+                                           _line("return x + 1;"))),
+        "DeoptRare.java": _class("final class DeoptRare extends DeoptBase",
+                                 _method("int value(int x)", rare_id, _line("return x - 1;"))),
+        "Deopt.java": _class("final class Deopt",
+                             "    static final DeoptBase COMMON = new DeoptCommon();\n",
+                             _method("static int run(int i)", run_id, run),
+                             _method("static int unstable(int i)", unstable_id, unstable)),
     }
 
 
@@ -388,12 +350,7 @@ def _osr(m: _Manifest) -> str:
         "            for (int j = 0; j < n; j++) { s += (j ^ (s >>> 3)) * 31; }\n"
         "            return (int) s;\n"
     )
-    return f"""package wf;
-final class Osr {{
-    static int run(int n) {{
-{_tracked(run_id, body)}    }}
-}}
-"""
+    return _class("final class Osr", _method("static int run(int n)", run_id, body))
 
 
 _MAIN = """package wf;
