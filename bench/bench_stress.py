@@ -4,12 +4,18 @@ against the requested rate, walk latency, and the workload's slowdown against it
 unsampled baseline phase, side by side. Targets (issue 6): at 100 us >= 95% delivered and
 walked, slowdown <= 15%; at 10 us >= 80% delivered. Prints ratios; asserts nothing.
 
-    python bench/bench_stress.py [--seconds 3] [--threads 2] [--modes signal,thread,queue]
+Each mode runs one worker per CPU it leaves to the workload: signal and queue mode walk in
+the worker's own handler (a worker per CPU); thread mode's sampler thread walks on a CPU of
+its own (a worker per CPU but one). Thread mode is also shown oversubscribed (a worker per
+CPU plus the sampler), where a sample waits for the scheduler to run sampler and worker in turn.
+
+    python bench/bench_stress.py [--seconds 3] [--cpus N] [--modes signal,thread,queue]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from walkfuzz.stress.options import MODES, StressOptions
@@ -25,26 +31,35 @@ def row(mode: str, interval_us: int, seconds: float, threads: int) -> str:
     result = run_minivm_stress(options)
     f = figures(result)
     lat = result["latency"]
-    return (f"{mode:7} {interval_us:5}us {f['requested_per_cpu_second']:9.0f} "
+    return (f"{mode:7} {threads:7} {interval_us:5}us {f['requested_per_cpu_second']:9.0f} "
             f"{f['delivered_per_cpu_second']:9.0f} {100 * f['delivered_fraction']:6.1f}% "
             f"{100 * f['walked_fraction']:6.1f}% {lat.get('p50', 0) / 1e3:8.2f} "
             f"{lat.get('p99', 0) / 1e3:9.2f} {100 * f['slowdown']:7.1f}% "
             f"{100 * f['invalid_rate']:7.3f}%")
 
 
+def worker_counts(mode: str, cpus: int) -> list[int]:
+    """Workers per row of `mode`: one per CPU the mode leaves free (then oversubscribed)."""
+    if mode != "thread":
+        return [cpus]
+    return sorted({max(1, cpus - 1), cpus})
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cpus", type=int, default=len(os.sched_getaffinity(0)),
+                        help="CPUs to plan the worker counts for (default: this process's)")
     parser.add_argument("--modes", default=",".join(MODES))
     args = parser.parse_args()
-    print(f"live stress, reference walker, {args.threads} threads, {args.seconds:g} s unsampled "
+    print(f"live stress, reference walker, {args.cpus} CPUs, {args.seconds:g} s unsampled "
           f"+ {args.seconds:g} s sampled per row")
-    print("mode    interval  req/CPU-s deliv/CPU-s deliv%  walked%  p50(us)   p99(us) "
+    print("mode    workers interval  req/CPU-s deliv/CPU-s deliv%  walked%  p50(us)   p99(us) "
           "slowdown invalid")
     for mode in args.modes.split(","):
-        for interval in INTERVALS_US:
-            print(row(mode, interval, args.seconds, args.threads), flush=True)
+        for threads in worker_counts(mode, args.cpus):
+            for interval in INTERVALS_US:
+                print(row(mode, interval, args.seconds, threads), flush=True)
     return 0
 
 

@@ -83,7 +83,9 @@ struct wf_live_worker {
     uint32_t example_count;
     uint32_t examples_of_class[WF_LIVE_CLASSES + 2];
     wf_live_example examples[WF_LIVE_WORKER_EXAMPLES];
-    volatile uint32_t handshake; /* thread mode */
+    volatile uint32_t handshake; /* thread mode: wf_live_handshake */
+    volatile uint32_t worker_sleeping;  /* thread mode: waits on `handshake` in the futex */
+    int last_cpu;                /* thread mode: the CPU its handler last ran on, -1 unknown */
     void *handshake_uc;
     ASGST_Queue *queue;          /* queue mode: this worker's safepoint queue */
     struct wf_live_queued *queued;  /* WF_LIVE_QUEUED slots: what each element was at the signal */
@@ -119,6 +121,9 @@ struct wf_live_run {
     int worker_count;
     pthread_t sampler;
     int has_sampler;
+    volatile uint32_t doorbell;          /* thread mode: bumped by each worker that is READY */
+    volatile uint32_t sampler_sleeping;  /* thread mode: the sampler waits on `doorbell` */
+    int sampler_cpu;                     /* thread mode: the CPU it last ran on, -1 unknown */
     struct wf_live_queue_api queue;  /* queue mode */
 };
 
@@ -161,6 +166,10 @@ void wf_live_guard_prepare(uint64_t budget_ns);
 int wf_live_sampler_install(char *err, size_t errlen);
 int wf_live_sampler_start(struct wf_live_run *run, char *err, size_t errlen);
 void wf_live_sampler_stop(struct wf_live_run *run);
+/* Thread mode (live_sampler_thread.c): start the sampler thread (0, or -1 with err); a
+   worker's handler waits while the sampler walks it. The latter is Async-signal-safe. */
+int wf_live_sampler_thread_start(struct wf_live_run *run, char *err, size_t errlen);
+void wf_live_wait_for_sampler(struct wf_live_worker *w, void *uc);
 /* Queue mode (live_queue.c): bind the walker's queue API (0, or -1 with err naming what is
    missing); register / drop a worker's queue on its own thread; the handler's enqueue
    (Async-signal-safe); processing at a safepoint poll. */

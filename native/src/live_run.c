@@ -64,6 +64,7 @@ static int start_worker(struct wf_live_run *run, int i, char *err, size_t errlen
     uint32_t cap = run->cfg.record_cap;
     w->index = i;
     w->vm = wf_live_vm_thread((uint32_t)i);
+    w->last_cpu = -1;
     w->intervals = calloc(cap ? cap : 1, sizeof *w->intervals);
     w->latencies = calloc(cap ? cap : 1, sizeof *w->latencies);
     w->stack = mmap(NULL, PAGE + WF_LIVE_STACK_SIZE, PROT_READ | PROT_WRITE,

@@ -1,28 +1,13 @@
 /* live_sampler.c — sampling the live VM's workers: the SIGPROF handler, per-thread POSIX
- * timers (signal mode), the sampler thread with its futex handshake (thread mode), and the
- * guarded walk + check + bookkeeping of one sample.
- *
- * Thread mode handshake (futex word `handshake`, one sample at a time per worker):
- *
- *   sampler                              worker's SIGPROF handler
- *   tgkill(worker) ------------------->  IDLE -> READY (CAS), flags |= SUSPENDED, wake
- *   wait READY                           wait while READY
- *   walk the worker's ucontext, check
- *   READY -> DONE, wake  ------------->  flags &= ~SUSPENDED, DONE -> IDLE
- *   (no answer within a second: IDLE -> CANCELLED; a late handler sees CANCELLED, resets it
- *    to IDLE and returns without waiting)
+ * timers (signal mode), and the guarded walk + check + bookkeeping of one sample. Thread
+ * mode's sampler thread and handshake are live_sampler_thread.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "wf_live_worker.h"
-
-#define HANDSHAKE_TIMEOUT_NS 1000000000ull
 
 static __thread struct wf_live_worker *current_worker __attribute__((tls_model("initial-exec")));
 
@@ -204,10 +189,6 @@ void wf_live_note_delivery(struct wf_live_worker *w, uint64_t t0) {
     w->st.delivered++;
 }
 
-static long futex(volatile uint32_t *word, int op, uint32_t val, const struct timespec *ts) {
-    return syscall(SYS_futex, word, op, val, ts, NULL, 0);
-}
-
 static void sample_here(struct wf_live_worker *w, void *uc) {
     uint64_t t0 = wf_live_now_ns();
     wf_live_note_delivery(w, t0);
@@ -217,24 +198,6 @@ static void sample_here(struct wf_live_worker *w, void *uc) {
     __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_CURRENT, __ATOMIC_RELAXED);
 }
 
-static void wait_for_sampler(struct wf_live_worker *w, void *uc) {
-    uint32_t idle = WF_LIVE_HS_IDLE;
-    wf_live_snapshot_take(&w->jt, &w->snap);
-    w->handshake_uc = uc;
-    __atomic_or_fetch(&w->vm->flags, WF_THREAD_SUSPENDED, __ATOMIC_SEQ_CST);
-    if (!__atomic_compare_exchange_n(&w->handshake, &idle, WF_LIVE_HS_READY, 0, __ATOMIC_SEQ_CST,
-                                     __ATOMIC_SEQ_CST)) {
-        __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_SUSPENDED, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&w->handshake, WF_LIVE_HS_IDLE, __ATOMIC_SEQ_CST); /* cancelled */
-        return;
-    }
-    futex(&w->handshake, FUTEX_WAKE_PRIVATE, 1, NULL);
-    while (__atomic_load_n(&w->handshake, __ATOMIC_SEQ_CST) == WF_LIVE_HS_READY)
-        futex(&w->handshake, FUTEX_WAIT_PRIVATE, WF_LIVE_HS_READY, NULL);
-    __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_SUSPENDED, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&w->handshake, WF_LIVE_HS_IDLE, __ATOMIC_SEQ_CST);
-}
-
 static void on_sigprof(int signo, siginfo_t *info, void *uc) {
     (void)signo;
     (void)info;
@@ -242,7 +205,7 @@ static void on_sigprof(int signo, siginfo_t *info, void *uc) {
     struct wf_live_worker *w = current_worker;
     if (w != NULL) {
         int mode = wf_live_current_run.cfg.mode;
-        if (mode == WF_LIVE_MODE_THREAD) wait_for_sampler(w, uc);
+        if (mode == WF_LIVE_MODE_THREAD) wf_live_wait_for_sampler(w, uc);
         else if (wf_live_current_run.phase != WF_LIVE_SAMPLING) {
         } else if (mode == WF_LIVE_MODE_QUEUE) wf_live_queue_sample(w, uc);
         else sample_here(w, uc);
@@ -288,36 +251,6 @@ static int arm_timer(struct wf_live_worker *w, uint64_t interval_ns, char *err, 
     return 0;
 }
 
-/* ---- thread mode: the sampler thread ------------------------------------------------- */
-
-static int await_ready(struct wf_live_worker *w) {
-    uint64_t deadline = wf_live_now_ns() + HANDSHAKE_TIMEOUT_NS;
-    struct timespec slice = {0, 1000000};
-    for (;;) {
-        uint32_t hs = __atomic_load_n(&w->handshake, __ATOMIC_SEQ_CST);
-        if (hs == WF_LIVE_HS_READY) return 1;
-        if (wf_live_now_ns() > deadline) {
-            uint32_t idle = WF_LIVE_HS_IDLE;
-            if (__atomic_compare_exchange_n(&w->handshake, &idle, WF_LIVE_HS_CANCELLED, 0,
-                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-                return 0;
-            continue;                           /* it became READY meanwhile */
-        }
-        futex(&w->handshake, FUTEX_WAIT_PRIVATE, hs, &slice);
-    }
-}
-
-static void sample_worker(struct wf_live_worker *w) {
-    if (__atomic_load_n(&w->handshake, __ATOMIC_SEQ_CST) != WF_LIVE_HS_IDLE) return;
-    uint64_t t0 = wf_live_now_ns();
-    w->st.requested++;
-    if (syscall(SYS_tgkill, getpid(), w->tid, SIGPROF) != 0 || !await_ready(w)) return;
-    wf_live_note_delivery(w, t0);
-    wf_live_sample(w, w->handshake_uc, 0, t0);
-    __atomic_store_n(&w->handshake, WF_LIVE_HS_DONE, __ATOMIC_SEQ_CST);
-    futex(&w->handshake, FUTEX_WAKE_PRIVATE, 1, NULL);
-}
-
 static intptr_t nothing(void *arg) {
     (void)arg;
     return 0;
@@ -330,31 +263,8 @@ void wf_live_guard_prepare(uint64_t budget_ns) {
     if (budget_ns) wf_guard_set_budget_ns(budget_ns);
 }
 
-static void *sampler_main(void *arg) {
-    struct wf_live_run *run = arg;
-    wf_live_guard_prepare(run->cfg.walk_budget_ns);
-    uint64_t next = wf_live_now_ns();
-    while (run->phase == WF_LIVE_SAMPLING) {
-        for (int i = 0; i < run->worker_count && run->phase == WF_LIVE_SAMPLING; i++)
-            sample_worker(&run->workers[i]);
-        next += run->cfg.interval_ns;
-        uint64_t now = wf_live_now_ns();
-        if (next < now) next = now;             /* behind: don't burst to catch up */
-        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-    }
-    return NULL;
-}
-
 int wf_live_sampler_start(struct wf_live_run *run, char *err, size_t errlen) {
-    if (run->cfg.mode == WF_LIVE_MODE_THREAD) {
-        if (pthread_create(&run->sampler, NULL, sampler_main, run) != 0) {
-            snprintf(err, errlen, "cannot start the sampler thread");
-            return -1;
-        }
-        run->has_sampler = 1;
-        return 0;
-    }
+    if (run->cfg.mode == WF_LIVE_MODE_THREAD) return wf_live_sampler_thread_start(run, err, errlen);
     for (int i = 0; i < run->worker_count; i++)
         if (arm_timer(&run->workers[i], run->cfg.interval_ns, err, errlen) != 0) return -1;
     return 0;
