@@ -17,6 +17,7 @@
 
 #define PAGE 4096
 #define WORKER_START_TIMEOUT_NS 5000000000ull
+#define PHASE_ROUND_NS 250000000ull   /* unsampled and sampled phases alternate in rounds */
 
 struct wf_live_run wf_live_current_run;
 static int run_done;
@@ -110,7 +111,7 @@ static void sleep_ns(uint64_t ns) {
     }
 }
 
-/* Run one phase of `ns`; per worker iterations and CPU time go to the stats fields given. */
+/* Run one phase of `ns`; per worker iterations, CPU and wall time add to its phase's stats. */
 static void phase(struct wf_live_run *run, int which, uint64_t ns, int sampled) {
     int n = run->worker_count;
     uint64_t it0[WF_LIVE_MAX_WORKERS], cpu0[WF_LIVE_MAX_WORKERS];
@@ -127,13 +128,13 @@ static void phase(struct wf_live_run *run, int which, uint64_t ns, int sampled) 
         struct wf_live_worker *w = &run->workers[i];
         uint64_t iters = w->iterations - it0[i], cpu = cpu_ns(w) - cpu0[i];
         if (sampled) {
-            w->st.iterations_run = iters;
-            w->st.cpu_ns_run = cpu;
-            w->st.wall_ns_run = wall;
+            w->st.iterations_run += iters;
+            w->st.cpu_ns_run += cpu;
+            w->st.wall_ns_run += wall;
         } else {
-            w->st.iterations_base = iters;
-            w->st.cpu_ns_base = cpu;
-            w->st.wall_ns_base = wall;
+            w->st.iterations_base += iters;
+            w->st.cpu_ns_base += cpu;
+            w->st.wall_ns_base += wall;
         }
     }
 }
@@ -233,6 +234,24 @@ static void stop(struct wf_live_run *run) {
     wf_live_vm_unpublish();
 }
 
+/* The unsampled and the sampled phase alternate in rounds of about PHASE_ROUND_NS, so what
+   drifts during a run (CPU frequency, other load) weighs on both; each sampled round starts
+   and stops the sampling (no timer runs through an unsampled round). */
+static int alternate_phases(struct wf_live_run *run, char *err, size_t errlen) {
+    const wf_live_config *c = &run->cfg;
+    uint64_t rounds = c->baseline_ns ? c->duration_ns / PHASE_ROUND_NS : 0;
+    if (rounds == 0) rounds = 1;
+    for (uint64_t r = 0; r < rounds; r++) {
+        if (c->baseline_ns) phase(run, WF_LIVE_BASELINE, c->baseline_ns / rounds, 0);
+        for (int i = 0; i < run->worker_count; i++) run->workers[i].last_sample_ns = 0;
+        run->phase = WF_LIVE_SAMPLING;
+        if (wf_live_sampler_start(run, err, errlen) != 0) return -1;
+        phase(run, WF_LIVE_SAMPLING, c->duration_ns / rounds, 1);
+        wf_live_sampler_stop(run);
+    }
+    return 0;
+}
+
 int wf_live_run(const wf_live_config *cfg, const char *walker, wf_live_result *out, char *err,
                 size_t errlen) {
     struct wf_live_run *run = &wf_live_current_run;
@@ -246,12 +265,7 @@ int wf_live_run(const wf_live_config *cfg, const char *walker, wf_live_result *o
     if (run->cfg.record_cap == 0) run->cfg.record_cap = 1u << 20;
     if (choose_walker(run, walker, err, errlen) != 0) return -1;
     int rc = start(run, err, errlen);
-    if (rc == 0) {
-        if (cfg->baseline_ns) phase(run, WF_LIVE_BASELINE, cfg->baseline_ns, 0);
-        run->phase = WF_LIVE_SAMPLING;
-        rc = wf_live_sampler_start(run, err, errlen);
-        if (rc == 0) phase(run, WF_LIVE_SAMPLING, cfg->duration_ns, 1);
-    }
+    if (rc == 0) rc = alternate_phases(run, err, errlen);
     stop(run);
     if (rc == 0) collect_results(run, out);
     return rc;
