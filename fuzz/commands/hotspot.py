@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         p.add_argument("--threads", type=int, default=2, help="workload threads")
         if name == "fuzz":
             p.add_argument("--corpus", type=Path, default=None,
-                           help="directory or file of 27-byte perturbation records")
+                           help="directory or file of perturbation records (version 1 or 2)")
             p.add_argument("--corpus-only", action="store_true",
                            help="apply only the --corpus records (no other strategy): replays "
                            "a finding's records on live contexts")

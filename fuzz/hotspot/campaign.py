@@ -22,12 +22,12 @@ from walkfuzz.hotspot import results
 from walkfuzz.hotspot.agent_build import ROOT, build_agent
 from walkfuzz.hotspot.jdk import Jdk, build_jdk, find_jdk
 from walkfuzz.hotspot.jvm_run import JvmRun, run_jvm
+from walkfuzz.hotspot.record import RecordError, records
 from walkfuzz.hotspot.workload import CompiledWorkload
 from walkfuzz.hotspot.workload import build as build_workload
 from walkfuzz.report import Histogram, RunMeta, RunReport, group_findings, write_report
 
 BUILD_DIR = ROOT / "build" / "hotspot"
-RECORD_SIZE = 27
 # Perturbed calls may exceed the batch only by this much: the agent stops a batch at half the
 # interval, so the workload keeps at least half of every interval.
 DEFAULT_FUZZ_INTERVAL_US = 1000
@@ -60,13 +60,20 @@ def _prepare(jdk_spec: str | None, seed: int) -> tuple[Jdk, Path, CompiledWorklo
     return jdk, agent, workload
 
 
+def _whole_records(path: Path) -> bytes:
+    """The file's whole records (either version) as they are; a cut-off tail is dropped."""
+    try:
+        return b"".join(raw for _, raw in records(path.read_bytes()))
+    except RecordError as e:
+        raise RecordError(f"corpus file {str(path)!r}: {e}") from None
+
+
 def _corpus_file(corpus: Path | None, run_dir: Path) -> Path | None:
     """All records of a corpus directory (or file) in one file, as the agent reads them."""
     if corpus is None:
         return None
     files = sorted(p for p in corpus.rglob("*") if p.is_file()) if corpus.is_dir() else [corpus]
-    data = b"".join(p.read_bytes()[: len(p.read_bytes()) // RECORD_SIZE * RECORD_SIZE]
-                    for p in files if not p.name.endswith(".json"))
+    data = b"".join(_whole_records(p) for p in files if not p.name.endswith(".json"))
     out = run_dir / "corpus.bin"
     run_dir.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)

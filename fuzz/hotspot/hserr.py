@@ -13,8 +13,10 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-RECORD_SIZE = 27
+from walkfuzz.hotspot.record import record_size
+
 FLIGHT_SLOT = 64
+FLIGHT_RECORD_AT = 16
 _SIGNAL = re.compile(
     r"^#\s+(SIG[A-Z]+) \(0x([0-9a-f]+)\) at pc=(0x[0-9a-f]+), pid=(\d+), tid=(\d+)", re.M)
 _FRAME = re.compile(r"^# Problematic frame:\n#\s+(\S)\s+\[([^\]+]+)\+(0x[0-9a-f]+)\]\s*(.*)$", re.M)
@@ -47,10 +49,11 @@ def parse_hs_err(path: Path) -> CrashReport | None:
 
 
 def flight_record(path: Path, tid: int) -> tuple[int, bytes] | None:
-    """(strategy, record) of the slot of thread `tid`, or None if it has none."""
+    """(strategy, record bytes) of the slot of thread `tid`, or None if it has none."""
     data = path.read_bytes() if path.exists() else b""
     for base in range(0, len(data) - FLIGHT_SLOT + 1, FLIGHT_SLOT):
         slot_tid, = struct.unpack_from("<I", data, base)
         if slot_tid == tid and slot_tid != 0:
-            return data[base + 8], data[base + 16:base + 16 + RECORD_SIZE]
+            at = base + FLIGHT_RECORD_AT
+            return data[base + 8], data[at:at + record_size(data[at])]
     return None

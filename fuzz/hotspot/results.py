@@ -21,6 +21,7 @@ from walkfuzz.hotspot.elfsyms import symbolize
 from walkfuzz.hotspot.hserr import parse_hs_err
 from walkfuzz.hotspot.jdk import Jdk
 from walkfuzz.hotspot.jvm_run import JvmRun
+from walkfuzz.hotspot.record import Record, decode
 
 TARGET = "hotspot"
 # ASGCT result codes (HotSpot forte.cpp); -15 is the agent's own "the call faulted".
@@ -33,18 +34,21 @@ CODE_BIAS, CODE_OK_SLOT = 15, 16
 CLASS_NAMES = ("exact", "top-tolerated", "in-update", "no-shadow", "truncated", "missing-top",
                "missing", "extra", "wrong-method", "wrong-bci", "unknown-method", "other")
 VALID_CLASSES = ("exact", "top-tolerated", "in-update")
-OPS = ("keep", "add", "xor", "set")
-REGS = ("pc", "sp", "fp")
 
 
-def describe_record(record: bytes) -> str:
-    """'pc keep, sp add 0x40, fp set 0x7f..' for a 27-byte perturbation record."""
-    parts = []
-    for r, name in enumerate(REGS):
-        op = record[r * 9] % len(OPS)
-        value = int.from_bytes(record[r * 9 + 1:r * 9 + 9], "little")
-        parts.append(f"{name} keep" if op == 0 else f"{name} {OPS[op]} {value:#x}")
-    return ", ".join(parts)
+def _shape(record: Record | None) -> tuple[str, ...]:
+    """The walk's shape as the signature sees it: whether pc was left alone."""
+    if record is None:
+        return ()
+    return ("java",) if record.pc_kept else ("pc-perturbed",)
+
+
+def _perturbation(data: bytes) -> tuple[Record | None, str]:
+    """The record an agent event carries and its description; (None, 'none') if it has none."""
+    if not data:
+        return None, "none"
+    rec = decode(data)
+    return rec, rec.describe()
 
 
 def code_counts(codes: list[int]) -> dict[str, int]:
@@ -75,14 +79,14 @@ def fault_findings(jdk: Jdk, run: JvmRun, harness: str) -> Iterator[Finding]:
     for ev in run.of_type("fault"):
         record = bytes.fromhex(str(ev.get("record", "")))
         kind: FindingKind = "hang" if ev.get("kind") == 2 else "crash"
-        pc_kept = record[:1] == b"\0" if record else True
+        rec, perturbation = _perturbation(record)
         yield Finding(
             kind=kind, target=TARGET, harness=harness,
             location=_fault_location(jdk, ev),
-            shape=("java" if pc_kept else "pc-perturbed",),
+            shape=_shape(rec) or ("java",),
             data=record,
             details={"jdk": jdk.label, "jdk_version": jdk.version, "strategy": ev.get("strategy"),
-                     "perturbation": describe_record(record) if record else "none",
+                     "perturbation": perturbation,
                      "signal": ev.get("signo"), "si_code": ev.get("si_code"),
                      "address": ev.get("addr"), "pc": ev.get("pc"), "real": ev.get("real"),
                      "perturbed": ev.get("perturbed")},
@@ -125,17 +129,18 @@ def crash_finding(jdk: Jdk, run: JvmRun, harness: str) -> Finding | None:
                        shape=(), data=b"", details={"jdk": jdk.label, "hs_err": str(run.hs_err)})
     flight = flight_record(run.flight, crash.tid) if run.flight else None
     record = flight[1] if flight else b""
+    rec, perturbation = _perturbation(record)
     function = crash.function
     if not function and crash.library == "libjvm.so":
         function = symbolize(jdk.libjvm, crash.offset)
     return Finding(
         kind="crash", target=TARGET, harness=harness,
         location=f"{crash.library}!{function or f'+{crash.offset:#x}'}",
-        shape=("java" if record[:1] == b"\0" else "pc-perturbed",) if record else (),
+        shape=_shape(rec),
         data=record,
         details={"jdk": jdk.label, "jdk_version": jdk.version, "hs_err": str(run.hs_err),
                  "signal": crash.signal, "pc": f"{crash.pc:#x}", "tid": crash.tid,
-                 "perturbation": describe_record(record) if record else "unknown"},
+                 "perturbation": perturbation if rec else "unknown"},
     )
 
 

@@ -19,11 +19,11 @@ from walkfuzz.errors import UserError
 from walkfuzz.hotspot.campaign import (
     DEFAULT_BATCH,
     DEFAULT_FUZZ_INTERVAL_US,
-    RECORD_SIZE,
     HotspotRun,
     run_hotspot_fuzz,
     run_hotspot_stress,
 )
+from walkfuzz.hotspot.record import RecordError, decode
 
 MAX_THREADS = 64
 # Strategy bits (perturb.c): all nine, or "corpus" alone (apply the given records, nothing else).
@@ -96,13 +96,20 @@ def replay_and_judge(finding: Path, jdk: str | None = None,
                      seconds: float = REPLAY_SECONDS) -> int:
     """Apply one finding's perturbation record (and nothing else) to the workload's live Java
     contexts in a fresh JVM for `seconds`; print what faulted. JDK: `jdk`, else the one the
-    finding names in its description. Records that xor/add reproduce; a record that sets a
-    register to an absolute address depends on the JVM's address layout and may not."""
+    finding names in its description. The record is applied exactly (never nudged). Records
+    that add/xor, or set a register relative to a base (the stack top, the interrupted sp,
+    the code cache, libjvm, the heap, the next thread's stack), mean the same in any JVM; a
+    version-1 record that sets an absolute address depends on the old run's layout."""
     if not finding.is_file():
         raise UserError(f"input {str(finding)!r} is not a file")
-    if finding.stat().st_size < RECORD_SIZE:
-        raise UserError(f"input {str(finding)!r} holds no {RECORD_SIZE}-byte perturbation "
-                        "record (hang and invalid-trace findings replay only with their run)")
+    data = finding.read_bytes()
+    if not data:
+        raise UserError(f"input {str(finding)!r} holds no perturbation record (hang and "
+                        "invalid-trace findings replay only with their run)")
+    try:
+        record = decode(data)
+    except RecordError as e:
+        raise RecordError(f"input {str(finding)!r}: {e}") from None
     stored = _stored_description(finding)
     details = stored.get("details")
     label = details.get("jdk") if isinstance(details, dict) else None
@@ -112,7 +119,7 @@ def replay_and_judge(finding: Path, jdk: str | None = None,
                               strategies=CORPUS_ONLY, argv=["walkfuzz", *sys.argv[1:]])
     signatures = hs.counters.get("faults_by_signature", {})
     doc = {"input": str(finding), "jdk": hs.jdk.label, "jdk_version": hs.jdk.version,
-           "perturbation": details.get("perturbation") if isinstance(details, dict) else None,
+           "perturbation": record.describe(), "record_version": record.version,
            "asgct_calls": hs.counters.get("asgct_calls"), "faults": hs.counters.get("faults"),
            "signatures": signatures, "stored_signature": stored.get("signature"),
            "reproduced": isinstance(signatures, dict) and stored.get("signature") in signatures,

@@ -8,6 +8,7 @@ both JDKs, held GetStackTrace checks agreed on every one (several thousand), bot
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ import pytest
 from walkfuzz.findings import load_findings
 from walkfuzz.hotspot.campaign import run_hotspot_fuzz, run_hotspot_stress
 from walkfuzz.hotspot.jdk import available_jdks
+from walkfuzz.hotspot.record import BASES, KEEP, SET, decode
+from walkfuzz.hotspot.runs import replay_and_judge
 
 pytestmark = pytest.mark.stress
 
@@ -39,8 +42,32 @@ def test_fuzz_catches_faults_and_jvm_survives(jdk: str, tmp_path: Path) -> None:
     assert isinstance(c["faults"], int) and c["faults"] > 0
     crashes = [f for f in load_findings(tmp_path) if f.kind == "crash"]
     assert crashes and all(f.location.startswith("libjvm.so!") for f in crashes)
-    assert all(len(f.data) == 27 for f in crashes)
+    assert all(decode(f.data).version == 2 for f in crashes)
     assert hs.report["json"].exists()
+
+
+def _fp_misaligned_below_stack_top(record: bytes) -> bool:
+    """pc and sp kept, fp := stack_hi - k with k not a multiple of 8."""
+    pc, sp, fp = decode(record).regs
+    below = 2**64 - fp.value
+    return (pc.op, sp.op, fp.op, fp.base) == (KEEP, KEEP, SET, BASES.index("stack_hi")) and \
+        0 < below <= 64 and below % 8 != 0
+
+
+def test_relative_stack_top_finding_replays_in_a_fresh_jvm(
+        jdk: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The most frequent fault (docs/hotspot.md): found in one JVM, it faults again with the
+    same signature in another, whose thread stacks sit at other addresses."""
+    run_hotspot_fuzz(tmp_path, jdk=jdk, duration_s=4, strategies=SPECIAL_ONLY, argv=["t"])
+    inputs = sorted(p for p in tmp_path.glob("findings/crash.*/*.bin")
+                    if _fp_misaligned_below_stack_top(p.read_bytes()))
+    assert inputs, "no 'fp set stack_hi-k' finding in 4 s of special values"
+    capsys.readouterr()
+    assert replay_and_judge(inputs[0], seconds=4) == 1
+    replay = json.loads(capsys.readouterr().out)
+    assert replay["record_version"] == 2
+    assert replay["perturbation"].startswith("pc keep, sp keep, fp set stack_hi-0x")
+    assert replay["reproduced"] is True, replay
 
 
 def test_stress_traces_agree_with_oracles(jdk: str, tmp_path: Path) -> None:

@@ -18,6 +18,9 @@
 
 static wf_asgct_fn asgct;
 static wf_jvm_signal_fn jvm_signal;
+static uintptr_t libjvm_base;
+
+uintptr_t wf_hs_libjvm_base(void) { return libjvm_base; }
 
 static int jvm_first_responder(int sig, siginfo_t *info, void *uc) {
     return jvm_signal(sig, info, uc, 0) ? 1 : 0;
@@ -34,6 +37,8 @@ int wf_hs_asgct_resolve(char *err, size_t errlen) {
         snprintf(err, errlen, "this JVM's libjvm does not export JVM_handle_linux_signal");
         return -1;
     }
+    Dl_info info;
+    if (dladdr((void *)asgct, &info) && info.dli_fbase) libjvm_base = (uintptr_t)info.dli_fbase;
     wf_guard_set_first_responder(jvm_first_responder);
     return 0;
 }

@@ -1,6 +1,9 @@
 /* Fuzz mode: on a SIGPROF that interrupted Java code, call ASGCT `batch` times, each time on a
  * copy of the real ucontext with pc/sp/fp perturbed by one record (perturb.c).
  *
+ * A record whose base this context lacks (a corpus record naming the next thread's stack
+ * when there is one thread) is not tried: it is counted as unresolved, never approximated.
+ *
  * Only threads running Java code are worth it: a thread in the VM or in native code has a
  * last-Java-frame anchor and ASGCT walks from the anchor, ignoring the ucontext (DESIGN.md,
  * facts). "Running Java code" = the interrupted pc is in the code cache.
@@ -50,13 +53,18 @@ void wf_hs_fuzz_on_signal(wf_hs_thread *t, ucontext_t *uc, int guarded) {
         return;
     }
     remember_context(t, uc);
+    wf_hs_bases bases;
+    wf_hs_perturb_bases(t, uc, &bases);
     wf_asgct_trace trace = {t->env, 0, t->frames};
     uint64_t deadline = wf_hs_now_ns() + wf_hs_cfg.interval_ns * wf_hs_cfg.duty_percent / 100;
     for (uint32_t i = 0; i < wf_hs_cfg.batch && wf_hs_now_ns() < deadline; i++) {
         ucontext_t copy = *uc;
         wf_hs_record rec;
-        wf_hs_strategy s = wf_hs_perturb_next(t, uc, &rec);
-        wf_hs_perturb_apply(&rec, &copy);
+        wf_hs_strategy s = wf_hs_perturb_next(t, uc, &bases, &rec);
+        if (!wf_hs_record_apply(&rec, &bases, &copy)) {  /* a base this context lacks */
+            t->unresolved++;
+            continue;
+        }
         trace.num_frames = 0;
         t->calls++;
         if (guarded) {

@@ -13,7 +13,7 @@
  * be tried, written before each unguarded call; it survives the crash it explains.
  *
  *   flight slot: +--------+----------+-----+--------+-----------------+-----+
- *                | tid u32| seq u32  |strat| pad[7] | record[27]      | pad |   64 bytes
+ *                | tid u32| seq u32  |strat| pad[7] | record v2 [31]  | pad |   64 bytes
  *                +--------+----------+-----+--------+-----------------+-----+
  */
 #define _GNU_SOURCE
@@ -138,8 +138,8 @@ static void write_fault(const wf_hs_fault_event *ev) {
         lib = info.dli_fname;
         off = ev->fault.pc - (uintptr_t)info.dli_fbase;
     }
-    char rec[2 * WF_HS_RECORD_SIZE + 1];
-    hex(ev->record, WF_HS_RECORD_SIZE, rec);
+    char rec[2 * WF_HS_RECORD_V2_SIZE + 1];
+    hex(ev->record, WF_HS_RECORD_V2_SIZE, rec);
     const char *strategy = ev->strategy == 0xff ? "none" : wf_hs_strategy_name(ev->strategy);
     wf_hs_out_line(
         "{\"type\":\"fault\",\"thread\":%u,\"strategy\":\"%s\",\"record\":\"%s\","
@@ -217,7 +217,7 @@ void wf_hs_out_check(const char *kind, int agree, int asgct_n, int gst_n, int bo
 /* ---- totals -------------------------------------------------------------------------------- */
 
 typedef struct {
-    uint64_t signals, calls, faults, skipped_not_java, threads;
+    uint64_t signals, calls, faults, skipped_not_java, unresolved, threads;
     uint64_t codes[WF_HS_CODE_SLOTS], classes[WF_HS_CLASSES];
     uint64_t interval[WF_HS_HIST_BUCKETS], latency[WF_HS_HIST_BUCKETS];
     double worker_cpu_s;
@@ -252,6 +252,7 @@ static void sum(totals *s, int with_cpu) {
         s->calls += t->calls;
         s->faults += t->faults;
         s->skipped_not_java += t->skipped_not_java;
+        s->unresolved += t->unresolved;
         for (int k = 0; k < WF_HS_CODE_SLOTS; k++) s->codes[k] += t->codes[k];
         for (int k = 0; k < WF_HS_CLASSES; k++) s->classes[k] += t->classes[k];
         for (int k = 0; k < WF_HS_HIST_BUCKETS; k++) {
@@ -296,13 +297,15 @@ static void write_summary(void) {
     u64_array(bottom, sizeof bottom, check_bottom_hist, 8);
     wf_hs_out_line(
         "{\"type\":\"summary\",\"t\":%.3f,\"threads\":%lu,\"signals\":%lu,\"calls\":%lu,"
-        "\"faults\":%lu,\"skipped_not_java\":%lu,\"process_cpu_s\":%.3f,\"worker_cpu_s\":%.3f,"
+        "\"faults\":%lu,\"skipped_not_java\":%lu,\"unresolved\":%lu,"
+        "\"process_cpu_s\":%.3f,\"worker_cpu_s\":%.3f,"
         "\"codes\":%s,\"classes\":%s,\"interval_us_log2\":%s,\"latency_us_log2\":%s,"
         "\"held_checks\":%lu,\"held_agree\":%lu,\"held_empty\":%lu,"
         "\"bottom_checks\":%lu,\"bottom_agree\":%lu,\"bottom_empty\":%lu,\"bottom_common\":%s,"
         "\"methods\":%lu,\"tracked_methods\":%lu,\"fault_drops\":%lu,\"invalid_drops\":%lu}",
         elapsed_s(), (unsigned long)s.threads, (unsigned long)s.signals, (unsigned long)s.calls,
-        (unsigned long)s.faults, (unsigned long)s.skipped_not_java, cpu, s.worker_cpu_s, codes,
+        (unsigned long)s.faults, (unsigned long)s.skipped_not_java, (unsigned long)s.unresolved,
+        cpu, s.worker_cpu_s, codes,
         classes, interval, latency, (unsigned long)check_total[1], (unsigned long)check_agree[1],
         (unsigned long)check_empty[1], (unsigned long)check_total[0],
         (unsigned long)check_agree[0], (unsigned long)check_empty[0], bottom,

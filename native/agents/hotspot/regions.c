@@ -74,13 +74,21 @@ static const region_set *current(void) {
     return i < 0 ? NULL : &buffers[i];
 }
 
-int wf_hs_regions_is_java_code(uintptr_t pc) {
+int wf_hs_regions_contains(wf_hs_region_kind kind, uintptr_t addr) {
     const region_set *set = current();
     if (!set) return 0;
-    const ranges *r = &set->kind[WF_HS_REGION_CODE];
+    const ranges *r = &set->kind[kind];
     for (int i = 0; i < r->n; i++)
-        if (pc >= r->lo[i] && pc < r->hi[i]) return 1;
+        if (addr >= r->lo[i] && addr < r->hi[i]) return 1;
     return 0;
+}
+
+int wf_hs_regions_is_java_code(uintptr_t pc) { return wf_hs_regions_contains(WF_HS_REGION_CODE, pc); }
+
+/* /proc/self/maps is sorted by address: the first range of a kind is its lowest. */
+uintptr_t wf_hs_regions_start(wf_hs_region_kind kind) {
+    const region_set *set = current();
+    return set && set->kind[kind].n ? set->kind[kind].lo[0] : 0;
 }
 
 uintptr_t wf_hs_regions_pick(wf_hs_region_kind kind, uint64_t r) {

@@ -134,6 +134,9 @@ void wf_hs_stress_on_signal(wf_hs_thread *t, ucontext_t *uc) {
         memset(&ev, 0, sizeof ev);
         ev.thread = (uint32_t)t->index;
         ev.strategy = 0xff;  /* no perturbation: a real context */
+        wf_hs_record keep;
+        memset(&keep, 0, sizeof keep);
+        wf_hs_record_encode(&keep, ev.record);  /* the record that changes nothing */
         ev.fault = fault;
         ev.real_pc = ev.pert_pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
         ev.real_sp = ev.pert_sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];

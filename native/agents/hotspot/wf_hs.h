@@ -6,7 +6,8 @@
  *   asgct.c    resolving ASGCT and JVM_handle_linux_signal; guarded and unguarded calls
  *   methods.c  jmethodID table: preloaded ids -> shadow id and bytecode length
  *   regions.c  address regions from /proc/self/maps: code cache, Java heap, libjvm text
- *   perturb.c  perturbation records and the strategies that make them
+ *   record.c   perturbation records: the byte codec (versions 1 and 2) and applying one
+ *   perturb.c  the strategies that make records, the corpus, the bases of a sampled context
  *   fuzz.c     fuzz-mode signal handler: perturbed ASGCT calls on threads running Java
  *   stress.c   stress-mode signal handler: real-context ASGCT, shadow-stack oracle
  *   check.c    checker agent thread: held-thread and bottom-of-stack GetStackTrace oracle
@@ -109,6 +110,7 @@ typedef struct wf_hs_thread {
     int32_t scratch_tracked[WF_HS_MAX_DEPTH], scratch_shadow[WF_HS_MAX_DEPTH];
     /* counters, written by the owner thread only, read racily by the reporter */
     uint64_t signals, calls, faults, skipped_not_java;
+    uint64_t unresolved;               /* records skipped: a base this context lacks */
     uint64_t codes[WF_HS_CODE_SLOTS];
     uint64_t classes[16];
     uint64_t interval_hist[WF_HS_HIST_BUCKETS];
@@ -129,6 +131,8 @@ void wf_hs_thread_detach(void);
 /* ---- asgct.c ---------------------------------------------------------------------------- */
 /* Resolve ASGCT and JVM_handle_linux_signal; 0 or -1 with a one-line reason in err. */
 int wf_hs_asgct_resolve(char *err, size_t errlen);
+/* libjvm.so's load base (found with ASGCT), 0 before wf_hs_asgct_resolve. Async-signal-safe. */
+uintptr_t wf_hs_libjvm_base(void);
 /* ASGCT inside the JVM-aware guard. Returns 1 on a caught fault (*fault set). Async-signal-safe. */
 int wf_hs_asgct_guarded(wf_asgct_trace *trace, jint depth, void *uc, wf_fault *fault);
 /* ASGCT without any protection (the control run). Async-signal-safe (or crashes the VM). */
@@ -159,27 +163,76 @@ typedef enum { WF_HS_REGION_CODE = 0, WF_HS_REGION_HEAP = 1, WF_HS_REGION_LIBJVM
 void wf_hs_regions_refresh(void);
 /* Whether pc is in JIT/interpreter code (anonymous executable memory). Async-signal-safe. */
 int wf_hs_regions_is_java_code(uintptr_t pc);
+/* Whether addr lies in a region of that kind. Async-signal-safe. */
+int wf_hs_regions_contains(wf_hs_region_kind kind, uintptr_t addr);
+/* Lowest address of the regions of that kind (the code cache's start, the heap's start);
+ * 0 if none is known yet. Async-signal-safe. */
+uintptr_t wf_hs_regions_start(wf_hs_region_kind kind);
 /* An 8-aligned address in a region of that kind chosen by r; 0 if none. Async-signal-safe. */
 uintptr_t wf_hs_regions_pick(wf_hs_region_kind kind, uint64_t r);
 
-/* ---- perturb.c -------------------------------------------------------------------------- */
-/* A perturbation record: for each of pc, sp, fp an operation and a 64-bit operand.
+/* ---- record.c --------------------------------------------------------------------------- */
+/* A perturbation record: for each of pc, sp, fp an operation, a base and a 64-bit value; the
+ * operand is base + value (mod 2^64), where the base is an address of the sampled JVM found
+ * at the moment of the call, so a record that points "just below the stack top" means the
+ * same in every JVM run. Two encodings (fuzz/hotspot/record.py draws the same):
  *
+ *   version 1, 27 bytes, no version byte (first byte < 0x80), every base abs:
  *   offset  0      1..8       9     10..17     18    19..26
  *          +------+----------+-----+----------+-----+----------+
- *          |op pc | value pc |op sp| value sp |op fp| value fp |   27 bytes, little-endian
+ *          |op pc | value pc |op sp| value sp |op fp| value fp |      little-endian
  *          +------+----------+-----+----------+-----+----------+
- *   op: 0 keep, 1 add (two's complement), 2 xor, 3 set
- * Corpus files and finding inputs are concatenations of such records.
+ *
+ *   version 2, 31 bytes:
+ *   offset  0     1   2    3..10   11  12   13..20  21  22   23..30
+ *          +----+---+----+-------+---+----+-------+---+----+-------+
+ *          |0x82|op |base| value |op |base| value |op |base| value |
+ *          +----+---+----+-------+---+----+-------+---+----+-------+
+ *
+ *   op: 0 keep, 1 add (two's complement), 2 xor, 3 set. Version 1 takes its op byte mod 4.
+ *   A first byte >= 0x80 names a version (0x80 | n); only 2 is known.
+ * Corpus files and finding inputs are concatenations of records; the agent writes version 2.
  */
-#define WF_HS_RECORD_SIZE 27
+#define WF_HS_RECORD_V1_SIZE 27
+#define WF_HS_RECORD_V2_SIZE 31
+#define WF_HS_RECORD_V2_TAG 0x82
+#define WF_HS_RECORD_VERSION_FLAG 0x80
 enum { WF_HS_OP_KEEP = 0, WF_HS_OP_ADD = 1, WF_HS_OP_XOR = 2, WF_HS_OP_SET = 3, WF_HS_OPS = 4 };
 enum { WF_HS_REG_PC = 0, WF_HS_REG_SP = 1, WF_HS_REG_FP = 2, WF_HS_REGS = 3 };
+/* Bases: addresses the agent knows in any run at the moment of a call (record.py: BASES). */
+typedef enum {
+    WF_HS_BASE_ABS = 0,             /* none: the value is absolute */
+    WF_HS_BASE_STACK_HI = 1,        /* the sampled thread's stack top (highest address, excl.) */
+    WF_HS_BASE_STACK_LO = 2,        /* the sampled thread's stack end (lowest address) */
+    WF_HS_BASE_SP = 3,              /* the interrupted sp */
+    WF_HS_BASE_CODE = 4,            /* the code cache's start (lowest anonymous exec mapping) */
+    WF_HS_BASE_LIBJVM = 5,          /* libjvm.so's load base */
+    WF_HS_BASE_HEAP = 6,            /* the Java heap's start (largest anonymous rw mapping) */
+    WF_HS_BASE_OTHER_STACK_HI = 7,  /* stack top of the next live workload thread after this */
+    WF_HS_BASES = 8
+} wf_hs_base;
 typedef struct {
     uint8_t op[WF_HS_REGS];
+    uint8_t base[WF_HS_REGS];
     uint64_t value[WF_HS_REGS];
 } wf_hs_record;
+/* The bases of one sampled context; 0 = not known here (at[WF_HS_BASE_ABS] is always 0). */
+typedef struct {
+    uint64_t at[WF_HS_BASES];
+} wf_hs_bases;
 
+/* Decode the record at the start of b (n bytes): its size in bytes, 0 when n is too short,
+ * -1 for an unknown version, -2 for an op or base out of range. Async-signal-safe. */
+int wf_hs_record_decode(const uint8_t *b, size_t n, wf_hs_record *rec);
+/* Serialize in version 2; returns WF_HS_RECORD_V2_SIZE. Async-signal-safe. */
+int wf_hs_record_encode(const wf_hs_record *rec, uint8_t out[WF_HS_RECORD_V2_SIZE]);
+/* Apply a record to regs {pc, sp, fp} (sp base: regs[1] as given). 1, or 0 with regs
+ * untouched when a base the record needs is not known. Async-signal-safe. */
+int wf_hs_record_apply_regs(const wf_hs_record *rec, const wf_hs_bases *bases, uint64_t regs[3]);
+/* The same on a copied ucontext's RIP, RSP, RBP. Async-signal-safe. */
+int wf_hs_record_apply(const wf_hs_record *rec, const wf_hs_bases *bases, ucontext_t *uc);
+
+/* ---- perturb.c -------------------------------------------------------------------------- */
 typedef enum {
     WF_HS_STRAT_GRID = 0,      /* sp/fp word offsets and small pc offsets, enumerated */
     WF_HS_STRAT_RANDOM = 1,    /* random values: anywhere, canonical, near the stack */
@@ -197,12 +250,12 @@ typedef enum {
 int wf_hs_perturb_load_corpus(const char *path, char *err, size_t errlen);
 /* Whether a corpus was loaded with at least one record. */
 int wf_hs_perturb_has_corpus(void);
-/* Pick a strategy from the enabled mask and make a record. Async-signal-safe. */
-wf_hs_strategy wf_hs_perturb_next(wf_hs_thread *t, const ucontext_t *uc, wf_hs_record *rec);
-/* Apply a record to a copy of the registers. Async-signal-safe. */
-void wf_hs_perturb_apply(const wf_hs_record *rec, ucontext_t *uc);
-/* Serialize to the 27-byte form. Async-signal-safe. */
-void wf_hs_record_encode(const wf_hs_record *rec, uint8_t out[WF_HS_RECORD_SIZE]);
+/* The bases of the context uc interrupted on thread t. Async-signal-safe. */
+void wf_hs_perturb_bases(const wf_hs_thread *t, const ucontext_t *uc, wf_hs_bases *bases);
+/* Pick a strategy from the enabled mask and make a record; a value that came from a base is
+ * stored relative to it. Async-signal-safe. */
+wf_hs_strategy wf_hs_perturb_next(wf_hs_thread *t, const ucontext_t *uc,
+                                  const wf_hs_bases *bases, wf_hs_record *rec);
 /* Next random number of the thread. Async-signal-safe. */
 uint64_t wf_hs_rand(wf_hs_thread *t);
 const char *wf_hs_strategy_name(wf_hs_strategy s);
@@ -255,7 +308,7 @@ int wf_hs_log2_bucket(uint64_t us);  /* Async-signal-safe. */
 typedef struct {
     uint32_t thread;
     uint8_t strategy;
-    uint8_t record[WF_HS_RECORD_SIZE];
+    uint8_t record[WF_HS_RECORD_V2_SIZE];
     wf_fault fault;
     uintptr_t real_pc, real_sp, real_fp;
     uintptr_t pert_pc, pert_sp, pert_fp;
