@@ -19,9 +19,9 @@ from walkfuzz import vm_model as vm
 from walkfuzz.native import load
 from walkfuzz.queue_cases import base_case, physical_frames
 
-RESULT_FIELDS = ("signals", "enqueued", "rejected", "attempts", "full", "other", "walk_failed",
-                 "processed", "dropped", "safepoints", "walked", "wrong_walks", "timed",
-                 "enqueue_ns", "empty", "empty_ns", "run_ns", "error")
+RESULT_FIELDS = ("signals", "nested_signals", "enqueued", "rejected", "attempts", "full",
+                 "other", "walk_failed", "processed", "dropped", "safepoints", "walked",
+                 "wrong_walks", "timed", "enqueue_ns", "empty", "empty_ns", "run_ns", "error")
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class StressParams:
     capacity: int = 16
     poll_every: int = 50_000
     seed: int = 3
+    nested: bool = False          # a second timer's signal may land inside an Enqueue
 
 
 def run(params: StressParams) -> dict[str, int]:
@@ -43,7 +44,7 @@ def run(params: StressParams) -> dict[str, int]:
     top = next(f for f in case.truth.frames if f.type in (1, 2))
     p = ffi.new("wf_queue_stress_params *")
     p.threads, p.interval_ns, p.duration_ms = params.threads, params.interval_ns, params.duration_ms
-    p.capacity, p.poll_every = params.capacity, params.poll_every
+    p.capacity, p.poll_every, p.nested = params.capacity, params.poll_every, params.nested
     p.expect_frames = sum(1 for f in case.truth.frames if f.sp >= top.sp)
     p.pc, p.sp, p.fp = pc, sp, fp
     p.poll_pc, p.poll_sp, p.poll_fp = pc, sp, fp

@@ -170,7 +170,9 @@ int ASGST_Capabilities(void);
  *    is counted (attempts = every Enqueue on a live queue since the last safepoint end,
  *    whatever its result); caller is not the owner thread and the VM thread is not
  *    SUSPENDED -> ENQUEUE_OTHER_ERROR; the owner thread is inside a safepoint (a signal
- *    landed in a handler) -> ENQUEUE_OTHER_ERROR; queue full -> ENQUEUE_FULL_QUEUE; the walk
+ *    landed in a handler) -> ENQUEUE_OTHER_ERROR; the owner thread is inside another Enqueue
+ *    (a second signal's handler interrupted it) -> ENQUEUE_OTHER_ERROR; queue full ->
+ *    ENQUEUE_FULL_QUEUE; the walk
  *    from the ucontext (Java frames only, the walker's thread checks and checked reads)
  *    fails -> its code (NO_THREAD, THREAD_EXIT, UNSAFE_STATE, NO_TOP_JAVA_FRAME, ASGST_WF_*);
  *    it ends without a bytecode-backed frame (JAVA or JAVA_INLINED; native wrappers are

@@ -8,6 +8,9 @@
  * run proves, by counts, that nothing deadlocks and nothing is lost:
  *   signals == attempts == enqueued + rejected, enqueued == processed + dropped.
  *
+ * With `nested`, a second timer's signal runs the same handler and may interrupt the first's
+ * Enqueue: the counts above must still hold (an Enqueue nested in another is refused).
+ *
  * Timing (TSC, in the handler): even signals time the Enqueue call, odd signals time an
  * empty window (the same two clock reads with nothing between) and then Enqueue untimed.
  * The empty windows are the measurement's own overhead, taken in the same handler and run:
@@ -31,12 +34,16 @@ typedef struct wf_queue_stress_params {
     uint32_t capacity;       /* queue size */
     uint32_t poll_every;     /* spin iterations between safepoint polls */
     uint32_t expect_frames;  /* frames each element's walk must give (ends with code 0) */
+    uint32_t nested;         /* also a second timer, another signal, same handler: it can land
+                                inside the first signal's Enqueue (untimed: every signal then
+                                just enqueues) */
     uint64_t pc, sp, fp;     /* the context every signal enqueues */
     uint64_t poll_pc, poll_sp, poll_fp; /* the safepoint frame */
 } wf_queue_stress_params;
 
 typedef struct wf_queue_stress_result {
     uint64_t signals;        /* handler runs */
+    uint64_t nested_signals; /* ... that interrupted another handler run of the same thread */
     uint64_t enqueued;       /* Enqueue returned 1 (counted in the handler) */
     uint64_t rejected;       /* Enqueue returned < 0 */
     uint64_t attempts, full, other, walk_failed, processed, dropped; /* queue counters */

@@ -25,6 +25,7 @@
 #include "wf_queue_stress.h"
 
 #define STRESS_SIGNAL (SIGRTMIN + 5)
+#define NESTED_SIGNAL (SIGRTMIN + 7)         /* params.nested: the second timer's */
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
@@ -34,7 +35,9 @@ typedef struct worker {
     pthread_t thread;
     ucontext_t context;              /* what every signal enqueues */
     ASGST_Queue *queue;
-    volatile uint64_t signals, enqueued, rejected; /* written by the handler */
+    uint64_t signals, enqueued, rejected; /* written by the handler (atomic: it nests) */
+    uint64_t nested_signals;
+    uint32_t depth;                  /* handler runs in progress on this thread */
     volatile uint64_t timed, enqueue_ns, hist[WF_QUEUE_STRESS_HIST];      /* Enqueue windows */
     volatile uint64_t empty, empty_ns, empty_hist[WF_QUEUE_STRESS_HIST];  /* empty windows */
     uint64_t safepoints, walked, wrong_walks;
@@ -64,27 +67,34 @@ static void record(uint64_t ticks, volatile uint64_t *count, volatile uint64_t *
     ++*count;
 }
 
-/* Times with the TSC: a vDSO clock read costs about as much as the Enqueue being timed.
-   Even signals time the Enqueue, odd ones an empty window first (see the top). */
+static void count(uint64_t *counter) { __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED); }
+
+/* One Enqueue; even signals time it with the TSC (a vDSO clock read costs about as much as
+   the Enqueue being timed), odd ones time an empty window first (see the top). */
+static int timed_enqueue(worker *w, uint64_t n) {
+    void *arg = (void *)(uintptr_t)n;
+    if (n % 2 == 0) {
+        uint64_t t0 = __rdtsc();
+        int rc = ASGST_Enqueue(w->queue, &w->context, arg);
+        record(__rdtsc() - t0, &w->timed, &w->enqueue_ns, w->hist);
+        return rc;
+    }
+    uint64_t t0 = __rdtsc();
+    uint64_t t1 = __rdtsc();
+    record(t1 - t0, &w->empty, &w->empty_ns, w->empty_hist);
+    return ASGST_Enqueue(w->queue, &w->context, arg);
+}
+
 static void on_signal(int sig, siginfo_t *info, void *uc) {
     int saved = errno;
     worker *w = current;
     if (w != NULL && w->queue != NULL) {
-        void *arg = (void *)(uintptr_t)w->signals;
-        int rc;
-        if (w->signals % 2 == 0) {
-            uint64_t t0 = __rdtsc();
-            rc = ASGST_Enqueue(w->queue, &w->context, arg);
-            record(__rdtsc() - t0, &w->timed, &w->enqueue_ns, w->hist);
-        } else {
-            uint64_t t0 = __rdtsc();
-            uint64_t t1 = __rdtsc();
-            rc = ASGST_Enqueue(w->queue, &w->context, arg);
-            record(t1 - t0, &w->empty, &w->empty_ns, w->empty_hist);
-        }
-        w->signals++;
-        if (rc == 1) w->enqueued++;
-        else w->rejected++;
+        if (__atomic_fetch_add(&w->depth, 1, __ATOMIC_RELAXED) > 0) count(&w->nested_signals);
+        uint64_t n = __atomic_fetch_add(&w->signals, 1, __ATOMIC_RELAXED);
+        int rc = w->p->nested ? ASGST_Enqueue(w->queue, &w->context, (void *)(uintptr_t)n)
+                              : timed_enqueue(w, n);
+        count(rc == 1 ? &w->enqueued : &w->rejected);
+        __atomic_fetch_sub(&w->depth, 1, __ATOMIC_RELAXED);
     }
     errno = saved;
 }
@@ -100,21 +110,37 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
     if (rc != 0 || n != w->p->expect_frames) w->wrong_walks++;
 }
 
-static int arm_timer(worker *w, timer_t *timer) {
+static int arm_timer(worker *w, int signo, uint32_t interval_ns, timer_t *timer) {
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = STRESS_SIGNAL;
+    sev.sigev_signo = signo;
     sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
     if (timer_create(CLOCK_MONOTONIC, &sev, timer) != 0) return -errno;
-    struct itimerspec its = {
-        .it_interval = {0, (long)w->p->interval_ns}, .it_value = {0, (long)w->p->interval_ns}};
+    struct timespec every = {0, (long)interval_ns};
+    struct itimerspec its = {.it_interval = every, .it_value = every};
     if (timer_settime(*timer, 0, &its, NULL) != 0) {
         int e = -errno;
         timer_delete(*timer);
         return e;
     }
     return 0;
+}
+
+/* The worker's timers: its own signal's, and with `nested` one more at 3/5 of its interval
+   plus 1 ns, so that the two drift over each other instead of keeping in step. */
+static int arm_timers(worker *w, timer_t timers[2]) {
+    const wf_queue_stress_params *p = w->p;
+    int rc = arm_timer(w, STRESS_SIGNAL, p->interval_ns, &timers[0]);
+    if (rc != 0 || !p->nested) return rc;
+    rc = arm_timer(w, NESTED_SIGNAL, p->interval_ns / 5 * 3 + 1, &timers[1]);
+    if (rc != 0) timer_delete(timers[0]);
+    return rc;
+}
+
+static void disarm_timers(const worker *w, timer_t timers[2]) {
+    timer_delete(timers[0]);
+    if (w->p->nested) timer_delete(timers[1]);
 }
 
 static void poll_safepoint(worker *w) {
@@ -125,24 +151,25 @@ static void poll_safepoint(worker *w) {
 static void *work(void *arg) {
     worker *w = arg;
     const wf_queue_stress_params *p = w->p;
-    timer_t timer;
+    timer_t timers[2];
     w->queue = ASGST_RegisterQueue(NULL, (int)p->capacity, 0, on_element, w);
     if (w->queue == NULL) {
         w->error = -ENOMEM;
         return NULL;
     }
     current = w;
-    w->error = arm_timer(w, &timer);
+    w->error = arm_timers(w, timers);
     if (w->error == 0) {
         while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
             for (uint32_t i = 0; i < p->poll_every; i++) w->spin = w->spin + i;
             poll_safepoint(w);
         }
-        timer_delete(timer);
+        disarm_timers(w, timers);
     }
     sigset_t block;
     sigemptyset(&block);
     sigaddset(&block, STRESS_SIGNAL);
+    sigaddset(&block, NESTED_SIGNAL);
     pthread_sigmask(SIG_BLOCK, &block, NULL);  /* a late signal stays pending, uncounted */
     poll_safepoint(w);                          /* drain: everything enqueued gets walked */
     wf_queue_get_counters(w->queue, &w->counters);
@@ -162,6 +189,7 @@ static void make_context(worker *w) {
 
 static void add_up(const worker *w, wf_queue_stress_result *out) {
     out->signals += w->signals;
+    out->nested_signals += w->nested_signals;
     out->enqueued += w->enqueued;
     out->rejected += w->rejected;
     out->timed += w->timed;
@@ -216,7 +244,12 @@ int wf_queue_stress_run(const wf_queue_stress_params *p, wf_queue_stress_result 
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     ns_per_tick = calibrate_tsc();
+    struct sigaction old_nested;
     if (sigaction(STRESS_SIGNAL, &sa, &old) != 0) return out->error = -errno;
+    if (sigaction(NESTED_SIGNAL, &sa, &old_nested) != 0) {
+        sigaction(STRESS_SIGNAL, &old, NULL);
+        return out->error = -errno;
+    }
     memset(ws, 0, sizeof ws);
     for (uint32_t i = 0; i < p->threads; i++) {
         ws[i].p = p;
@@ -234,6 +267,7 @@ int wf_queue_stress_run(const wf_queue_stress_params *p, wf_queue_stress_result 
     }
     out->run_ns = now_ns() - t0;
     sigaction(STRESS_SIGNAL, &old, NULL);
+    sigaction(NESTED_SIGNAL, &old_nested, NULL);
     if (rc != 0) out->error = rc;
     return out->error;
 }

@@ -38,11 +38,13 @@
  * head+size, then publishes it with a release store of size (a plain mov on x86-64; it also
  * orders the slot before the size for a sampler thread enqueueing into a SUSPENDED thread's
  * queue, whose resume handshake synchronizes with the owner anyway); readers load size
- * relaxed (acquire at the safepoint), the counters are plain words with a single writer at a
- * time. Not covered: two signal handlers enqueueing into ONE queue on one thread, the second
- * interrupting the first between its size load and its size store (the second's element
- * would be overwritten); a profiler enqueues from one signal, which is blocked while its
- * handler runs.
+ * relaxed (acquire at the safepoint). Nesting: a handler of another signal can interrupt an
+ * Enqueue on the same thread and Enqueue itself. Between the outer's size load and size store
+ * the inner one would write the same free slot and publish the same size (one element lost,
+ * found by the `nested` queue stress), so the owner's `enqueuing` flag, raised before the size
+ * load and lowered after the size store, makes the inner Enqueue refuse
+ * (ASGST_ENQUEUE_OTHER_ERROR). Counters are bumped with one add instruction each (no lock
+ * prefix): a signal lands before or after it, never inside, so no count is lost either.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -77,6 +79,7 @@ typedef struct queue_slot {
 typedef struct queue_thread {           /* per OS thread (initial-exec TLS) */
     ASGST_Queue *head, *tail;           /* registration order */
     volatile sig_atomic_t in_safepoint;
+    volatile sig_atomic_t enqueuing;    /* an Enqueue into one of its queues is running */
     int exited;
 } queue_thread;
 
@@ -128,10 +131,13 @@ static uint32_t load_attempts(const ASGST_Queue *q) {
     return __atomic_load_n(&q->attempts, __ATOMIC_RELAXED);
 }
 
-/* A load and a store, not an atomic increment: the only other writer of attempts is the
-   owner's reset at the end of its safepoint, one store that a handler runs before or after. */
+/* One add instruction on a counter ("Ordering" above): a nested Enqueue's bump and the
+   owner's reset at the end of a safepoint land before or after it, never inside. */
+static void bump(uint64_t *counter) { __asm__ volatile("addq $1, %0" : "+m"(*counter)); }
+
 static void count_attempt(ASGST_Queue *q) {
-    __atomic_store_n(&q->attempts, load_attempts(q) + 1, __ATOMIC_RELAXED);
+    __asm__ volatile("addl $1, %0" : "+m"(q->attempts));
+    bump(&q->counters.attempts);
 }
 
 /* ---- handles ----------------------------------------------------------------------------- */
@@ -348,28 +354,16 @@ int ASGST_DeregisterQueue(void *env, ASGST_Queue *queue) {
 }
 
 static int reject(int code, uint64_t *counter) {
-    (*counter)++;
+    bump(counter);
     return code;
 }
 
-/* Async-signal-safe ("Ordering" above): the top frame is walked straight into the free slot
-   at head+size, which no reader looks at until the release store of size publishes it; a
-   failed walk leaves only that unpublished slot written. No division: head and size are
-   both below capacity, so head+size wraps with one subtraction. */
-int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
-    ASGST_Queue *q = live_queue(queue);
-    if (q == NULL) return ASGST_ENQUEUE_NO_QUEUE;
-#ifdef WF_PLANT_QUEUE_BOOKKEEPING
-    /* planted bug (docs/queue.md): the full-queue path returns before counting the attempt */
-    if (load_size(q) >= q->capacity) return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
-#endif
-    count_attempt(q);
-    q->counters.attempts++;
-    const struct wf_vm_thread *t = mapped_thread(walked_sp(ucontext));
-    if (q->owner != &self && !(t != NULL && (t->flags & WF_THREAD_SUSPENDED)))
-        return reject(ASGST_ENQUEUE_OTHER_ERROR, &q->counters.other); /* running elsewhere */
-    if (q->owner->in_safepoint)
-        return reject(ASGST_ENQUEUE_OTHER_ERROR, &q->counters.other); /* at its safepoint */
+/* Walk the top frame straight into the free slot at head+size, which no reader looks at
+   until the release store of size publishes it; a failed walk leaves only that unpublished
+   slot written. No division: head and size are both below capacity, so head+size wraps with
+   one subtraction. Runs with the owner's `enqueuing` flag raised. */
+static int enqueue_top(ASGST_Queue *q, void *ucontext, const struct wf_vm_thread *t,
+                       void *argument) {
     uint32_t size = load_size(q), capacity = q->capacity;
     if (size >= capacity)
         return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
@@ -379,8 +373,33 @@ int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
     if (rc != 1) return reject(rc, &q->counters.walk_failed);
     slot->element.arg = argument;
     store_size(q, size + 1);                             /* the slot before the size */
-    q->counters.enqueued++;
+    bump(&q->counters.enqueued);
     return ASGST_JAVA_TRACE;
+}
+
+/* Async-signal-safe, nested signals included ("Ordering" above). */
+int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
+    ASGST_Queue *q = live_queue(queue);
+    if (q == NULL) return ASGST_ENQUEUE_NO_QUEUE;
+#ifdef WF_PLANT_QUEUE_BOOKKEEPING
+    /* planted bug (docs/queue.md): the full-queue path returns before counting the attempt */
+    if (load_size(q) >= q->capacity) return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
+#endif
+    count_attempt(q);
+    const struct wf_vm_thread *t = mapped_thread(walked_sp(ucontext));
+    if (q->owner != &self && !(t != NULL && (t->flags & WF_THREAD_SUSPENDED)))
+        return reject(ASGST_ENQUEUE_OTHER_ERROR, &q->counters.other); /* running elsewhere */
+    queue_thread *owner = q->owner;
+    if (owner->in_safepoint)
+        return reject(ASGST_ENQUEUE_OTHER_ERROR, &q->counters.other); /* at its safepoint */
+    if (owner->enqueuing)
+        return reject(ASGST_ENQUEUE_OTHER_ERROR, &q->counters.other); /* inside an Enqueue */
+    owner->enqueuing = 1;
+    compiler_fence();
+    int rc = enqueue_top(q, ucontext, t, argument);
+    compiler_fence();
+    owner->enqueuing = 0;
+    return rc;
 }
 
 int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element) {
@@ -561,6 +580,7 @@ int wf_queue_thread_exit(void) {
    Enqueue and safepoint refused): clear it, then start over. */
 void wf_queue_thread_reset(void) {
     self.in_safepoint = 0;
+    self.enqueuing = 0;                 /* likewise for a fault inside an Enqueue */
     discard_all();
     self.exited = 0;
 }
