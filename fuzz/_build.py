@@ -12,6 +12,9 @@ Flavours (module name, compiler, flags):
 
 `pip install` builds `plain` through setup.py's cffi_modules; the others are built in place
 by `python fuzz/_build.py FLAVOUR` (the Makefile does this), with CC=clang.
+
+The libunwind target's extension (below) has two flavours of its own: `unwind`
+(walkfuzz._unwind, -O2) and `unwind-asan` (walkfuzz._unwind_asan, clang, the asan flags).
 """
 
 from __future__ import annotations
@@ -92,8 +95,13 @@ ffibuilder = make_builder(os.environ.get("WALKFUZZ_FLAVOUR", "plain"))
 # --- walkfuzz._unwind: the libunwind target, its own extension so the core builds without
 # libunwind. Its call chains are generated (fuzz/libunwind/chaingen.py) and compiled per file,
 # with and without frame pointers, into objects linked beside the agent and the guard.
-UNWIND_FLAVOUR = "unwind"
+# The asan flavour instruments the agent and the guard, not the generated functions: their
+# frame shapes (sizes, fp or CFI only) are what the walks are tested on.
 UNWIND_DIR = NATIVE / "agents" / "libunwind"
+UNWIND_FLAVOURS: dict[str, tuple[str, list[str], list[str]]] = {
+    "unwind": ("walkfuzz._unwind", ["-O2", "-g"], []),
+    "unwind-asan": ("walkfuzz._unwind_asan", *FLAVOURS["asan"][1:]),
+}
 
 
 def _load_chaingen() -> object:
@@ -109,20 +117,21 @@ def _load_chaingen() -> object:
 
 
 def _compile_object(source: Path, flags: list[str]) -> str:
-    import shlex
+    """A generated file, by `cc` whatever $CC says: chaingen's flags are gcc's, and every flavour
+    then walks the same machine code."""
     import subprocess
 
     obj = source.with_suffix(".o")
-    cc = shlex.split(os.environ.get("CC", "cc"))
-    subprocess.run([*cc, "-c", "-fPIC", "-O2", "-g", *WARNINGS, "-std=gnu11",
+    subprocess.run(["cc", "-c", "-fPIC", "-O2", "-g", *WARNINGS, "-std=gnu11",
                     f"-I{INCLUDE}", f"-I{UNWIND_DIR}", *flags, str(source), "-o", str(obj)],
                    check=True)
     return str(obj)
 
 
-def make_unwind_builder() -> FFI:
+def make_unwind_builder(flavour: str) -> FFI:
+    module, cflags, ldflags = UNWIND_FLAVOURS[flavour]
     gen: Any = _load_chaingen()
-    generated = gen.write_sources(ROOT / "build" / UNWIND_FLAVOUR / "gen")
+    generated = gen.write_sources(ROOT / "build" / flavour / "gen")
     common = list(gen.COMMON_FLAGS)
     objects = [_compile_object(generated[gen.FP_FILE], [*common, *gen.FP_FLAGS]),
                _compile_object(generated[gen.NOFP_FILE], [*common, *gen.NOFP_FLAGS])]
@@ -132,11 +141,12 @@ def make_unwind_builder() -> FFI:
     sources = [*sorted(UNWIND_DIR.glob("*.c")), generated[gen.TABLE_FILE],
                *sorted((NATIVE / "src").glob("guard*.c"))]
     builder.set_source(
-        "walkfuzz._unwind",
+        module,
         '#include "wf_unwind.h"\n',
         sources=[str(p) for p in sources],
         include_dirs=[str(INCLUDE), str(UNWIND_DIR)],
-        extra_compile_args=[*WARNINGS, "-std=gnu11", "-fno-strict-aliasing", "-O2", "-g"],
+        extra_compile_args=[*WARNINGS, "-std=gnu11", "-fno-strict-aliasing", *cflags],
+        extra_link_args=ldflags,
         extra_objects=objects,
         libraries=["unwind", "rt", "pthread", "dl"],
     )
@@ -145,12 +155,12 @@ def make_unwind_builder() -> FFI:
 
 def main(argv: list[str]) -> int:
     flavour = argv[1] if len(argv) > 1 else "plain"
-    if flavour not in FLAVOURS and flavour != UNWIND_FLAVOUR:
-        known = [*sorted(FLAVOURS), UNWIND_FLAVOUR]
+    if flavour not in FLAVOURS and flavour not in UNWIND_FLAVOURS:
+        known = [*sorted(FLAVOURS), *UNWIND_FLAVOURS]
         print(f"walkfuzz build: unknown flavour {flavour!r}; one of {known}", file=sys.stderr)
         return 2
     os.chdir(ROOT)
-    builder = (make_unwind_builder() if flavour == UNWIND_FLAVOUR
+    builder = (make_unwind_builder(flavour) if flavour in UNWIND_FLAVOURS
                else make_builder(flavour, absolute=True))
     # compile() places the .so under tmpdir by dotted name: walkfuzz/_native_x.so;
     # build in build/ then move it next to the sources of the package (fuzz/).

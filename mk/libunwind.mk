@@ -1,7 +1,9 @@
 # The libunwind target (issue 9): its own extension walkfuzz._unwind (needs libunwind-dev),
 # its tests and its benchmark.
-#   make build-libunwind   build fuzz/_unwind*.so (also part of `make build`)
-#   make test-libunwind    tests/native/test_libunwind_*.py (`make test` runs them in test-core)
+#   make build-libunwind   build fuzz/_unwind*.so (also part of `make build`; the ASan flavour
+#                          fuzz/_unwind_asan*.so is built by `make test-asan`)
+#   make test-libunwind    tests/native/test_libunwind_*.py (`make test` runs them in test-core
+#                          and again, against the ASan flavour, in test-asan)
 #   make bench-libunwind   perturbed walks/s and ns per unw_step (part of `make bench`)
 
 UNWIND_SOURCES := $(wildcard native/agents/libunwind/*.c native/agents/libunwind/*.h \
@@ -16,8 +18,17 @@ UNWIND_SOURCES := $(wildcard native/agents/libunwind/*.c native/agents/libunwind
 build-libunwind: .stamp-unwind
 build: .stamp-unwind
 
-# walkfuzz._unwind is built plain only and never loads the flavoured core: not in the ASan run.
-ASAN_IGNORE += $(wildcard tests/native/test_libunwind_*.py)
+# The ASan run: walkfuzz.libunwind.native.load() takes walkfuzz._unwind_asan (the agent and the
+# guard built like the asan core) under WALKFUZZ_NATIVE=asan, in the tests and in the worker
+# processes they start, so every tests/native/test_libunwind_*.py runs there too. The guard's
+# handlers go over ASan's and catch the faults libunwind takes on perturbed contexts; only the
+# supervisor test turns ASan's SIGSEGV handler off in its workers (handle_segv=0), since the
+# death it simulates (a fault while libunwind blocks signals) bypasses every handler.
+.stamp-unwind-asan: .stamp-build $(UNWIND_SOURCES)
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/_build.py unwind-asan
+	@touch $@
+
+test-asan: .stamp-unwind-asan
 
 test-libunwind: .stamp-unwind
 	@$(RUN_PYTEST) libunwind -- $(PYTEST) $(wildcard tests/native/test_libunwind_*.py)

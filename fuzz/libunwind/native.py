@@ -1,23 +1,43 @@
 """Loading walkfuzz._unwind, the libunwind target's own extension (built apart from the core,
-so the core builds where libunwind is absent)."""
+so the core builds where libunwind is absent).
+
+It follows the core's flavour choice ($WALKFUZZ_NATIVE, walkfuzz.native): under `asan` it is
+walkfuzz._unwind_asan, the agent and the guard built with ASan+UBSan, so the sanitizer run of
+`make test` covers the libunwind tests and the worker processes they start; under any other
+flavour it is the plain walkfuzz._unwind (libunwind carries no coverage instrumentation).
+"""
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 from types import ModuleType
 
+from walkfuzz import native
 from walkfuzz.errors import MissingDependencyError
 
 MODULE = "walkfuzz._unwind"
-BUILD_COMMAND = "python fuzz/_build.py unwind  (needs libunwind-dev)"
+ASAN_MODULE = "walkfuzz._unwind_asan"
+BUILD_FLAVOURS = {MODULE: "unwind", ASAN_MODULE: "unwind-asan"}
+
+
+def module_name() -> str:
+    """The extension the selected flavour uses."""
+    return ASAN_MODULE if native.selected_flavour() == "asan" else MODULE
 
 
 def load() -> ModuleType:
     """The compiled module (ffi, lib); MissingDependencyError naming the module if absent."""
+    name = module_name()
+    if name == ASAN_MODULE and not hasattr(ctypes.CDLL(None), "__asan_init"):
+        # without it the import aborts the process instead of raising
+        raise MissingDependencyError(
+            f"{name} needs the ASan runtime loaded first: run under {native.ASAN_RUNTIME_HINT}")
     try:
-        return importlib.import_module(MODULE)
+        return importlib.import_module(name)
     except ImportError as err:
         raise MissingDependencyError(
-            f"{MODULE} is not built or libunwind is missing ({err}); build it with "
-            f"{BUILD_COMMAND}"
+            f"{name} is not built or libunwind is missing ({err}); build it with "
+            f"python fuzz/_build.py {BUILD_FLAVOURS[name]}  (needs libunwind-dev"
+            f"{', CC=clang' if name == ASAN_MODULE else ''})"
         ) from err

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("walkfuzz._unwind", reason="walkfuzz._unwind not built")
+from walkfuzz.libunwind.native import module_name
+
+pytest.importorskip(module_name(), reason=f"{module_name()} not built")
 
 from walkfuzz.errors import UserError
 from walkfuzz.libunwind.stress import (

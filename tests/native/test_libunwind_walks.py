@@ -8,7 +8,9 @@ import sys
 
 import pytest
 
-unwind = pytest.importorskip("walkfuzz._unwind", reason="walkfuzz._unwind not built")
+from walkfuzz.libunwind.native import module_name
+
+unwind = pytest.importorskip(module_name(), reason=f"{module_name()} not built")
 ffi, lib = unwind.ffi, unwind.lib
 
 from walkfuzz.libunwind import chaingen  # noqa: E402
@@ -93,7 +95,9 @@ def test_classify(walked, expected, cycle, kind, first_diff) -> None:
 
 BATCH_CHILD = """
 import json, sys
-from walkfuzz._unwind import ffi, lib
+from walkfuzz.libunwind.native import load
+unwind = load()
+ffi, lib = unwind.ffi, unwind.lib
 stats = ffi.new("wf_uw_batch_stats *"); fin = ffi.new("wf_uw_result *")
 cur = ffi.new("uint8_t[64]"); lib.wf_uw_set_walk_budget_ns(500_000_000)
 i, n, statuses = 0, int(sys.argv[1]), {}

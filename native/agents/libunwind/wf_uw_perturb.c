@@ -89,6 +89,9 @@ static void trampoline(ucontext_t *uc, const wf_uw_perturbation *p, const wf_uw_
     uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)env->fake_frame;
 }
 
+/* Reads any word of the live stack above the captured sp, as a walker would: in the ASan
+   build some are the redzones of instrumented frames, which this read must not report. */
+__attribute__((no_sanitize("address")))
 static uintptr_t stack_value(const wf_uw_perturb_env *env, uint64_t op)
 {
     uintptr_t slot = captured(env, REG_RSP) + 8 * (op % STACK_VALUE_WORDS);
