@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "wf_live_worker.h"
+#include "wf_thread_timer.h"
 
 static __thread struct wf_live_worker *current_worker __attribute__((tls_model("initial-exec")));
 
@@ -229,25 +230,13 @@ int wf_live_sampler_install(char *err, size_t errlen) {
 /* ---- signal mode: per-thread timers ------------------------------------------------- */
 
 static int arm_timer(struct wf_live_worker *w, uint64_t interval_ns, char *err, size_t errlen) {
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = SIGPROF;
-    sev._sigev_un._tid = w->tid;
-    if (timer_create(CLOCK_MONOTONIC, &sev, &w->timer) != 0) {
-        snprintf(err, errlen, "timer_create for worker %d: %s", w->index, strerror(errno));
+    int rc = wf_thread_timer_start(w->tid, SIGPROF, interval_ns, &w->timer);
+    if (rc != 0) {
+        snprintf(err, errlen, "timer for worker %d (%llu ns): %s", w->index,
+                 (unsigned long long)interval_ns, strerror(-rc));
         return -1;
     }
     w->has_timer = 1;
-    struct itimerspec its = {
-        .it_interval = {(time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull)},
-        .it_value = {(time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull)},
-    };
-    if (timer_settime(w->timer, 0, &its, NULL) != 0) {
-        snprintf(err, errlen, "timer_settime (%llu ns): %s", (unsigned long long)interval_ns,
-                 strerror(errno));
-        return -1;
-    }
     return 0;
 }
 

@@ -15,11 +15,9 @@
 #include "asgst.h"
 #include "wf_queue.h"
 #include "wf_queue_signal_cost.h"
+#include "wf_thread_timer.h"
 
 #define COST_SIGNAL (SIGRTMIN + 6)
-#ifndef sigev_notify_thread_id
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
 
 enum { VARIANT_EMPTY = 0, VARIANT_ENQUEUE = 1 };
 
@@ -54,22 +52,6 @@ static uint64_t thread_cpu_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int arm_timer(uint32_t interval_ns, timer_t *timer) {
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = COST_SIGNAL;
-    sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
-    if (timer_create(CLOCK_MONOTONIC, &sev, timer) != 0) return -errno;
-    struct itimerspec its = {{0, (long)interval_ns}, {0, (long)interval_ns}};
-    if (timer_settime(*timer, 0, &its, NULL) != 0) {
-        int e = -errno;
-        timer_delete(*timer);
-        return e;
-    }
-    return 0;
 }
 
 /* Take p->signals signals: wait for the timer's (the signal is blocked outside
@@ -142,7 +124,10 @@ static void *cost_thread(void *arg) {
     pthread_sigmask(SIG_BLOCK, &block, NULL);
     current = r;
     int timed = r->p->source == WF_QUEUE_COST_TIMER;
-    r->out->error = r->queue == NULL ? -ENOMEM : timed ? arm_timer(r->p->interval_ns, &timer) : 0;
+    if (r->queue == NULL) r->out->error = -ENOMEM;
+    else if (timed)
+        r->out->error = wf_thread_timer_start((pid_t)syscall(SYS_gettid), COST_SIGNAL,
+                                              r->p->interval_ns, &timer);
     if (r->out->error == 0) {
         take_signals(r);
         if (timed) timer_delete(timer);       /* a late signal stays pending, never handled */

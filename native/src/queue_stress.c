@@ -23,12 +23,10 @@
 #include "asgst.h"
 #include "wf_queue.h"
 #include "wf_queue_stress.h"
+#include "wf_thread_timer.h"
 
 #define STRESS_SIGNAL (SIGRTMIN + 5)
 #define NESTED_SIGNAL (SIGRTMIN + 7)         /* params.nested: the second timer's */
-#ifndef sigev_notify_thread_id
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
 
 typedef struct worker {
     const wf_queue_stress_params *p;
@@ -110,30 +108,14 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
     if (rc != 0 || n != w->p->expect_frames) w->wrong_walks++;
 }
 
-static int arm_timer(worker *w, int signo, uint32_t interval_ns, timer_t *timer) {
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = signo;
-    sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
-    if (timer_create(CLOCK_MONOTONIC, &sev, timer) != 0) return -errno;
-    struct timespec every = {0, (long)interval_ns};
-    struct itimerspec its = {.it_interval = every, .it_value = every};
-    if (timer_settime(*timer, 0, &its, NULL) != 0) {
-        int e = -errno;
-        timer_delete(*timer);
-        return e;
-    }
-    return 0;
-}
-
 /* The worker's timers: its own signal's, and with `nested` one more at 3/5 of its interval
    plus 1 ns, so that the two drift over each other instead of keeping in step. */
 static int arm_timers(worker *w, timer_t timers[2]) {
     const wf_queue_stress_params *p = w->p;
-    int rc = arm_timer(w, STRESS_SIGNAL, p->interval_ns, &timers[0]);
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    int rc = wf_thread_timer_start(tid, STRESS_SIGNAL, p->interval_ns, &timers[0]);
     if (rc != 0 || !p->nested) return rc;
-    rc = arm_timer(w, NESTED_SIGNAL, p->interval_ns / 5 * 3 + 1, &timers[1]);
+    rc = wf_thread_timer_start(tid, NESTED_SIGNAL, p->interval_ns / 5 * 3 + 1, &timers[1]);
     if (rc != 0) timer_delete(timers[0]);
     return rc;
 }
