@@ -45,6 +45,13 @@ static long futex(volatile uint32_t *word, int op, uint32_t val, const struct ti
 
 static uint32_t load(volatile uint32_t *word) { return __atomic_load_n(word, __ATOMIC_SEQ_CST); }
 
+/* Spin while *word == value, until the clock reaches `until` (ns); whether it still is.
+   Async-signal-safe. */
+static int spin_while(volatile uint32_t *word, uint32_t value, uint64_t until) {
+    while (load(word) == value && wf_live_now_ns() < until) __builtin_ia32_pause();
+    return load(word) == value;
+}
+
 /* ---- the worker's side (in its SIGPROF handler) --------------------------------------- */
 
 /* Spin (unless the sampler was last seen on this CPU: it could not run), then sleep, while
@@ -53,7 +60,7 @@ static void wait_while(volatile uint32_t *word, uint32_t value, volatile uint32_
                        int my_cpu) {
     int sampler_cpu = __atomic_load_n(&wf_live_current_run.sampler_cpu, __ATOMIC_RELAXED);
     uint64_t spin_end = sampler_cpu == my_cpu ? 0 : wf_live_now_ns() + HANDSHAKE_SPIN_NS;
-    while (load(word) == value && wf_live_now_ns() < spin_end) __builtin_ia32_pause();
+    spin_while(word, value, spin_end);
     while (load(word) == value) {
         __atomic_store_n(sleeping, 1, __ATOMIC_SEQ_CST);
         futex(word, FUTEX_WAIT_PRIVATE, value, NULL);
@@ -142,11 +149,9 @@ static struct timespec at_ns(uint64_t ns) {
     return (struct timespec){(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
 }
 
-/* Whether a worker was last seen on the sampler's CPU: spinning there would keep it from
-   running, so from answering. */
-static int shares_my_cpu(const struct sampler *s) {
-    int mine = sched_getcpu();
-    __atomic_store_n(&s->run->sampler_cpu, mine, __ATOMIC_RELAXED);
+/* Whether a worker was last seen on CPU `mine`, the sampler's: spinning there would keep it
+   from running, so from answering. */
+static int shares_cpu(const struct sampler *s, int mine) {
     for (int i = 0; i < s->run->worker_count; i++)
         if (__atomic_load_n(&s->run->workers[i].last_cpu, __ATOMIC_RELAXED) == mine) return 1;
     return 0;
@@ -158,14 +163,14 @@ static int shares_my_cpu(const struct sampler *s) {
 static void wait_for_doorbell(struct sampler *s, uint64_t deadline) {
     struct wf_live_run *run = s->run;
     uint32_t rung = load(&run->doorbell);
-    uint64_t now = wf_live_now_ns(), spin_end = now + HANDSHAKE_SPIN_NS;
+    int mine = sched_getcpu();
+    __atomic_store_n(&run->sampler_cpu, mine, __ATOMIC_RELAXED); /* the workers' spin rule */
+    uint64_t now = wf_live_now_ns();
     int event_soon = s->pending > 0 || deadline - now <= HANDSHAKE_SPIN_NS;
-    if (!event_soon || shares_my_cpu(s)) spin_end = now;
-    while (load(&run->doorbell) == rung && now < deadline && now < spin_end) {
-        __builtin_ia32_pause();
-        now = wf_live_now_ns();
-    }
-    if (load(&run->doorbell) != rung || now >= deadline) return;
+    uint64_t spin_end = event_soon && !shares_cpu(s, mine) ? now + HANDSHAKE_SPIN_NS : now;
+    if (!spin_while(&run->doorbell, rung, spin_end < deadline ? spin_end : deadline) ||
+        wf_live_now_ns() >= deadline)
+        return;
     struct timespec until = at_ns(deadline);
     __atomic_store_n(&run->sampler_sleeping, 1, __ATOMIC_SEQ_CST);
     futex(&run->doorbell, FUTEX_WAIT_BITSET_PRIVATE, rung, &until);

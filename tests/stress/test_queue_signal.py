@@ -12,20 +12,26 @@ from walkfuzz.queue_stress import StressParams, run_in_child
 pytestmark = pytest.mark.stress
 
 
+def assert_nothing_lost(r: dict[str, int]) -> None:
+    """Every signal is one attempt, every attempt enqueued or rejected for a counted reason,
+    every enqueued element processed (or dropped) and walked correctly."""
+    assert r["error"] == 0
+    assert r["signals"] == r["attempts"] == r["enqueued"] + r["rejected"]
+    assert r["attempts"] == r["enqueued"] + r["full"] + r["other"] + r["walk_failed"]
+    assert r["processed"] + r["dropped"] == r["enqueued"], "an enqueued element was lost"
+    assert r["walked"] == r["processed"] and r["wrong_walks"] == 0
+
+
 @pytest.mark.parametrize("interval_ns, poll_every", [(100_000, 20_000), (20_000, 200_000)],
                          ids=["100us-frequent-polls", "20us-queue-fills"])
 def test_enqueue_in_signal_handlers_loses_nothing(interval_ns: int, poll_every: int) -> None:
     r = run_in_child(StressParams(threads=2, interval_ns=interval_ns, duration_ms=400,
                                   capacity=8, poll_every=poll_every))
     print(f"queue stress {interval_ns // 1000} us: {r}")
-    assert r["error"] == 0
     assert r["signals"] > 0, "no timer signal arrived"
-    assert r["signals"] == r["attempts"] == r["enqueued"] + r["rejected"]
-    assert r["attempts"] == r["enqueued"] + r["full"] + r["other"] + r["walk_failed"]
+    assert_nothing_lost(r)
     assert r["walk_failed"] == 0
-    assert r["processed"] + r["dropped"] == r["enqueued"]
     assert r["dropped"] == 0, "the final safepoint drains every queue"
-    assert r["walked"] == r["processed"] and r["wrong_walks"] == 0
     assert r["safepoints"] > 0
 
 
@@ -37,9 +43,5 @@ def test_an_enqueue_interrupted_by_another_signals_enqueue_loses_nothing() -> No
     r = run_in_child(StressParams(threads=2, interval_ns=20_000, duration_ms=500, capacity=64,
                                   poll_every=20_000, nested=True))
     print(f"nested queue stress: {r}")
-    assert r["error"] == 0
     assert r["nested_signals"] > 0, "no signal interrupted another: nothing was tested"
-    assert r["signals"] == r["attempts"] == r["enqueued"] + r["rejected"]
-    assert r["attempts"] == r["enqueued"] + r["full"] + r["other"] + r["walk_failed"]
-    assert r["processed"] + r["dropped"] == r["enqueued"], "an enqueued element was lost"
-    assert r["walked"] == r["processed"] and r["wrong_walks"] == 0
+    assert_nothing_lost(r)
