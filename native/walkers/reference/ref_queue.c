@@ -183,14 +183,8 @@ static int is_interpreted(const ASGST_Frame *f) {
     return f->type == ASGST_FRAME_JAVA && f->comp_level == 0;
 }
 
-/* The word at addr if it is an aligned word of t's stack, else 0. */
-static uintptr_t stack_word(const struct wf_vm_thread *t, uintptr_t addr) {
-    if (t == NULL || addr % 8 != 0 || addr < t->stack_lo || addr > t->stack_hi - 8) return 0;
-    return *(const uintptr_t *)addr;
-}
-
 /* A thread's stack bounds in registers: the build has -fno-strict-aliasing, so the stores
-   into a slot between two stack_word(t, ...) would make the compiler reload t's fields. */
+   into a slot between two reads through t would make the compiler reload t's fields. */
 typedef struct stack_bounds {
     uintptr_t lo, hi;                   /* lo UINTPTR_MAX: no stack, every word reads 0 */
 } stack_bounds;
@@ -199,10 +193,15 @@ static stack_bounds bounds_of(const struct wf_vm_thread *t) {
     return t == NULL ? (stack_bounds){UINTPTR_MAX, 0} : (stack_bounds){t->stack_lo, t->stack_hi};
 }
 
-/* stack_word(t, addr) with b = bounds_of(t). */
+/* The word at addr if it is an aligned word of the stack bounded by b, else 0. */
 static uintptr_t bounded_word(stack_bounds b, uintptr_t addr) {
     if (addr % 8 != 0 || addr < b.lo || addr > b.hi - 8) return 0;
     return *(const uintptr_t *)addr;
+}
+
+/* The word at addr if it is an aligned word of t's stack, else 0. */
+static uintptr_t stack_word(const struct wf_vm_thread *t, uintptr_t addr) {
+    return bounded_word(bounds_of(t), addr);
 }
 
 /* The top frame's return address identifies it: a return pops that word, a new call there
