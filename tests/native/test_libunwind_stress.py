@@ -33,7 +33,7 @@ def test_samples_at_100us_match_the_shadow_stack(mode: str) -> None:
     assert c["walked"] == c["delivered"] > 1000
     assert c["faults"] == 0
     assert result.match_rate >= MIN_MATCH_RATE, result.kept[:3]
-    assert c["stops"]["root"] >= c["walked"] - c["hangs"]  # every walk reached the root
+    assert c["stops"]["root"] >= c["walked"] - c["hangs"], c["stops"]  # every walk: the root
     assert percentile_ns(result.latency_hist, 0.5) > 0
 
 
