@@ -66,11 +66,16 @@ static int stack_word(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *value
     return 1;
 }
 
+/* addr and addr + 8 are aligned words inside the thread's stack. */
+static inline int pair_in_stack(const ASGST_Iterator *it, uintptr_t addr) {
+    return addr % 8 == 0 && addr >= it->stack_lo && addr <= it->stack_hi - 16;
+}
+
 /* The words at addr and addr + 8, each read exactly as stack_word reads it: one range check
    when both lie inside the stack (always, on a well-formed stack), a check per word if not. */
 static inline void stack_pair(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *low,
                               uintptr_t *high) {
-    if (addr % 8 == 0 && addr >= it->stack_lo && addr <= it->stack_hi - 16) {
+    if (pair_in_stack(it, addr)) {
         *low = *(const uintptr_t *)addr;
         *high = *(const uintptr_t *)(addr + 8);
         return;
@@ -129,6 +134,11 @@ _Static_assert(SAME_KIND(WF_FRAME_INTERPRETED, WF_BLOB_INTERPRETER) &&
                "the frame kind of a blob's frame is the blob's kind");
 #undef SAME_KIND
 
+/* pc lies where a fixed-size blob is still building its frame. */
+static int building_frame(const struct wf_vm_blob *b, uintptr_t pc) {
+    return pc < b->start + b->frame_complete;
+}
+
 static int has_fixed_frame(int kind) {
     return kind == WF_FRAME_COMPILED || kind == WF_FRAME_NATIVE || kind == WF_FRAME_STUB;
 }
@@ -136,8 +146,7 @@ static int has_fixed_frame(int kind) {
 /* The first frame of a fixed-size blob before its frame is built (sp points at the return
    address). Callers' pcs are return addresses and never lie there. */
 static int frame_not_built(const ASGST_Iterator *it) {
-    return it->first && has_fixed_frame(it->kind) &&
-           it->cur.pc < it->blob->start + it->blob->frame_complete;
+    return it->first && has_fixed_frame(it->kind) && building_frame(it->blob, it->cur.pc);
 }
 
 /* ---- decoding one physical frame (docs §4.3) ----------------------------------------- */
@@ -179,6 +188,15 @@ static int sender_from_fp(const ASGST_Iterator *it, ref_frame *s) {
     return STEPPED;
 }
 
+/* The sender's sp of a built fixed-size frame at sp. */
+static uintptr_t fixed_sender_sp(const struct wf_vm_blob *b, uintptr_t sp) {
+#ifdef WF_PLANT_FRAME_SIZE_OFF_BY_ONE /* planted bug (fuzz/planted.py): one word short */
+    return sp + b->frame_size - 8;
+#else
+    return sp + b->frame_size;
+#endif
+}
+
 static int sender_of_fixed_frame(const ASGST_Iterator *it, ref_frame *s) {
     if (frame_not_built(it)) {
         s->sp = it->cur.sp + 8;
@@ -186,11 +204,7 @@ static int sender_of_fixed_frame(const ASGST_Iterator *it, ref_frame *s) {
         stack_word(it, it->cur.sp, &s->pc);
         return STEPPED;
     }
-#ifdef WF_PLANT_FRAME_SIZE_OFF_BY_ONE /* planted bug (fuzz/planted.py): one word short */
-    s->sp = it->cur.sp + it->blob->frame_size - 8;
-#else
-    s->sp = it->cur.sp + it->blob->frame_size;
-#endif
+    s->sp = fixed_sender_sp(it->blob, it->cur.sp);
     if (s->sp > it->stack_hi) return ASGST_WF_BAD_SP; /* frame runs off the stack */
     stack_pair(it, s->sp - 16, &s->fp, &s->pc);
     return STEPPED;
@@ -255,7 +269,7 @@ static int step_to_sender(ASGST_Iterator *it, ref_frame *at) {
     ref_frame s = {0, 0, 0};
     int rc = STEPPED;
     uintptr_t link = it->link;
-    if (link % 8 == 0 && link >= it->stack_lo && link <= it->stack_hi - 16) {
+    if (pair_in_stack(it, link)) {
         s.sp = link + 16;
         s.fp = *(const uintptr_t *)link;                     /* range checked just above */
         s.pc = *(const uintptr_t *)(link + 8);
@@ -329,7 +343,7 @@ static int emit_compiled(ASGST_Iterator *it, ASGST_Frame *f) {
 
 /* A return address (pc of a frame that is not the first) in a fixed-size frame's prologue. */
 static int in_prologue(const ASGST_Iterator *it, const struct wf_vm_blob *b, uintptr_t pc) {
-    return !it->first && pc < b->start + b->frame_complete;
+    return !it->first && building_frame(b, pc);
 }
 
 /* ---- decoding one physical frame (docs §4.3) and emitting its first frame ----------- */
@@ -338,12 +352,8 @@ static int in_prologue(const ASGST_Iterator *it, const struct wf_vm_blob *b, uin
    is built, 0 while it is not (its sender is then found through sp). */
 static uintptr_t fixed_link(const ASGST_Iterator *it, const struct wf_vm_blob *b,
                             const ref_frame *at) {
-    if (it->first && at->pc < b->start + b->frame_complete) return 0;
-#ifdef WF_PLANT_FRAME_SIZE_OFF_BY_ONE /* planted bug (fuzz/planted.py): one word short */
-    return at->sp + b->frame_size - 24;
-#else
-    return at->sp + b->frame_size - 16;
-#endif
+    if (it->first && building_frame(b, at->pc)) return 0;
+    return fixed_sender_sp(b, at->sp) - 16;
 }
 
 /* Decode cur and, if its frames are reported, emit the first one: 1 emitted, 0 walked
