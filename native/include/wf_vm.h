@@ -220,7 +220,7 @@ struct wf_vm_anchor {                /* last Java frame, set on Java -> VM/nativ
 struct wf_vm_thread {                /* at WF_VM_THREAD */
     uint32_t state;                  /* wf_thread_state */
     uint32_t flags;                  /* wf_thread_flags */
-    uintptr_t stack_lo;              /* the stack is [stack_lo, stack_hi) */
+    uintptr_t stack_lo;              /* the stack is [stack_lo, stack_hi), both 8-aligned */
     uintptr_t stack_hi;              /* == WF_VM_STACK_TOP */
     struct wf_vm_anchor anchor;
 };

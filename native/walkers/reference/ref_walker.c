@@ -33,6 +33,7 @@ typedef struct ref_frame {
 struct _ASGST_Iterator {
     const struct wf_vm_thread *thread;
     uintptr_t stack_lo, stack_hi; /* the thread's, copied: read on every step */
+    uintptr_t words, pairs;       /* its words, and pairs of adjacent words (word_index) */
     int32_t options;
     ref_frame start;              /* for ASGST_RewindIterator */
     ref_frame cur;                /* the current physical frame */
@@ -46,7 +47,8 @@ struct _ASGST_Iterator {
     const struct wf_vm_pcdesc *desc;
     const struct wf_vm_method *method; /* interpreted frame's method */
     int bci;                      /* interpreted frame's bci */
-    uint32_t scopes_left;         /* scopes of cur's pc descriptor not emitted yet */
+    uint32_t scopes_left;         /* scopes of cur's pc descriptor not emitted yet ... */
+    const struct wf_vm_scope *scope; /* ... the next of them */
     uintptr_t link;               /* where cur's sender's (fp, pc) pair lies, 0: no link */
     /* queue (issue 4, wf_queue_walk.h): a resumed queue element's first frame */
     uintptr_t top_method, top_bcp;  /* != 0: interpreted first frame's method and bcp */
@@ -66,9 +68,18 @@ static int stack_word(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *value
     return 1;
 }
 
+/* The index of the word at addr in the stack, or a number >= it->words if addr is no aligned
+   word of it: rotating the offset right by 3 moves a misaligned offset's low bits to the top,
+   and an address below the stack wrapped to a huge offset. So one compare checks alignment
+   and both bounds (the stack's bounds are 8-aligned, wf_vm.h). */
+static inline uintptr_t word_index(const ASGST_Iterator *it, uintptr_t addr) {
+    uintptr_t off = addr - it->stack_lo;
+    return off >> 3 | off << 61;
+}
+
 /* addr and addr + 8 are aligned words inside the thread's stack. */
 static inline int pair_in_stack(const ASGST_Iterator *it, uintptr_t addr) {
-    return addr % 8 == 0 && addr >= it->stack_lo && addr <= it->stack_hi - 16;
+    return word_index(it, addr) < it->pairs;
 }
 
 /* The words at addr and addr + 8, each read exactly as stack_word reads it: one range check
@@ -91,19 +102,32 @@ static inline uintptr_t frame_slot(uintptr_t fp, int offset) {
     return *(const uintptr_t *)(fp + offset);
 }
 
+/* The segment map as if it started at address 0, so that pc >> shift indexes it. */
+#define SEGMAP_OF_ADDRESS_0 \
+    (WF_VM_SEGMAP - (WF_VM_CODE_HEAP >> WF_VM_SEGMENT_SHIFT) * sizeof(uint16_t))
+_Static_assert(WF_VM_CODE_HEAP % (1 << WF_VM_SEGMENT_SHIFT) == 0 &&
+                   sizeof(struct wf_vm_blob) == WF_VM_BLOB_STRIDE,
+               "the heap starts a segment; the blob table is an array of struct wf_vm_blob");
+
 /* The blob holding pc, through the VM's segment map (wf_vm.h); NULL if none. Bounded: at
    most one step back per blob starting inside pc's 64-byte segment. A pc below the code heap
    wraps to a segment number above 2^57, far beyond any 32-bit segmap_count: one compare
    rejects both sides of the heap. */
 static const struct wf_vm_blob *find_blob(uintptr_t pc) {
     const struct wf_vm *vm = WF_VM;
-    uintptr_t segment = (pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT;
-    if (segment >= vm->segmap_count) return NULL;
-    uint32_t started = vm->segmap[segment];
+    if ((pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT >= vm->segmap_count) return NULL;
+    /* segmap[(pc - heap) >> shift], then blobs[started - 1]: both tables lie at fixed
+       addresses (wf_vm.h), so their addresses are constants, not loads */
+    uintptr_t started =
+        *(const uint16_t *)(SEGMAP_OF_ADDRESS_0 + (pc >> WF_VM_SEGMENT_SHIFT) * sizeof(uint16_t));
     if (started == 0) return NULL;
-    const struct wf_vm_blob *b = &vm->blobs[started - 1];
-    while (pc < b->start && b > vm->blobs) b--;
-    return pc - b->start < b->end - b->start ? b : NULL;
+    const struct wf_vm_blob *b =
+        (const struct wf_vm_blob *)(WF_VM_BLOBS + (started - 1) * WF_VM_BLOB_STRIDE);
+    while (pc < b->start) {
+        if (b == (const struct wf_vm_blob *)WF_VM_BLOBS) return NULL;
+        b--;
+    }
+    return pc < b->end ? b : NULL;                          /* b->start <= pc here */
 }
 
 /* The pc descriptor of a compiled blob holding pc; NULL if none. The descriptors are sorted
@@ -156,7 +180,7 @@ static int frame_not_built(const ASGST_Iterator *it) {
    stack_hi. Once it passed, the frame's slots are read with frame_slot. */
 static int check_fp(const ASGST_Iterator *it, uintptr_t below) {
     uintptr_t fp = it->cur.fp;
-    return fp % 8 == 0 && fp >= it->cur.sp + below && fp <= it->stack_hi - 16;
+    return pair_in_stack(it, fp) && fp >= it->cur.sp + below;
 }
 
 static int decode_interpreted(ASGST_Iterator *it) {
@@ -306,16 +330,19 @@ static void fill(const ASGST_Iterator *it, ASGST_Frame *f, int type, int level, 
     f->fp = (void *)it->cur.fp;
 }
 
-/* The next scope of cur's pc descriptor when `left` scopes (1 .. scope_count) are not
-   emitted yet: the descriptor lists them innermost first; the outermost one (left == 1) is
-   the JAVA frame, the others are inlined into it. */
-static void fill_scope(const ASGST_Iterator *it, ASGST_Frame *f, uint32_t left) {
-    const struct wf_vm_pcdesc *d = it->desc;
+/* The scopes of a pc descriptor in the order they are reported: innermost first, as the
+   descriptor lists them; the outermost one is the JAVA frame, the others are inlined into it. */
 #ifdef WF_PLANT_INLINED_SCOPE_ORDER /* planted bug (fuzz/planted.py): outermost scope first */
-    const struct wf_vm_scope *s = &d->scopes[left - 1];
+#define FIRST_SCOPE(d) (&(d)->scopes[(d)->scope_count - 1])
+#define NEXT_SCOPE(s) ((s) - 1)
 #else
-    const struct wf_vm_scope *s = &d->scopes[d->scope_count - left];
+#define FIRST_SCOPE(d) (&(d)->scopes[0])
+#define NEXT_SCOPE(s) ((s) + 1)
 #endif
+
+/* Scope s of cur's pc descriptor, with `left` - 1 scopes to report after it. */
+static void fill_scope(const ASGST_Iterator *it, ASGST_Frame *f, const struct wf_vm_scope *s,
+                       uint32_t left) {
     int type = left > 1 ? ASGST_FRAME_JAVA_INLINED : ASGST_FRAME_JAVA;
     fill(it, f, type, it->blob->comp_level, s->bci, s->method);
 }
@@ -336,25 +363,14 @@ static int emit_compiled(ASGST_Iterator *it, ASGST_Frame *f) {
         return 1;
     }
     if (d->scope_count == 0) return 0;
+    const struct wf_vm_scope *s = FIRST_SCOPE(d);
     it->scopes_left = d->scope_count - 1;
-    fill_scope(it, f, d->scope_count);
+    it->scope = NEXT_SCOPE(s);
+    fill_scope(it, f, s, d->scope_count);
     return 1;
 }
 
-/* A return address (pc of a frame that is not the first) in a fixed-size frame's prologue. */
-static int in_prologue(const ASGST_Iterator *it, const struct wf_vm_blob *b, uintptr_t pc) {
-    return !it->first && building_frame(b, pc);
-}
-
 /* ---- decoding one physical frame (docs §4.3) and emitting its first frame ----------- */
-
-/* The link of a fixed-size frame (see step_to_sender): sp + frame_size - 16 once the frame
-   is built, 0 while it is not (its sender is then found through sp). */
-static uintptr_t fixed_link(const ASGST_Iterator *it, const struct wf_vm_blob *b,
-                            const ref_frame *at) {
-    if (it->first && building_frame(b, at->pc)) return 0;
-    return fixed_sender_sp(b, at->sp) - 16;
-}
 
 /* Decode cur and, if its frames are reported, emit the first one: 1 emitted, 0 walked
    through (a non-Java frame of a Java-only walk, or a descriptor without scopes), < 0 the
@@ -366,8 +382,7 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
                                                                   ASGST_Frame *f,
                                                                   const ref_frame *at) {
     uintptr_t sp = at->sp, pc = at->pc;
-    if (sp % 8 != 0 || sp < it->stack_lo || sp >= it->stack_hi)
-        return ASGST_WF_BAD_SP;                              /* sp outside the stack */
+    if (word_index(it, sp) >= it->words) return ASGST_WF_BAD_SP; /* sp outside the stack */
     /* The code heap and the native text are disjoint, and every blob lies in the heap: the
        blob lookup first, as most frames are Java frames; a pc in no blob may be C code. */
     const struct wf_vm_blob *b = find_blob(pc);
@@ -380,11 +395,19 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
         return emit_non_java(it, f);
     }
     it->blob = b;
-    it->kind = (int)b->kind;
     uint32_t kind = b->kind;
-    it->link = kind == WF_BLOB_INTERPRETER ? at->fp : fixed_link(it, b, at);
+    it->kind = (int)kind;
+    uintptr_t link = at->fp;
+    if (kind != WF_BLOB_INTERPRETER) {
+        link = fixed_sender_sp(b, sp) - 16;
+        if (building_frame(b, pc)) {
+            if (!it->first && has_fixed_frame((int)kind))
+                return ASGST_WF_BAD_PC;                      /* return address in a prologue */
+            if (it->first) link = 0;                         /* frame not built yet */
+        }
+    }
+    it->link = link;
     if (kind == WF_BLOB_COMPILED) {
-        if (in_prologue(it, b, pc)) return ASGST_WF_BAD_PC; /* return address in a prologue */
         it->desc = find_desc(b, pc);
         return emit_compiled(it, f);
     }
@@ -395,12 +418,10 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
         return 1;
     }
     if (kind == WF_BLOB_NATIVE_WRAPPER) {
-        if (in_prologue(it, b, pc)) return ASGST_WF_BAD_PC;
         fill(it, f, ASGST_FRAME_JAVA_NATIVE, -1, -1, b->method);
         return 1;
     }
     if (kind == WF_BLOB_STUB) {
-        if (in_prologue(it, b, pc)) return ASGST_WF_BAD_PC;
         return emit_non_java(it, f);
     }
     if (kind == WF_BLOB_ENTRY) {
@@ -416,7 +437,9 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
 
 /* The next inlined scope of the decoded compiled frame (scopes_left > 0). */
 static int emit_next_scope(ASGST_Iterator *it, ASGST_Frame *f) {
-    fill_scope(it, f, it->scopes_left--);
+    const struct wf_vm_scope *s = it->scope;
+    it->scope = NEXT_SCOPE(s);
+    fill_scope(it, f, s, it->scopes_left--);
     return 1;
 }
 
@@ -474,6 +497,14 @@ void ASGST_RewindIterator(ASGST_Iterator *it) {
 
 int ASGST_State(ASGST_Iterator *it) { return it == NULL ? ASGST_NO_FRAME : it->state; }
 
+/* The words of t's stack, and the pairs of adjacent ones. */
+static uintptr_t stack_words(const struct wf_vm_thread *t) {
+    return t->stack_hi > t->stack_lo ? (t->stack_hi - t->stack_lo) / 8 : 0;
+}
+static uintptr_t stack_pairs(const struct wf_vm_thread *t) {
+    return stack_words(t) > 0 ? stack_words(t) - 1 : 0;
+}
+
 /* Thread checks of docs §4.1 steps 2-4; 0 if the thread may be walked. */
 static int check_thread(const struct wf_vm_thread *t, int32_t options) {
     if (t == NULL) return ASGST_NO_THREAD;                   /* nothing mapped */
@@ -495,6 +526,7 @@ static const struct wf_vm_thread *mapped_thread(uintptr_t sp) {
 static int run(const struct wf_vm_thread *t, ref_frame start, int32_t options,
                ASGST_IteratorHandler fun, void *argument) {
     ASGST_Iterator it = {.thread = t, .stack_lo = t->stack_lo, .stack_hi = t->stack_hi,
+                         .words = stack_words(t), .pairs = stack_pairs(t),
                          .options = options, .start = start};
     ASGST_RewindIterator(&it);
     fun(&it, argument);
@@ -551,6 +583,7 @@ int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void *pc, int32_t options
 void wf_ref_run_at(const struct wf_vm_thread *t, const wf_walk_start *start, int32_t options,
                    ASGST_IteratorHandler fun, void *arg) {
     ASGST_Iterator it = {.thread = t, .stack_lo = t->stack_lo, .stack_hi = t->stack_hi,
+                         .words = stack_words(t), .pairs = stack_pairs(t),
                          .options = options, .start = {start->sp, start->fp, start->pc},
                          .top_method = start->top_method, .top_bcp = start->top_bcp,
                          .start_error = start->error};
