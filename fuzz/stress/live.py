@@ -12,7 +12,7 @@ from walkfuzz.stress.options import MODES, WORKLOADS, StressOptions
 from walkfuzz.symbolize import symbolize
 
 CLASS_NAMES = ("missing", "extra", "wrong-method", "wrong-bci", "wrong-type", "truncated",
-               "cycle", "contract")
+               "cycle", "contract", "wrong-result")
 WINDOW_NAMES = ("none", "call", "prologue", "epilogue", "bci")
 FRAME_TYPES = {1: "java", 2: "inlined", 3: "native", 4: "non-java"}
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)

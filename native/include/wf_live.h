@@ -47,7 +47,8 @@
 #define WF_LIVE_CLS_TRUNCATED 5
 #define WF_LIVE_CLS_CYCLE 6
 #define WF_LIVE_CLS_CONTRACT 7
-#define WF_LIVE_CLASSES 8
+#define WF_LIVE_CLS_WRONG_RESULT 8 /* every expected frame, then an error instead of the end */
+#define WF_LIVE_CLASSES 9
 
 typedef struct wf_live_config {
     int mode;                  /* WF_LIVE_MODE_* */
@@ -75,7 +76,7 @@ typedef struct wf_live_stats {
     uint64_t safepoints;       /* safepoint stub entries */
     uint64_t queue_rejected;   /* queue mode: enqueue refused (full, other) or no free slot */
     uint64_t queue_gone;       /* queue mode: element's frame gone by the safepoint */
-    uint64_t invalid_by_class[8];
+    uint64_t invalid_by_class[9];  /* WF_LIVE_CLASSES (cffi takes a number here) */
     uint64_t invalid_in_window;
     uint64_t window_samples[5];  /* samples per wf_live_window_kind (0: none) */
     uint64_t errors[32];       /* end codes: errors[-code], code in -30..0; [31] others */

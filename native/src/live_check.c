@@ -89,6 +89,10 @@ static int tolerated(const struct wf_live_snapshot *s, const struct wf_live_walk
     return n == d && n > 0 && run_matches(w, 1, s, 1, n - 1);       /* top different */
 }
 
+_Static_assert(sizeof(((wf_live_stats *)0)->invalid_by_class) ==
+                   WF_LIVE_CLASSES * sizeof(uint64_t),
+               "one invalid counter per class");
+
 static int classify(const struct wf_live_snapshot *s, const struct wf_live_walk *w, int *first) {
     uint32_t d = s->depth, n = w->count, i = 0;
     int end = walked_end(w);
@@ -97,6 +101,7 @@ static int classify(const struct wf_live_snapshot *s, const struct wf_live_walk 
     if (end == ASGST_WF_DEPTH_LIMIT || end == WF_LIVE_END_OVERFLOW || revisits(w))
         return WF_LIVE_CLS_CYCLE;
     if (i == n && n < d) return end < 0 ? WF_LIVE_CLS_TRUNCATED : WF_LIVE_CLS_MISSING;
+    if (i == n && n == d) return WF_LIVE_CLS_WRONG_RESULT;   /* not exact: the end is wrong */
     if (i == d) return WF_LIVE_CLS_EXTRA;
     if (run_matches(w, i, s, i + 1, n - i) && n - i == d - i - 1) return WF_LIVE_CLS_MISSING;
     if (run_matches(w, i + 1, s, i, d - i) && n - i - 1 == d - i) return WF_LIVE_CLS_EXTRA;
