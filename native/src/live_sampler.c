@@ -215,13 +215,9 @@ static void on_sigprof(int signo, siginfo_t *info, void *uc) {
 }
 
 int wf_live_sampler_install(char *err, size_t errlen) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sigprof;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGPROF, &sa, NULL) != 0) {
-        snprintf(err, errlen, "cannot install the SIGPROF handler: %s", strerror(errno));
+    int installed = wf_sampling_handler_install(SIGPROF, on_sigprof, NULL);
+    if (installed != 0) {
+        snprintf(err, errlen, "cannot install the SIGPROF handler: %s", strerror(-installed));
         return -1;
     }
     return 0;

@@ -152,12 +152,9 @@ int wf_queue_signal_cost(const wf_queue_signal_cost_params *p, wf_queue_signal_c
         p->signals > WF_QUEUE_MAX_CAPACITY ||
         (p->source == WF_QUEUE_COST_TIMER && (p->interval_ns == 0 || p->interval_ns >= 1000000000u)))
         return out->error = -EINVAL;
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(COST_SIGNAL, &sa, &old) != 0) return out->error = -errno;
+    struct sigaction old;
+    int installed = wf_sampling_handler_install(COST_SIGNAL, on_signal, &old);
+    if (installed != 0) return out->error = installed;
     memset(&run, 0, sizeof run);
     run.p = p;
     run.out = out;

@@ -220,17 +220,14 @@ int wf_queue_stress_run(const wf_queue_stress_params *p, wf_queue_stress_result 
     if (p->threads == 0 || p->threads > WF_QUEUE_STRESS_MAX_THREADS || p->interval_ns == 0 ||
         p->interval_ns >= 1000000000u)
         return out->error = -EINVAL;
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
     ns_per_tick = calibrate_tsc();
-    struct sigaction old_nested;
-    if (sigaction(STRESS_SIGNAL, &sa, &old) != 0) return out->error = -errno;
-    if (sigaction(NESTED_SIGNAL, &sa, &old_nested) != 0) {
+    struct sigaction old, old_nested;
+    int installed = wf_sampling_handler_install(STRESS_SIGNAL, on_signal, &old);
+    if (installed != 0) return out->error = installed;
+    installed = wf_sampling_handler_install(NESTED_SIGNAL, on_signal, &old_nested);
+    if (installed != 0) {
         sigaction(STRESS_SIGNAL, &old, NULL);
-        return out->error = -errno;
+        return out->error = installed;
     }
     memset(ws, 0, sizeof ws);
     for (uint32_t i = 0; i < p->threads; i++) {

@@ -1,4 +1,5 @@
-/* thread_timer.c — a POSIX interval timer that signals one thread (wf_thread_timer.h). */
+/* thread_timer.c — a POSIX interval timer that signals one thread, and its handler's
+   installation (wf_thread_timer.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -22,4 +23,14 @@ int wf_thread_timer_start(pid_t tid, int signo, uint64_t interval_ns, timer_t *t
         return e;
     }
     return 0;
+}
+
+int wf_sampling_handler_install(int signo, void (*handler)(int, siginfo_t *, void *),
+                                struct sigaction *old) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(signo, &sa, old) == 0 ? 0 : -errno;
 }
