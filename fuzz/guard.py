@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from walkfuzz import native
 from walkfuzz.errors import UserError, WalkfuzzError
+from walkfuzz.exit_status import signal_name
 
 FaultKind = Literal["signal", "hang"]
 _KINDS: dict[int, FaultKind] = {1: "signal", 2: "hang"}  # wf_fault_kind
@@ -36,17 +37,6 @@ _SIGNAL_CODES: dict[int, dict[int, str]] = {
 
 class GuardError(WalkfuzzError):
     """The guard could not do what was asked (e.g. the watchdog could not watch this thread)."""
-
-
-def signal_name(signo: int) -> str:
-    """`SIGSEGV` for 11; real-time signals as `SIGRTMAX-2` / `SIGRTMIN+3`."""
-    if signal.SIGRTMIN <= signo <= signal.SIGRTMAX:
-        below_max = signal.SIGRTMAX - signo
-        return f"SIGRTMAX-{below_max}" if below_max < 8 else f"SIGRTMIN+{signo - signal.SIGRTMIN}"
-    try:
-        return signal.Signals(signo).name
-    except ValueError:
-        return f"signal {signo}"
 
 
 def code_name(signo: int, si_code: int) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 from walkfuzz.campaign import CampaignDir, CampaignSpec, Sample
 from walkfuzz.corpus import entries
 from walkfuzz.errors import UserError
+from walkfuzz.exit_status import describe_exit
 from walkfuzz.findings import Finding, FindingSink
 from walkfuzz.input_journal import JOURNAL_NAME, read_execs, read_journal
 from walkfuzz.libfuzzer_log import LogTail, Status, parse_error, parse_status
@@ -187,7 +188,7 @@ class Supervisor:
                 slot.runs_left = max(0, (self.spec.runs or 0) - execs)
             if abnormal:
                 self.counters["worker_deaths"] += 1
-                self._note(f"worker {slot.index} exited with {_describe(returncode)}"
+                self._note(f"worker {slot.index} exited with {describe_exit(returncode)}"
                            f"{': ' + slot.error if slot.error else ''}; restarting")
             if abnormal and self._may_continue(slot):
                 self.counters["restarts"] += 1
@@ -203,7 +204,7 @@ class Supervisor:
             return
         reason = next((line.strip() for line in reversed(slot.recent) if line.strip()), "")
         raise UserError(
-            f"worker {slot.index} exited with {_describe(returncode)} before its first input "
+            f"worker {slot.index} exited with {describe_exit(returncode)} before its first input "
             f"{START_FAILURES} times: {reason or 'no output'} (log: {slot.log})"
         )
 
@@ -231,7 +232,7 @@ class Supervisor:
         if state.data is not None:
             sha1 = hashlib.sha1(state.data).hexdigest()
             if sha1 not in artifact_sha1s:
-                self._save(slot, "crash", _describe(returncode), state.data,
+                self._save(slot, "crash", describe_exit(returncode), state.data,
                            returncode)
             self.quarantine(sha1)
         for sha1 in artifact_sha1s:
@@ -252,7 +253,7 @@ class Supervisor:
             kind=kind,  # type: ignore[arg-type]
             target=self.spec.target, harness=self.spec.harness, location=location, shape=(),
             data=data,
-            details={"worker": slot.index, "exit": _describe(rc), "walker": self.spec.walker,
+            details={"worker": slot.index, "exit": describe_exit(rc), "walker": self.spec.walker,
                      "log_tail": list(slot.recent)},
         )
         if self.sink.offer(finding) is not None:
@@ -302,12 +303,3 @@ class Supervisor:
             corpus=len(entries(self.out.corpus)),
             findings=sum(self.out.signatures_by_kind().values()),
         )
-
-
-def _describe(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return signal.Signals(-returncode).name
-        except ValueError:
-            return f"signal {-returncode}"
-    return f"exit {returncode}"

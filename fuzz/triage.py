@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.exit_status import describe_exit
 from walkfuzz.triage_cluster import Cluster, Member, cluster
 from walkfuzz.triage_inputs import Defaults, InputSpec, resolve
 from walkfuzz.triage_replay import DEFAULT_HANG_NS
@@ -62,15 +62,6 @@ class Outcome:
 # ---- replaying in child processes -----------------------------------------------------------
 
 
-def _signal_name(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return signal.Signals(-returncode).name
-        except ValueError:
-            return f"signal {-returncode}"
-    return f"exit status {returncode}"
-
-
 def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int) -> list[dict[str, Any]]:
     """Replay `tasks` in child processes until every task has a result line."""
     results: list[dict[str, Any]] = []
@@ -95,9 +86,9 @@ def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int) -> list[dic
             break
         if began is None or began in done:  # died before or between inputs: not an input's fault
             tail = (child.stderr.strip().splitlines() or ["no output"])[-1]
-            raise RuntimeError(f"triage replay process failed ({_signal_name(child.returncode)})"
+            raise RuntimeError(f"triage replay process failed ({describe_exit(child.returncode)})"
                                f": {tail}")
-        results.append({"id": began, "died": _signal_name(child.returncode)})
+        results.append({"id": began, "died": describe_exit(child.returncode)})
         done.add(began)
         pending = [t for t in pending if t["id"] not in done]
     return results

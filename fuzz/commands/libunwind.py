@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from walkfuzz.errors import UserError
+from walkfuzz.exit_status import describe_exit
 
 DEFAULT_OUT = Path("reports")
 
@@ -78,7 +78,7 @@ def run_replay(args: argparse.Namespace) -> int:
     done = subprocess.run([sys.executable, "-m", "walkfuzz.libunwind.replay", str(args.input)],
                           check=False)
     if done.returncode < 0:
-        name = signal.Signals(-done.returncode).name
-        print(json.dumps({"input": str(args.input), "process_died": name}))
+        died = describe_exit(done.returncode)
+        print(json.dumps({"input": str(args.input), "process_died": died}))
         return 1
     return done.returncode

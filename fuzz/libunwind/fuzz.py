@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.exit_status import describe_exit
 from walkfuzz.findings import Finding, FindingKind, FindingSink, load_findings
 from walkfuzz.input_journal import JOURNAL_NAME, read_journal
 from walkfuzz.libunwind.outcome import TARGET
@@ -93,8 +94,7 @@ def _start(out_dir: Path, worker: int, life: int, seed: int, seconds: float,
 def _death_location(status: int, stalled: bool) -> str:
     if stalled:
         return "process-stall"
-    name = signal.Signals(-status).name if status < 0 else f"exit-{status}"
-    return f"process-death:{name}"
+    return f"process-death:{describe_exit(status)}"
 
 
 def _death_finding(life: _Life, status: int, worker: int, stalled: bool) -> Finding | None:
