@@ -76,7 +76,7 @@ def generate(stack: Stack) -> list[int]:
              if s.code is None]
     if stack.kind is not None:
         java = Counter((s.kind, s.reported) for s in steps if s.reported > 0)
-        if java[(stack.kind, stack.scopes)] < 0.99 * sum(java.values()):
+        if set(java) != {(stack.kind, stack.scopes)}:
             raise RuntimeError(f"the {stack.name!r} stack is no longer {stack.what}: {java}")
     return [s.frame.sp for s in steps]
 
