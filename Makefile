@@ -43,6 +43,7 @@ setup: .stamp-deb .stamp-pip
 # The plain build comes from `pip install -e .` (setup.py's cffi_modules); the coverage
 # flavour is built in place with clang.
 .stamp-build: .stamp-deb .stamp-pip $(NATIVE_SOURCES) setup.py
+	rm -f fuzz/_native.cpython-*.so  # a `fuzz/_build.py plain` copy would shadow pip's build
 	$(PIP) install -q --no-build-isolation --no-deps -e .
 	CC=clang LDSHARED="clang -shared" $(PY) fuzz/_build.py cov
 	@touch $@

@@ -166,6 +166,12 @@ def main(argv: list[str]) -> int:
     # build in build/ then move it next to the sources of the package (fuzz/).
     out = builder.compile(tmpdir=str(ROOT / "build" / flavour), verbose=False)
     target = ROOT / "fuzz" / Path(out).name
+    # one copy per module: pip's _native.abi3.so and this _native.cpython-311-*.so would
+    # both load as walkfuzz._native, and the interpreter's own tag wins even when stale
+    module = target.name.split(".")[0]
+    for other in (ROOT / "fuzz").glob(f"{module}.*.so"):
+        if other != target:
+            other.unlink()
     Path(out).replace(target)
     print(f"built {target.relative_to(ROOT)}")
     return 0

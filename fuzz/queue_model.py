@@ -5,8 +5,8 @@ looks like, it predicts the executor's log event by event.
 What the stack looks like comes from a `StackOracle`. `TruthOracle` answers from a generated
 case's true trace: an element walked at a safepoint must give the true frames from its top
 frame on, with the interpreted top frame's bci as it was at enqueue time; an element whose
-frame was popped, or whose checked interpreted callers moved on (their bcp changed: the frame
-returned and the caller ran), is gone instead.
+frame was popped, or whose checked callers moved on (a bcp or return address under it changed:
+the frame returned and a caller ran), is gone instead.
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ class Element:
     fp: int
     arg: int = 0
     top_bci: int | None = None   # interpreted top frame: its bci at enqueue time
-    # the interpreted callers right under it (at most MAX_CHECKED_CALLERS, up to the first
-    # other frame): (bcp slot address, the word there at enqueue time)
+    # words of the callers right under it whose return addresses do not pin them (at most
+    # MAX_CHECKED_CALLERS frames, up to the first compiled one): (address, word at enqueue)
     callers: tuple[tuple[int, int], ...] = ()
 
 
@@ -132,7 +132,9 @@ class TruthOracle:
         return int(vm.WalkCode.NO_TOP_JAVA_FRAME)
 
     def _word(self, address: int) -> int:
-        """The stack word now (ref_queue.c's stack_word: 0 if unaligned or off the stack)."""
+        """The stack word now (ref_queue.c's stack_word: 0 if unaligned or off the stack). The
+        address wraps at 2**64 as the C pointer arithmetic does."""
+        address %= 1 << 64
         if address % 8 or not self.case.stack_lo <= address <= self.case.stack_hi - 8:
             return 0
         if address in self.poked:
@@ -153,19 +155,44 @@ class TruthOracle:
         return top.sp + blob.frame_size - 8
 
     def _callers(self, top: Frame, first: bool) -> tuple[tuple[int, int], ...]:
-        """The interpreted callers right under the top frame as Enqueue records them: along
-        the fp chain while the caller pc is in the interpreter, at most MAX_CHECKED_CALLERS."""
+        """The caller words Enqueue records (ref_queue.c record_callers): from the top frame's
+        caller on, while the caller's return address does not pin it (interpreted: bcp and
+        return pc; stub or native wrapper: return pc; entry: the saved anchor, on to the
+        anchor frame), at most MAX_CHECKED_CALLERS frames."""
         slot = self._return_slot(top, first)
-        pc = self._word(slot)
-        fp = top.fp if slot == top.sp else self._word(slot - 8)
+        caller = (slot + 8, top.fp if slot == top.sp else self._word(slot - 8), self._word(slot))
         out: list[tuple[int, int]] = []
-        while len(out) < MAX_CHECKED_CALLERS:
-            blob = self._blob(pc)
-            if blob is None or blob.kind != vm.BlobKind.INTERPRETER:
+        for _ in range(MAX_CHECKED_CALLERS):
+            step = self._check_caller(caller, out)
+            if step is None:
                 break
-            out.append((fp - 16, self._word(fp - 16)))
-            pc, fp = self._word(fp + 8), self._word(fp)
+            caller = step
         return tuple(out)
+
+    def _check_caller(self, caller: tuple[int, int, int],
+                      out: list[tuple[int, int]]) -> tuple[int, int, int] | None:
+        """Append caller's checked words to out; the frame a Java-only walk reads next, or
+        None where the chain ends."""
+        sp, fp, pc = caller
+        blob = self._blob(pc)
+        kind = blob.kind if blob is not None else 0
+        if kind == vm.BlobKind.INTERPRETER:
+            out += [(a, self._word(a)) for a in (fp - 16, fp + 8)]
+            return fp + 16, self._word(fp), self._word(fp + 8)
+        if blob is not None and kind in (vm.BlobKind.STUB, vm.BlobKind.NATIVE_WRAPPER):
+            slot = sp + blob.frame_size - 8
+            out.append((slot, self._word(slot)))
+            return slot + 8, self._word(slot - 8), self._word(slot)
+        if kind != vm.BlobKind.ENTRY:
+            return None
+        out += [(a, self._word(a)) for a in (fp - 8, fp - 16, fp - 24)]
+        sp, fp, pc = self._word(fp - 8), self._word(fp - 16), self._word(fp - 24)
+        if sp == 0:
+            return None
+        if pc == 0:
+            out.append((sp - 8, self._word(sp - 8)))
+            pc = self._word(sp - 8)
+        return sp, fp, pc
 
     def moved(self, callers: tuple[tuple[int, int], ...]) -> bool:
         return any(self._word(slot) != word for slot, word in callers)

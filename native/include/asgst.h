@@ -180,10 +180,11 @@ int ASGST_Capabilities(void);
  *    No malloc, no lock, no syscall: a fixed ring preallocated by RegisterQueue / a safepoint.
  *  - Element: (pc, sp, fp) of the top bytecode-backed physical frame; hidden next to it, the
  *    interpreted frame's method and bcp at enqueue time, and what identifies the frame at the
- *    safepoint: where it keeps its return address and its value, and the bcp and return
- *    address of its interpreted callers up to the first caller that is not interpreted (at
- *    most WF_QUEUE_MAX_CHECKED_CALLERS, read along the fp chain: no iterator, bounded). Only
- *    arg is meant to be modified.
+ *    safepoint: where it keeps its return address and its value, and words of the callers
+ *    under it whose return address is shared by every call site (interpreted: bcp and return
+ *    address; stub or native wrapper: return address; entry: the saved anchor), down to the
+ *    first compiled caller or C frame (at most WF_QUEUE_MAX_CHECKED_CALLERS frames, read
+ *    along their layouts: no iterator, bounded). Only arg is meant to be modified.
  *  - GetEnqueuableElement fills *element as Enqueue would store it (arg NULL) and returns 1,
  *    or returns Enqueue's walk error without touching *element (the signature of the
  *    reference implementation's profile2.h, not "pc NULL").
@@ -192,8 +193,8 @@ int ASGST_Capabilities(void);
  *    element oldest first, then end handler; the queue is then empty. Start/end iterators (if
  *    offered) walk from the safepoint frame with the handler's options; element iterators
  *    start at the element with the queue's options. An element whose frame is gone (its sp
- *    below the safepoint frame's sp, its return address word changed, or a checked
- *    interpreted caller's bcp or return address changed) gets an iterator whose NextFrame
+ *    below the safepoint frame's sp, its return address word changed, or a checked word of
+ *    its callers changed) gets an iterator whose NextFrame
  *    returns ASGST_WF_FRAME_GONE. Decision for a caller that moved on: gone, not a walk with
  *    the recorded bcp. A caller's bcp moves only while it runs, i.e. after the enqueued frame
  *    returned (interpreted frames all return to the interpreter, so a re-call from the same

@@ -21,8 +21,8 @@
 /* cffi:begin */
 #define WF_QUEUE_MAX_QUEUES 1024     /* live queues per process */
 #define WF_QUEUE_MAX_CAPACITY 65536  /* elements per queue */
-#define WF_QUEUE_MAX_CHECKED_CALLERS 4 /* interpreted callers of an element whose bcp and
-                                     return address are checked at the safepoint */
+#define WF_QUEUE_MAX_CHECKED_CALLERS 4 /* callers of an element whose words are checked at
+                                     the safepoint (interpreted, stub, wrapper, entry) */
 
 typedef struct wf_queue_counters {   /* cumulative since RegisterQueue, never reset */
     uint64_t attempts;     /* Enqueue calls on the live queue */

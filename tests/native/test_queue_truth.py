@@ -3,12 +3,28 @@ generator's truth), and an element whose frame left the stack gets a defined err
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from walkfuzz import case as case_format
 from walkfuzz import vm_model as vm
 from walkfuzz.case import Case, Frame
+from walkfuzz.case_builder import (
+    COMPILED_FRAME,
+    NATIVE_FRAME,
+    PC_C,
+    PC_COMPILED,
+    PC_COMPILED_INLINED,
+    PC_ENTRY,
+    PC_INTERPRETED,
+    PC_NATIVE,
+    PC_STUB,
+    STUB_FRAME,
+    CaseBuilder,
+)
 from walkfuzz.case_queue import Opcode, QueueOp
 from walkfuzz.native import load
 from walkfuzz.queue_cases import base_case, physical_frames, with_program
@@ -220,6 +236,74 @@ def test_caller_that_ran_on_means_the_frame_is_gone(moved: bool) -> None:
     else:
         assert (element.code, element.frames) == (0, _true_suffix(case, sp))
     assert QueueModel(TruthOracle(case)).run(ops) == run.events
+
+
+def _through_c2i_adapter() -> tuple[CaseBuilder, tuple[int, int, int], int]:
+    """Compiled code calling an interpreted method through a stub (the live VM's c2i
+    adapter); returns the builder, the interpreted top frame and the stub's return slot.
+
+        C frame (outermost)      fp_c
+        compiled  S=32           [sp+24] PC_C
+        stub      S=16           [sp+8]  PC_COMPILED    <- the compiled caller's call site
+        interpreted (top)        [fp+8]  PC_STUB        <- the same for every call site
+    """
+    b = CaseBuilder(stack_words=32)
+    fp_c = b.c_frame(b.hi - 16, ret=0, caller_fp=0)
+    compiled = b.fixed_frame(fp_c - COMPILED_FRAME, COMPILED_FRAME, ret=PC_C, caller_fp=fp_c)
+    stub = b.fixed_frame(compiled - STUB_FRAME, STUB_FRAME, ret=PC_COMPILED, caller_fp=fp_c)
+    fp = b.interpreted_frame(stub - 16, ret=PC_STUB, caller_fp=fp_c, method=0, bci=5)
+    return b, (PC_INTERPRETED, fp - 16, fp), stub + STUB_FRAME - 8
+
+
+def _through_upcall() -> tuple[CaseBuilder, tuple[int, int, int], int]:
+    """A native method calling back into Java: the top frame returns to the entry stub, whose
+    saved anchor is the native wrapper; returns the builder, the top frame and the wrapper's
+    return slot.
+
+        C frame (outermost)      fp_c
+        compiled  S=32           [sp+24] PC_C
+        native wrapper S=32      [sp+24] PC_COMPILED    <- the compiled caller's call site
+        C frame                  [fp+8]  PC_C
+        entry                    [fp-8 .. fp-24] anchor = the wrapper (sp, fp, PC_NATIVE)
+        interpreted (top)        [fp+8]  PC_ENTRY       <- the same for every upcall
+    """
+    b = CaseBuilder(stack_words=48)
+    fp_c = b.c_frame(b.hi - 16, ret=0, caller_fp=0)
+    compiled = b.fixed_frame(fp_c - COMPILED_FRAME, COMPILED_FRAME, ret=PC_C, caller_fp=fp_c)
+    wrapper = b.fixed_frame(compiled - NATIVE_FRAME, NATIVE_FRAME, ret=PC_COMPILED,
+                            caller_fp=fp_c)
+    wrapper_fp = wrapper + NATIVE_FRAME - 16
+    fp_native = b.c_frame(wrapper - 16, ret=PC_C, caller_fp=wrapper_fp)
+    fp_entry = b.entry_frame(fp_native - 48, ret=PC_C, caller_fp=fp_native,
+                             anchor=(wrapper, wrapper_fp, PC_NATIVE))
+    fp = b.interpreted_frame(fp_entry - 48, ret=PC_ENTRY, caller_fp=fp_entry, method=0, bci=5)
+    return b, (PC_INTERPRETED, fp - 16, fp), wrapper + NATIVE_FRAME - 8
+
+
+@pytest.mark.parametrize("layout", [_through_c2i_adapter, _through_upcall])
+@pytest.mark.parametrize("recalled", [False, True])
+def test_recall_from_another_call_site_means_the_frame_is_gone(layout: Any,
+                                                               recalled: bool) -> None:
+    """Live stress found it (queue mode, caller bci 12 for 6): the top frame returned past
+    its poll, and the compiled caller called it again from another call site before the
+    safepoint. The top frame's sp and return address are the same (the adapter's or the
+    entry stub's are shared by every call site); what changed is the return address under
+    the pass-through frames. So the element is gone; an unchanged stack walks as it was."""
+    b, (pc, sp, fp), call_site_slot = layout()
+    data = case_format.encode(b.case(context=(pc, sp, fp)))
+    ops = [QueueOp(Opcode.REGISTER, n=1, options=0),
+           QueueOp(Opcode.ENQUEUE, queue=0, pc=pc, sp=sp, fp=fp, arg=1)]
+    if recalled:
+        ops.append(QueueOp(Opcode.POKE, pc=call_site_slot, arg=PC_COMPILED_INLINED))
+    ops.append(QueueOp(Opcode.SAFEPOINT, pc=pc, sp=sp, fp=fp))
+    element = next(e for e in run_case(with_program(data, ops)).events
+                   if e.kind == EventKind.ELEMENT)
+    if recalled:
+        assert (element.code, element.frames) == (FRAME_GONE, ())
+    else:
+        assert element.code == 0
+        assert [(f.type, f.bci) for f in element.frames if f.type != vm.FrameType.JAVA_NATIVE] == [
+            (vm.FrameType.JAVA, 5), (vm.FrameType.JAVA, -1)]   # the top, the compiled caller
 
 
 def test_checked_caller_bound_matches_the_core() -> None:

@@ -14,16 +14,27 @@
  * A slot keeps, next to the public element (pc, fp, sp, arg), what resuming needs: the
  * interpreted top frame's method and bcp at enqueue time (its slots move on before the
  * safepoint) and the words that tell at the safepoint whether the frame still is the one
- * that was enqueued: where the frame keeps its return address and what it was, and for its
- * interpreted callers up to the first other frame (at most WF_QUEUE_MAX_CHECKED_CALLERS)
- * their bcp and return address. Every interpreted frame returns to the interpreter's one
- * return address, so a frame that returned and was called again by the same interpreted
- * caller has the same return word; but that caller ran in between, so its bcp moved:
+ * that was enqueued: where the frame keeps its return address and what it was, and words of
+ * the callers right under it. A return address names a call site, so a compiled caller is
+ * pinned by it; but some return addresses are shared by every call: every interpreted frame
+ * returns to the interpreter's one return address, every interpreted callee of compiled code
+ * to the c2i adapter's (a STUB), every Java upcall to the entry stub's. A frame that returned
+ * and was called again from elsewhere then has the same sp and return word, and what moved
+ * is under it: the interpreted caller's bcp, the adapter's own return address (live stress
+ * found that one: caller bci 12 for 6), the saved anchor of the entry frame. So the chain of
+ * such callers is followed, down to the first compiled caller or C frame (at most
+ * WF_QUEUE_MAX_CHECKED_CALLERS frames), and each one's words are checked:
  *
- *   element (compiled)    sp+S-8  return pc (interpreter)  checked; the same after a re-call
- *   caller (interpreted)  fp+8    return pc                checked
- *                         fp-16   bcp                      checked; moved after a re-call
- *   ... next interpreted caller, up to the first one that is not (its pc: the word above)
+ *   element (interpreted)  fp+8     return pc (c2i adapter)  checked; the same after a re-call
+ *   c2i adapter (STUB, S)  sp+S-8   return pc (compiled)     checked; moved after a re-call
+ *   ... compiled caller: its pc is that word, the chain ends
+ *
+ *   caller (interpreted)   fp-16    bcp                      checked
+ *                          fp+8     return pc                checked
+ *   stub, native wrapper   sp+S-8   return pc                checked
+ *   entry (Java-only walks go on at its saved anchor)
+ *                          fp-8 .. fp-24  saved anchor sp, fp, pc    checked
+ *                          anchor sp-8    anchor frame's pc if the saved pc is 0  checked
  *
  * Ordering without atomic instructions. Who touches a queue's ring, size and attempts:
  *   - Enqueue, in a signal handler on the owner thread (it interrupts the owner's code, which
@@ -64,16 +75,17 @@
 
 #define QUEUE_LIVE 0x51756575u          /* "Queu": the slot holds a registered queue */
 #define QUEUE_STRIDE 256                /* bytes per pool slot: a handle check is a mask */
+#define MAX_CHECKED_WORDS (4 * WF_QUEUE_MAX_CHECKED_CALLERS) /* an entry frame checks 4 */
 
 typedef struct queue_slot {
     ASGST_QueueElement element;         /* first: GetQueueElement returns &slot->element */
     uintptr_t method, bcp;              /* interpreted top frame at enqueue time, else 0 */
     uintptr_t return_slot;              /* where the top frame keeps its return address */
     uintptr_t return_pc;                /* ... and what it held at enqueue time */
-    uint32_t callers;                   /* interpreted callers checked (see above) */
+    uint32_t checked;                   /* words in check[] (see above) */
     struct {
-        uintptr_t fp, bcp, return_pc;   /* [fp-16] and [fp+8] at enqueue time */
-    } caller[WF_QUEUE_MAX_CHECKED_CALLERS];
+        uintptr_t addr, value;          /* a caller's stack word and its value at enqueue */
+    } check[MAX_CHECKED_WORDS];
 } queue_slot;
 
 typedef struct queue_thread {           /* per OS thread (initial-exec TLS) */
@@ -221,42 +233,73 @@ static void record_top(const ASGST_Frame *f, queue_slot *s) {
     }
 }
 
-/* 1 if pc lies in an interpreter blob: the segment map lookup of wf_vm.h (as the walker's
-   blob search does), reduced to the blob's kind. Reads only the validated VM tables. */
-static int interpreter_pc(uintptr_t pc) {
+/* The blob holding pc, or NULL: the segment map lookup of wf_vm.h, as the walker's blob
+   search does. Reads only the validated VM tables. */
+static const struct wf_vm_blob *blob_at(uintptr_t pc) {
     const struct wf_vm *vm = WF_VM;
     uintptr_t segment = (pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT;
-    if (pc < WF_VM_CODE_HEAP || segment >= vm->segmap_count) return 0;
+    if (pc < WF_VM_CODE_HEAP || segment >= vm->segmap_count) return NULL;
     uint32_t started = vm->segmap[segment];
-    if (started == 0) return 0;
+    if (started == 0) return NULL;
     const struct wf_vm_blob *b = &vm->blobs[started - 1];
     while (pc < b->start && b > vm->blobs) b--;
-    return pc - b->start < b->end - b->start && b->kind == WF_BLOB_INTERPRETER;
+    return pc - b->start < b->end - b->start ? b : NULL;
 }
 
-/* The interpreted callers right under the top frame, read along their fp chain (wf_vm.h
-   INTERPRETED layout) rather than with the iterator, which would decode the top frame's
-   outer scopes and the first compiled caller for nothing: an Enqueue with a compiled caller
-   pays one blob lookup. A caller's bcp stays only while the frame it called is on the stack,
-   its return pc while it is. Stops at the first caller pc outside the interpreter or at the
-   bound; the caller of the top frame has fp [return slot - 8] (sp+S-16 or the saved fp),
-   or the top's own fp while a fixed frame is not built (return slot == sp, case-format
-   §4.4). Reads are checked (stack_word), so a wild fp only records zeros. */
-static void record_callers(stack_bounds b, queue_slot *s) {
-    uintptr_t pc = s->return_pc;
-    uintptr_t fp = s->return_slot == (uintptr_t)s->element.sp
-                       ? (uintptr_t)s->element.fp : bounded_word(b, s->return_slot - 8);
-    uint32_t n = 0;
-    while (n < WF_QUEUE_MAX_CHECKED_CALLERS && interpreter_pc(pc)) {
-        uintptr_t bcp = bounded_word(b, fp - 16);
-        pc = bounded_word(b, fp + 8);
-        s->caller[n].fp = fp;
-        s->caller[n].bcp = bcp;
-        s->caller[n].return_pc = pc;
-        n++;
-        fp = bounded_word(b, fp);
+typedef struct chain_frame {
+    uintptr_t sp, fp, pc;               /* a caller as a Java-only walk would step to it */
+} chain_frame;
+
+static void check_word(stack_bounds b, queue_slot *s, uintptr_t addr) {
+    s->check[s->checked].addr = addr;
+    s->check[s->checked].value = bounded_word(b, addr);
+    s->checked++;
+}
+
+/* Record caller c's words (see the top of this file) and move c to the frame a Java-only
+   walk reads next; 0 when the chain ends at c (compiled, C code, no older Java segment).
+   Frame layouts: wf_vm.h. */
+static int check_caller(stack_bounds b, queue_slot *s, chain_frame *c) {
+    const struct wf_vm_blob *blob = blob_at(c->pc);
+    uint32_t kind = blob != NULL ? blob->kind : 0;
+    if (kind == WF_BLOB_INTERPRETER) {
+        check_word(b, s, c->fp - 16);
+        check_word(b, s, c->fp + 8);
+        *c = (chain_frame){c->fp + 16, bounded_word(b, c->fp), bounded_word(b, c->fp + 8)};
+        return 1;
     }
-    s->callers = n;
+    if (kind == WF_BLOB_STUB || kind == WF_BLOB_NATIVE_WRAPPER) {
+        uintptr_t slot = c->sp + blob->frame_size - 8;
+        check_word(b, s, slot);
+        *c = (chain_frame){slot + 8, bounded_word(b, slot - 8), bounded_word(b, slot)};
+        return 1;
+    }
+    if (kind != WF_BLOB_ENTRY) return 0;
+    for (uintptr_t at = 8; at <= 24; at += 8) check_word(b, s, c->fp - at);
+    *c = (chain_frame){bounded_word(b, c->fp - 8), bounded_word(b, c->fp - 16),
+                      bounded_word(b, c->fp - 24)};
+    if (c->sp == 0) return 0;
+    if (c->pc == 0) {
+        check_word(b, s, c->sp - 8);
+        c->pc = bounded_word(b, c->sp - 8);
+    }
+    return 1;
+}
+
+/* The callers right under the top frame whose return addresses do not pin them, read along
+   their frame layouts rather than with the iterator, which would decode the top frame's
+   outer scopes and the first compiled caller for nothing: an Enqueue with a compiled caller
+   pays one blob lookup. The top frame's caller has fp [return slot - 8] (sp+S-16 or the
+   saved fp), or the top's own fp while a fixed frame is not built (return slot == sp,
+   case-format §4.4). Reads are checked (bounded_word), so a wild frame only records zeros. */
+static void record_callers(stack_bounds b, queue_slot *s) {
+    chain_frame c = {s->return_slot + 8,
+                    s->return_slot == (uintptr_t)s->element.sp
+                        ? (uintptr_t)s->element.fp : bounded_word(b, s->return_slot - 8),
+                    s->return_pc};
+    s->checked = 0;
+    for (uint32_t n = 0; n < WF_QUEUE_MAX_CHECKED_CALLERS; n++)
+        if (!check_caller(b, s, &c)) return;
 }
 
 static void find_top(ASGST_Iterator *it, void *arg) {
@@ -474,16 +517,14 @@ static void run_hook(const safepoint *sp, ASGST_Queue *q, const queue_hook *hook
 }
 
 /* Is the enqueued frame still there? Not if it is newer than the poll's frame (popped), nor
-   if its return address word changed (another frame lives there now), nor if a checked
-   interpreted caller's bcp or return address changed (the frame returned, the caller ran on
-   and called again from the same sp: the trace at enqueue time is no longer on the stack). */
+   if its return address word changed (another frame lives there now), nor if a checked word
+   of its callers changed (the frame returned, a caller ran on and called again from the same
+   sp: the trace at enqueue time is no longer on the stack). */
 static int frame_gone(const safepoint *sp, const queue_slot *s) {
     if ((uintptr_t)s->element.sp < sp->frame.sp) return 1;
     if (stack_word(sp->thread, s->return_slot) != s->return_pc) return 1;
-    for (uint32_t i = 0; i < s->callers; i++)
-        if (stack_word(sp->thread, s->caller[i].fp - 16) != s->caller[i].bcp ||
-            stack_word(sp->thread, s->caller[i].fp + 8) != s->caller[i].return_pc)
-            return 1;
+    for (uint32_t i = 0; i < s->checked; i++)
+        if (stack_word(sp->thread, s->check[i].addr) != s->check[i].value) return 1;
     return 0;
 }
 
