@@ -1,6 +1,7 @@
-/* wf_queue_walk.h — internal (owner: queue, issue 4): the one entry point the safepoint queue
- * (native/walkers/reference/ref_queue.c) needs from the reference walker's iterator
- * (ref_walker.c). Not part of the ASGST API and not cffi-visible.
+/* wf_queue_walk.h — internal (owner: queue, issue 4): what the safepoint queue
+ * (native/walkers/reference/ref_queue.c) needs from the reference walker (ref_walker.c): its
+ * iterator, started at an element, and its blob lookup. Not part of the ASGST API and not
+ * cffi-visible.
  *
  * A queue element is a physical frame recorded in a signal handler, with the word holding its
  * return address (wf_ref_return_slot), which tells at the safepoint whether the frame is
@@ -27,6 +28,9 @@ typedef struct wf_walk_start {
     int32_t error;          /* != 0: the iterator is born ended with this code (sticky) */
 } wf_walk_start;
 
+/* The blob holding pc, or NULL: the walker's own segment map lookup (wf_vm.h). The VM must
+   be mapped. Async-signal-safe. */
+const struct wf_vm_blob *wf_ref_find_blob(uintptr_t pc);
 /* Address of the return-address word of the iterator's current physical frame (the one the
    last NextFrame emitted), 0 before the first. Unchecked: read it with the stack bounds.
    Async-signal-safe. */

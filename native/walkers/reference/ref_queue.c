@@ -233,19 +233,6 @@ static void record_top(const ASGST_Frame *f, queue_slot *s) {
     }
 }
 
-/* The blob holding pc, or NULL: the segment map lookup of wf_vm.h, as the walker's blob
-   search does. Reads only the validated VM tables. */
-static const struct wf_vm_blob *blob_at(uintptr_t pc) {
-    const struct wf_vm *vm = WF_VM;
-    uintptr_t segment = (pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT;
-    if (pc < WF_VM_CODE_HEAP || segment >= vm->segmap_count) return NULL;
-    uint32_t started = vm->segmap[segment];
-    if (started == 0) return NULL;
-    const struct wf_vm_blob *b = &vm->blobs[started - 1];
-    while (pc < b->start && b > vm->blobs) b--;
-    return pc - b->start < b->end - b->start ? b : NULL;
-}
-
 typedef struct chain_frame {
     uintptr_t sp, fp, pc;               /* a caller as a Java-only walk would step to it */
 } chain_frame;
@@ -260,7 +247,7 @@ static void check_word(stack_bounds b, queue_slot *s, uintptr_t addr) {
    walk reads next; 0 when the chain ends at c (compiled, C code, no older Java segment).
    Frame layouts: wf_vm.h. */
 static int check_caller(stack_bounds b, queue_slot *s, chain_frame *c) {
-    const struct wf_vm_blob *blob = blob_at(c->pc);
+    const struct wf_vm_blob *blob = wf_ref_find_blob(c->pc);
     uint32_t kind = blob != NULL ? blob->kind : 0;
     if (kind == WF_BLOB_INTERPRETER) {
         check_word(b, s, c->fp - 16);

@@ -591,6 +591,9 @@ void wf_ref_run_at(const struct wf_vm_thread *t, const wf_walk_start *start, int
     fun(&it, arg);
 }
 
+/* queue (issue 4): find_blob for Enqueue's caller checks (wf_queue_walk.h). */
+const struct wf_vm_blob *wf_ref_find_blob(uintptr_t pc) { return find_blob(pc); }
+
 /* queue (issue 4): where the decoded current frame keeps its return address (wf_queue_walk.h):
    the word a return pops, so a changed word means another frame lives there now. */
 uintptr_t wf_ref_return_slot(const ASGST_Iterator *it) {
