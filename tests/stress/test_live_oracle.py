@@ -11,6 +11,7 @@ import pytest
 
 from walkfuzz.findings import load_findings
 from walkfuzz.planted import build, planted_bug
+from walkfuzz.stress.live import CLASS_NAMES
 from walkfuzz.stress.options import StressOptions
 from walkfuzz.stress.reporting import write_stress_report
 from walkfuzz.stress.runner import run_minivm_stress
@@ -18,8 +19,7 @@ from walkfuzz.stress.runner import run_minivm_stress
 pytestmark = pytest.mark.stress
 
 SECONDS = 1.5
-INVALID_CLASSES = {"missing", "extra", "wrong-method", "wrong-bci", "wrong-type", "truncated",
-                   "cycle", "contract", "wrong-result"}
+INVALID_CLASSES = set(CLASS_NAMES)
 
 
 def live(**kw: Any) -> dict[str, Any]:
