@@ -57,17 +57,6 @@ struct _ASGST_Iterator {
 
 /* ---- checked reads ----------------------------------------------------------------- */
 
-/* The word at addr if it is an aligned word inside the thread's stack. */
-static int stack_word(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *value) {
-#ifdef WF_PLANT_MISSING_BOUNDS_CHECK /* planted bug (fuzz/planted.py): no upper bound */
-    if (addr % 8 != 0 || addr < it->stack_lo) return 0;
-#else
-    if (addr % 8 != 0 || addr < it->stack_lo || addr > it->stack_hi - 8) return 0;
-#endif
-    *value = *(const uintptr_t *)addr;
-    return 1;
-}
-
 /* The index of the word at addr in the stack, or a number >= it->words if addr is no aligned
    word of it: rotating the offset right by 3 moves a misaligned offset's low bits to the top,
    and an address below the stack wrapped to a huge offset. So one compare checks alignment
@@ -75,6 +64,17 @@ static int stack_word(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *value
 static inline uintptr_t word_index(const ASGST_Iterator *it, uintptr_t addr) {
     uintptr_t off = addr - it->stack_lo;
     return off >> 3 | off << 61;
+}
+
+/* The word at addr if it is an aligned word inside the thread's stack. */
+static int stack_word(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *value) {
+#ifdef WF_PLANT_MISSING_BOUNDS_CHECK /* planted bug (fuzz/planted.py): no upper bound */
+    if (addr % 8 != 0 || addr < it->stack_lo) return 0;
+#else
+    if (word_index(it, addr) >= it->words) return 0;
+#endif
+    *value = *(const uintptr_t *)addr;
+    return 1;
 }
 
 /* addr and addr + 8 are aligned words inside the thread's stack. */
@@ -524,11 +524,16 @@ static const struct wf_vm_thread *mapped_thread(uintptr_t sp) {
     return WF_VM->magic == WF_VM_MAGIC ? wf_vm_thread_for(sp) : NULL; /* span mapped by the harness */
 }
 
+/* An iterator over t's stack from start, not rewound yet. */
+static ASGST_Iterator iterator_on(const struct wf_vm_thread *t, int32_t options, ref_frame start) {
+    return (ASGST_Iterator){.thread = t, .stack_lo = t->stack_lo, .stack_hi = t->stack_hi,
+                            .words = stack_words(t), .pairs = stack_pairs(t),
+                            .options = options, .start = start};
+}
+
 static int run(const struct wf_vm_thread *t, ref_frame start, int32_t options,
                ASGST_IteratorHandler fun, void *argument) {
-    ASGST_Iterator it = {.thread = t, .stack_lo = t->stack_lo, .stack_hi = t->stack_hi,
-                         .words = stack_words(t), .pairs = stack_pairs(t),
-                         .options = options, .start = start};
+    ASGST_Iterator it = iterator_on(t, options, start);
     ASGST_RewindIterator(&it);
     fun(&it, argument);
     return t->state == WF_THREAD_NOT_JAVA ? ASGST_CPP_TRACE : ASGST_JAVA_TRACE;
@@ -583,11 +588,10 @@ int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void *pc, int32_t options
 /* queue (issue 4): resume a queue element at a safepoint (wf_queue_walk.h). */
 void wf_ref_run_at(const struct wf_vm_thread *t, const wf_walk_start *start, int32_t options,
                    ASGST_IteratorHandler fun, void *arg) {
-    ASGST_Iterator it = {.thread = t, .stack_lo = t->stack_lo, .stack_hi = t->stack_hi,
-                         .words = stack_words(t), .pairs = stack_pairs(t),
-                         .options = options, .start = {start->sp, start->fp, start->pc},
-                         .top_method = start->top_method, .top_bcp = start->top_bcp,
-                         .start_error = start->error};
+    ASGST_Iterator it = iterator_on(t, options, (ref_frame){start->sp, start->fp, start->pc});
+    it.top_method = start->top_method;
+    it.top_bcp = start->top_bcp;
+    it.start_error = start->error;
     ASGST_RewindIterator(&it);
     fun(&it, arg);
 }
