@@ -5,8 +5,12 @@ Each stack is generated and mapped, then walked once by every walker under the g
 checked against its true trace: a walker that walks it wrongly is reported, not timed (a fast
 wrong walk says nothing). The walks are timed in C (native/src/walker_bench.c) as a profiler
 makes them: RunWithIterator, then a NextFrame loop through the walker table. The floor and the
-walkers take turns for `rounds` rounds, so all of them see the same machine, and a figure is
-the fastest batch of all rounds: on a shared machine a batch only ever gets slower.
+walkers take turns for `rounds` rounds, and for at least `seconds`, so all of them see the same
+machine, and a figure is the fastest batch of all rounds: on a shared machine a batch only ever
+gets slower. Slower by much, and for seconds at a time: on this 2-core VM a neighbour on the
+host (steal time) took the reference walker from 9.7 to 16 ns per physical frame for spells of
+1-2 s, while the floor, a chain of dependent loads, moved from 3.5 to 3.8 ns only. A round
+takes about 15 ms, so the rounds are spread over `seconds` to meet a quiet spell.
 
 The floor walks one link per *physical* frame the walker decodes (the executable spec's steps:
 Java frames, plus the entry and stub frames a Java-only walk steps through), laid over the
@@ -16,6 +20,7 @@ stack words the walker reads to find each sender. A walk's time is given per phy
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +67,7 @@ class StackTiming:
     physical: int     # physical frames a walk decodes
     floor_ns: float   # ns per link of the fp chain
     walkers: tuple[WalkerTiming, ...]
+    rounds: int       # rounds taken: each figure is the fastest batch of all of them
 
 
 def generate(stack: Stack) -> list[int]:
@@ -81,8 +87,10 @@ def generate(stack: Stack) -> list[int]:
     return [s.frame.sp for s in steps]
 
 
-def measure(stack: Stack, walkers: dict[str, Any], rounds: int) -> StackTiming:
-    """Time every walker of `walkers` (name -> walker table) on `stack` (module docstring)."""
+def measure(stack: Stack, walkers: dict[str, Any], rounds: int,
+            seconds: float = 0.0) -> StackTiming:
+    """Time every walker of `walkers` (name -> walker table) on `stack`: `rounds` rounds, more
+    until `seconds` have passed (module docstring)."""
     ffi, lib = native.load()
     sps = generate(stack)
     mapped = case_native.mapped_case()
@@ -93,7 +101,9 @@ def measure(stack: Stack, walkers: dict[str, Any], rounds: int) -> StackTiming:
     returned = dict.fromkeys(walkers, 0)
     best = dict.fromkeys(timed, float("inf"))
     floor = float("inf")
-    for _ in range(rounds):
+    done, deadline = 0, time.monotonic() + seconds
+    while done < rounds or time.monotonic() < deadline:
+        done += 1
         floor = min(floor, lib.wf_bench_fp_chain_ns(chain, len(sps), REPS, BATCHES, links))
         for name, w in timed.items():
             best[name] = min(best[name],
@@ -102,7 +112,8 @@ def measure(stack: Stack, walkers: dict[str, Any], rounds: int) -> StackTiming:
     if links[0] != len(sps):
         raise RuntimeError(f"the fp chain walked {links[0]} links of {len(sps)} frames")
     return StackTiming(stack, len(sps), floor / len(sps), tuple(
-        WalkerTiming(name, returned[name], best.get(name), wrong[name]) for name in walkers))
+        WalkerTiming(name, returned[name], best.get(name), wrong[name]) for name in walkers),
+        done)
 
 
 def _wrong_walk(walker: Any) -> str | None:

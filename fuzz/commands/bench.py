@@ -27,7 +27,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--stack", action="append", choices=sorted(walk_speed.STACKS),
                    help="a stack to walk (repeatable; default: all)")
     p.add_argument("--rounds", type=_rounds, default=5, metavar="N",
-                   help="timing rounds; each figure is the fastest batch of all (default 5)")
+                   help="timing rounds at least; each figure is the fastest batch of all "
+                   "(default 5)")
+    p.add_argument("--seconds", type=_seconds, default=2.0, metavar="S",
+                   help="go on with rounds until S seconds per stack have passed, to meet a "
+                   "spell without neighbours on a shared machine (default 2)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=run)
 
@@ -38,13 +42,23 @@ def _rounds(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 600:
+        raise argparse.ArgumentTypeError(f"--seconds {text!r}: a number of seconds from 0 to 600")
+    return seconds
+
+
 def run(args: argparse.Namespace) -> int:
     libraries = {str(check_walker_library(path)): path for path in args.walker}
     walkers = {REFERENCE: case_native.load_walker(None)}
     for resolved, given in libraries.items():
         walkers[given] = case_native.load_walker(resolved)
     stacks = [walk_speed.STACKS[name] for name in args.stack or walk_speed.STACKS]
-    timings = [walk_speed.measure(stack, walkers, args.rounds) for stack in stacks]
+    timings = [walk_speed.measure(stack, walkers, args.rounds, args.seconds) for stack in stacks]
     if args.json:
         print(json.dumps([_to_json(t) for t in timings], indent=2))
     else:
@@ -64,7 +78,8 @@ def _table(t: walk_speed.StackTiming) -> list[str]:
     ref_ns = reference.ns_per_walk / t.physical if reference.ns_per_walk is not None else None
     floor = "fp chain (floor)"
     width = max(len(floor), *(len(w.name) for w in t.walkers))
-    lines = [f"{t.stack.name}: {t.stack.what}, {t.physical} physical frames",
+    lines = [f"{t.stack.name}: {t.stack.what}, {t.physical} physical frames "
+             f"(fastest of {t.rounds} rounds)",
              f"  {'walker':<{width}} {'ns/physical':>11} {'x floor':>8} {'x reference':>11} "
              f"{'returned':>8} {'ns/returned':>11}",
              f"  {floor:<{width}} {t.floor_ns:>11.2f} {1.0:>7.2f}x"]
@@ -89,4 +104,5 @@ def _to_json(t: walk_speed.StackTiming) -> dict[str, Any]:
                          ns_per_frame_returned=returned, x_floor=physical / t.floor_ns)
         walkers.append(entry)
     return {"stack": t.stack.name, "what": t.stack.what, "physical_frames": t.physical,
+            "rounds": t.rounds,
             "floor_ns_per_link": t.floor_ns, "walkers": walkers}

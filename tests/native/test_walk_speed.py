@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -47,13 +48,33 @@ def test_a_wrong_walker_is_reported_and_not_timed(scope_order_walker: str) -> No
     assert t.floor_ns > 0 and t.physical == len([s for s in truth.steps if s.code is None])
     assert wrong.ns_per_walk is None
     assert wrong.wrong is not None and wrong.wrong.startswith("invalid-trace")
+    assert t.rounds == 1
+
+
+def test_rounds_go_on_for_the_seconds_asked() -> None:
+    walkers = {"reference": case_native.load_walker(None)}
+    start = time.monotonic()
+    t = walk_speed.measure(walk_speed.STACKS["compiled"], walkers, rounds=1, seconds=0.3)
+    assert time.monotonic() - start >= 0.3
+    assert t.rounds > 1
+
+
+@pytest.mark.parametrize("seconds", ["-1", "abc", "nan", "601"])
+def test_cli_refuses_a_bad_seconds_value_in_one_line(seconds: str) -> None:
+    bad = subprocess.run([sys.executable, "-m", "walkfuzz.cli", "bench", "--seconds", seconds],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stdout == ""
+    [line] = bad.stderr.strip().splitlines()
+    assert f"--seconds {seconds!r}" in line
 
 
 def test_cli_times_a_library_and_exits_1_when_one_walks_wrongly(
         scope_order_walker: str) -> None:
     reference_library = str(planted.build(planted.REFERENCE, "plain"))
     ok = subprocess.run([sys.executable, "-m", "walkfuzz.cli", "bench", "--stack", "compiled",
-                         "--rounds", "1", "--walker", reference_library, "--json"],
+                         "--rounds", "1", "--seconds", "0", "--walker", reference_library,
+                         "--json"],
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     [compiled] = json.loads(ok.stdout)
@@ -61,7 +82,7 @@ def test_cli_times_a_library_and_exits_1_when_one_walks_wrongly(
     assert all(w["wrong"] is None and w["ns_per_physical_frame"] > 0
                for w in compiled["walkers"])
     bad = subprocess.run([sys.executable, "-m", "walkfuzz.cli", "bench", "--stack", "mixed",
-                          "--rounds", "1", "--walker", scope_order_walker],
+                          "--rounds", "1", "--seconds", "0", "--walker", scope_order_walker],
                          capture_output=True, text=True)
     assert bad.returncode == 1, bad.stderr
     assert f"{scope_order_walker} not timed: walks this stack wrongly, invalid-trace" in bad.stdout
