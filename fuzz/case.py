@@ -41,6 +41,8 @@ HEADER_SIZE = 8
 SECTION_HEADER_SIZE = 8
 SECTION_OPTIONAL = 1
 TRUTH_FRAME_SIZE = 36
+MAX_CODE_PATCHES = 1024
+CODE_FILL = 0xCC  # every code heap byte no CODE_BYTES patch covers (int3)
 
 
 class Section(IntEnum):
@@ -54,6 +56,7 @@ class Section(IntEnum):
     WALK = 7
     TRUTH = 8
     QUEUE = 9  # optional: a program of queue operations (§7, walkfuzz.case_queue)
+    CODE_BYTES = 10  # code heap bytes other than the 0xCC fill
 
 
 REQUIRED_SECTIONS = tuple(range(Section.CLASSES, Section.WALK + 1))
@@ -219,6 +222,14 @@ class Truth:
 
 
 @dataclass(frozen=True)
+class CodePatch:
+    """Code heap bytes [CODE_HEAP + offset, + len(data)) other than the 0xCC fill."""
+
+    offset: int
+    data: bytes
+
+
+@dataclass(frozen=True)
 class Case:
     classes: tuple[ClassDef, ...]
     methods: tuple[MethodDef, ...]
@@ -229,6 +240,15 @@ class Case:
     walk: Walk
     truth: Truth | None = field(default=None)
     queue: tuple[QueueOp, ...] | None = field(default=None)
+    code: tuple[CodePatch, ...] = field(default=())
+
+    def code_byte(self, address: int) -> int:
+        """The byte of the code heap at `address` (§3): a patch's, else the fill."""
+        for patch in self.code:
+            offset = address - vm.CODE_HEAP - patch.offset
+            if 0 <= offset < len(patch.data):
+                return patch.data[offset]
+        return CODE_FILL
 
     @property
     def stack_hi(self) -> int:
@@ -313,6 +333,7 @@ class _Decoder:
         self.walk: Walk | None = None
         self.truth: Truth | None = None
         self.queue: tuple[QueueOp, ...] | None = None
+        self.code: tuple[CodePatch, ...] = ()
 
     def bad(self, what: str) -> CaseDecodeError:
         return self.r.fail(CaseStatus.BAD_FIELD, what)
@@ -468,7 +489,7 @@ class _Decoder:
         if (frame_size % 8 != 0 or not vm.MIN_FRAME_SIZE <= frame_size <= vm.MAX_FRAME_SIZE
                 if fixed else frame_size != 0):
             raise self.bad(f"blob {i}: frame size {frame_size}")
-        if complete > size if fixed else complete != 0:
+        if complete > size if kind != vm.BlobKind.ENTRY else complete != 0:
             raise self.bad(f"blob {i}: frame complete {complete}")
         if (method >= len(self.methods) if kind in vm.METHOD_BLOBS
                 else method != vm.NO_METHOD):
@@ -567,6 +588,22 @@ class _Decoder:
         lo, hi = (vm.STACK_TOP - len(self.stack), vm.STACK_TOP) if self.stack else (0, 0)
         self.queue = decode_program(self.r, lo, hi)
 
+    def decode_code_bytes(self) -> None:
+        r = self.r
+        count = r.u32("code patch count")
+        if count > MAX_CODE_PATCHES:
+            raise r.fail(CaseStatus.LIMIT, f"code patch count {count} > {MAX_CODE_PATCHES}")
+        patches: list[CodePatch] = []
+        prev_end = 0
+        for i in range(count):
+            offset, length = struct.unpack("<II", r.take(8, "code patch"))
+            if length == 0 or offset < prev_end or offset + length > vm.CODE_HEAP_SIZE:
+                raise self.bad(f"code patch {i}: [{offset:#x}, +{length:#x}) empty, out of "
+                               f"order or outside the heap")
+            patches.append(CodePatch(offset, r.take(length, "code patch bytes")))
+            prev_end = offset + length
+        self.code = tuple(patches)
+
     DECODERS: ClassVar[dict[int, Callable[[_Decoder], None]]] = {
         Section.CLASSES: decode_classes,
         Section.METHODS: decode_methods,
@@ -577,6 +614,7 @@ class _Decoder:
         Section.WALK: decode_walk,
         Section.TRUTH: decode_truth,
         Section.QUEUE: decode_queue,
+        Section.CODE_BYTES: decode_code_bytes,
     }
 
     def case(self) -> Case:
@@ -589,7 +627,7 @@ class _Decoder:
                                   f"required section {Section(stype).name} missing")
         assert self.thread and self.stack and self.context and self.walk
         return Case(self.classes, self.methods, self.blobs, self.thread, self.stack,
-                    self.context, self.walk, self.truth, self.queue)
+                    self.context, self.walk, self.truth, self.queue, self.code)
 
 
 def decode(data: bytes, source: str = "<bytes>") -> Case:
@@ -664,6 +702,13 @@ def encode_truth(t: Truth) -> bytes:
     return b"".join(out)
 
 
+def encode_code_bytes(patches: tuple[CodePatch, ...]) -> bytes:
+    out = [struct.pack("<I", len(patches))]
+    for p in patches:
+        out += [struct.pack("<II", p.offset, len(p.data)), p.data]
+    return b"".join(out)
+
+
 def encode_sections(case: Case) -> list[tuple[int, bytes]]:
     """(type, payload) of every section `encode` writes, in order."""
     sections = [
@@ -681,6 +726,8 @@ def encode_sections(case: Case) -> list[tuple[int, bytes]]:
         from walkfuzz.case_queue import encode_program
 
         sections.append((Section.QUEUE, encode_program(case.queue)))
+    if case.code:
+        sections.append((Section.CODE_BYTES, encode_code_bytes(case.code)))
     return [(int(t), p) for t, p in sections]
 
 
@@ -688,6 +735,19 @@ def encode(case: Case) -> bytes:
     """The bytes of `case` (format version 1); deterministic."""
     header = MAGIC + struct.pack("<HH", VERSION, 0)
     return header + b"".join(_section(t, p) for t, p in encode_sections(case))
+
+
+def insert_section(data: bytes, section: bytes) -> bytes:
+    """`data` (a case's bytes) with `section` (a whole section: header and payload) put
+    before the first section of a greater type, so the types stay increasing."""
+    stype = struct.unpack_from("<H", section)[0]
+    offset = HEADER_SIZE
+    while offset + SECTION_HEADER_SIZE <= len(data):
+        other, _, length = struct.unpack_from("<HHI", data, offset)
+        if other > stype:
+            break
+        offset += SECTION_HEADER_SIZE + length
+    return data[:offset] + section + data[offset:]
 
 
 def assemble(sections: list[tuple[int, int, bytes]], version: int = VERSION,

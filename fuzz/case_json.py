@@ -16,6 +16,7 @@ from walkfuzz.case import (
     Blob,
     Case,
     ClassDef,
+    CodePatch,
     Context,
     Frame,
     MethodDef,
@@ -216,6 +217,8 @@ def case_to_json(case: Case) -> Json:
             "frames": [frame_to_json(f, describe) for f in case.truth.frames]},
         "queue": None if case.queue is None else [
             queue_op_to_json(i, op, describe) for i, op in enumerate(case.queue)],
+        "code": [{"address": hex_(vm.CODE_HEAP + p.offset), "at": describe.code(
+            vm.CODE_HEAP + p.offset), "bytes": p.data.hex()} for p in case.code],
     }
 
 
@@ -344,7 +347,20 @@ def case_from_json(doc: Any, source: str = "<json>") -> Case:
     queue_doc = doc.get("queue")   # absent in documents written before section 9
     queue = None if queue_doc is None else tuple(
         _queue_op_from_json(j, o, f"queue[{i}]") for i, o in enumerate(j.list_(doc, "queue", "")))
-    return Case(classes, methods, blobs, thread, stack, context, walk, truth, queue)
+    code = tuple(_patch_from_json(j, p, f"code[{i}]")  # absent before section 10
+                 for i, p in enumerate(j.list_(doc, "code", "") if "code" in doc else ()))
+    return Case(classes, methods, blobs, thread, stack, context, walk, truth, queue, code)
+
+
+def _patch_from_json(j: _Json, p: Any, path: str) -> CodePatch:
+    text = j.get(p, "bytes", path)
+    try:
+        data = bytes.fromhex(text) if isinstance(text, str) else None
+    except ValueError:
+        data = None
+    if not data:
+        raise j.fail(f"{path}.bytes", f"{text!r} is not a non-empty hex string")
+    return CodePatch(j.int_(p, "address", path) - vm.CODE_HEAP, data)
 
 
 def _blob_from_json(j: _Json, b: Any, path: str) -> Blob:

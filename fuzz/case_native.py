@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from walkfuzz import native
+from walkfuzz import vm_model as vm
 from walkfuzz.case import CaseStatus, Frame
 from walkfuzz.errors import WalkerLibraryError
 
@@ -69,6 +70,14 @@ def encode_mapped() -> bytes:
     if got != size:
         raise RuntimeError(f"wf_case_encode wrote {got} bytes, announced {size}")
     return bytes(ffi.buffer(buf, size))
+
+
+def code_bytes(address: int, n: int) -> bytes:
+    """n bytes of the mapped code heap at `address` (what a walker reads there)."""
+    ffi, _ = _native()
+    if not vm.CODE_HEAP <= address <= address + n <= vm.CODE_HEAP + vm.CODE_HEAP_SIZE:
+        raise ValueError(f"[{address:#x}, +{n}) is not inside the code heap")
+    return bytes(ffi.buffer(ffi.cast("uint8_t *", address), n))
 
 
 def _params(state: int = -1, options: int = -1, entry: int = -1, consistent: int | None = None,

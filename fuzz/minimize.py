@@ -141,7 +141,7 @@ class CaseShrinker:
     def encode(self, case: C.Case, ops: Sequence[Any] | None = None) -> bytes:
         ops = self.ops if ops is None else ops
         queue = encode_queue(ops) if ops is not None else self.raw_queue
-        return C.encode(case) + queue
+        return C.insert_section(C.encode(case), queue) if queue else C.encode(case)
 
     def size(self) -> int:
         return len(self.encode(self.case))
@@ -183,6 +183,7 @@ class CaseShrinker:
         self.cut_stack_top()
         self.cut_stack()
         self.shrink_list("drop-blobs", "blobs")
+        self.shrink_list("drop-code-bytes", "code")
         self.shrink_descs()
         self.drop_unreferenced("drop-methods", "methods", self.without_methods)
         self.drop_unreferenced("drop-classes", "classes", self.without_classes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from walkfuzz.case import Case, decode
+from walkfuzz.case import Case, decode, insert_section
 from walkfuzz.case_queue import QueueOp, queue_section
 from walkfuzz.native import load
 
@@ -51,5 +51,5 @@ def physical_frames(case: Case) -> list[tuple[int, int, int]]:
 
 
 def with_program(base: bytes, ops: tuple[QueueOp, ...] | list[QueueOp]) -> bytes:
-    """`base` (sections 1..8) followed by the queue program as section 9."""
-    return base + queue_section(ops)
+    """`base` (a case without section 9) with the queue program as its section 9."""
+    return insert_section(base, queue_section(ops))

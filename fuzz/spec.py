@@ -113,16 +113,22 @@ def _desc_at(blob: Blob, pc: int) -> PcDesc | None:
 _JAVA, _INLINED, _NATIVE, _NON_JAVA = (int(FrameType.JAVA), int(FrameType.JAVA_INLINED),
                                       int(FrameType.JAVA_NATIVE), int(FrameType.NON_JAVA))
 _FIXED_FRAME_KINDS = (FrameKind.COMPILED, FrameKind.NATIVE, FrameKind.STUB)
+# Kinds whose blob's frame_complete counts: a return address never lies before it, and a first
+# frame there (or at a `ret`) is unbuilt (§4.3).
+_BUILT_KINDS = (*_FIXED_FRAME_KINDS, FrameKind.INTERPRETED)
+RET = 0xC3  # x86-64 `ret`: the frame is already popped, [sp] is the return address
 _JAVA_KINDS = (FrameKind.INTERPRETED, FrameKind.COMPILED, FrameKind.NATIVE)
 
 
 @dataclass(frozen=True)
 class _Decoded:
-    """A decoded physical frame: its kind, its blob (None for C) and the frames it reports."""
+    """A decoded physical frame: its kind, its blob (None for C), the frames it reports, and
+    whether it is an unbuilt first frame (§4.3: only its return address is on the stack)."""
 
     kind: FrameKind
     blob: Blob | None
     frames: tuple[Frame, ...]
+    unbuilt: bool = False
 
 
 # ---- the iterator (§4.2 - §4.5) --------------------------------------------------------------
@@ -182,8 +188,11 @@ class SpecIterator:
                 self.depth += 1
                 self.emitted = 0
                 # d. its frames are reported: emit the first one; else continue the loop.
+                reason = "reported" if self.decoded.frames else "skipped"
+                if self.decoded.unbuilt:
+                    reason += ", unbuilt (only its return address is on the stack)"
                 self.steps.append(Step(self.cur, self.decoded.kind, len(self.decoded.frames),
-                                       None, "reported" if self.decoded.frames else "skipped"))
+                                       None, reason))
                 if self.decoded.frames:
                     return self.emit()
         except _Stop as stop:
@@ -209,6 +218,14 @@ class SpecIterator:
                                          f"[{mem.stack_lo:#x}, {mem.stack_hi:#x})")
         # 2. pc: classified as in §3.
         kind, blob = self.classify(f)
+        # A first frame whose blob has not built its frame yet (pc before frame_complete) or
+        # has popped it already (a `ret` at pc): only the return address is at sp.
+        if self.first and kind in _BUILT_KINDS:
+            assert blob is not None
+            building = f.pc < blob.address + blob.frame_complete
+            if building or self.memory.case.code_byte(f.pc) == RET:
+                frames = () if kind == FrameKind.INTERPRETED else self.frames_of(kind, blob, f)
+                return _Decoded(kind, blob, frames, unbuilt=True)
         # 3. per kind.
         if kind == FrameKind.INTERPRETED:
             return _Decoded(kind, blob, self.decode_interpreted(f))
@@ -226,8 +243,8 @@ class SpecIterator:
             where = "in no blob of the code heap" if _in_code_heap(f.pc) else "not code"
             raise _Stop(WalkCode.BAD_PC, f"pc {f.pc:#x} is {where}")
         kind = vm.FRAME_KIND_OF_BLOB[vm.BlobKind(blob.kind)]
-        # A non-first frame whose pc is in a fixed-frame blob's [start, start+frame_complete).
-        if (not self.first and kind in _FIXED_FRAME_KINDS
+        # A non-first frame whose pc is in a blob's [start, start+frame_complete).
+        if (not self.first and kind in _BUILT_KINDS
                 and f.pc < blob.address + blob.frame_complete):
             raise _Stop(WalkCode.BAD_PC, f"return address {f.pc:#x} lies before the frame of "
                                          f"{kind.name} blob at {blob.address:#x} is complete "
@@ -280,21 +297,19 @@ class SpecIterator:
 
     def sender(self, d: _Decoded) -> Physical:
         f, mem = self.cur, self.memory
-        if d.kind in (FrameKind.INTERPRETED, FrameKind.C) or (
+        if d.unbuilt:  # only the return address is on the stack
+            s = Physical(sp=f.sp + 8, fp=f.fp, pc=mem.word(f.sp))
+        elif d.kind in (FrameKind.INTERPRETED, FrameKind.C) or (
                 d.kind == FrameKind.ENTRY and self.include_non_java()):
             s = Physical(sp=f.fp + 16, fp=mem.word(f.fp), pc=mem.word(f.fp + 8))
         elif d.kind in _FIXED_FRAME_KINDS:
             assert d.blob is not None
-            if self.first and f.pc < d.blob.address + d.blob.frame_complete:
-                # frame not built yet: sp points at the return address
-                s = Physical(sp=f.sp + 8, fp=f.fp, pc=mem.word(f.sp))
-            else:
-                sp = f.sp + d.blob.frame_size
-                if sp > mem.stack_hi:
-                    raise _Stop(WalkCode.BAD_SP, f"{d.kind.name} frame of size "
-                                                 f"{d.blob.frame_size} at sp {f.sp:#x} runs off "
-                                                 f"the stack")
-                s = Physical(sp=sp, fp=mem.word(sp - 16), pc=mem.word(sp - 8))
+            sp = f.sp + d.blob.frame_size
+            if sp > mem.stack_hi:
+                raise _Stop(WalkCode.BAD_SP, f"{d.kind.name} frame of size "
+                                             f"{d.blob.frame_size} at sp {f.sp:#x} runs off "
+                                             f"the stack")
+            s = Physical(sp=sp, fp=mem.word(sp - 16), pc=mem.word(sp - 8))
         else:  # ENTRY, Java-only walk: jump to the saved anchor
             a = mem.word(f.fp - 8)
             if a == 0:

@@ -25,6 +25,7 @@ from walkfuzz.case import (
     Blob,
     Case,
     ClassDef,
+    CodePatch,
     Context,
     Frame,
     MethodDef,
@@ -97,7 +98,23 @@ def _blob(draw: st.DrawFn, start: int, methods: tuple[MethodDef, ...]) -> Blob:
             descs.append(PcDesc(begin, end, scopes))
     return Blob(int(kind), draw(st.integers(1, 4)) if kind == vm.BlobKind.COMPILED else 0,
                 start, size, draw(st.integers(2, 64)) * 8 if fixed else 0,
-                draw(st.integers(0, size)) if fixed else 0, method, tuple(descs))
+                draw(st.integers(0, size)) if kind != vm.BlobKind.ENTRY else 0, method,
+                tuple(descs))
+
+
+@st.composite
+def _code_patches(draw: st.DrawFn) -> tuple[CodePatch, ...]:
+    """Sorted, disjoint patches (touching ones included) inside the code heap."""
+    patches: list[CodePatch] = []
+    at = 0
+    for _ in range(draw(st.integers(0, 3))):
+        at += draw(st.integers(0, 0x2000))
+        data = draw(st.binary(min_size=1, max_size=16))
+        if at + len(data) > vm.CODE_HEAP_SIZE:
+            break
+        patches.append(CodePatch(at, data))
+        at += len(data)
+    return tuple(patches)
 
 
 @st.composite
@@ -125,4 +142,5 @@ def valid_cases(draw: st.DrawFn) -> Case:
                            _U64, _U64, _U64), max_size=5).map(tuple)))
     return Case(classes, methods, tuple(blobs), thread, stack,
                 Context(draw(_U64), draw(_U64), draw(_U64)),
-                Walk(draw(_U32), draw(st.sampled_from([int(e) for e in vm.WalkEntry]))), truth)
+                Walk(draw(_U32), draw(st.sampled_from([int(e) for e in vm.WalkEntry]))), truth,
+                code=draw(_code_patches()))

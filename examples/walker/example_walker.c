@@ -45,6 +45,8 @@ struct _ASGST_Iterator {
     int32_t options;
     physical start, cur;
     int first;                         /* cur is the start frame */
+    int unbuilt;                       /* cur is a start frame with only its return address
+                                          on the stack: prologue not done, or at its `ret` */
     int decoded;                       /* cur has been decoded (the fields below are valid) */
     int code;                          /* 1 while walking, then the sticky end/error code */
     uint32_t depth;                    /* physical frames decoded */
@@ -92,6 +94,12 @@ static int fixed_size_kind(int kind) {
     return kind == WF_FRAME_COMPILED || kind == WF_FRAME_NATIVE || kind == WF_FRAME_STUB;
 }
 
+/* Kinds whose blob's frame_complete counts: the fixed-size ones and the interpreter. */
+static int builds_frame(int kind) { return fixed_size_kind(kind) || kind == WF_FRAME_INTERPRETED; }
+
+/* The instruction at pc (in the code heap: readable) is `ret`: the frame is already popped. */
+static int at_ret(uintptr_t pc) { return *(const uint8_t *)pc == 0xC3; }
+
 /* ---- decoding one physical frame (docs §4.3) --------------------------------------------- */
 
 /* The kind of pc, or ASGST_WF_BAD_PC. Sets it->blob. */
@@ -134,11 +142,17 @@ static int decode_frame(ASGST_Iterator *it) {
         return ASGST_WF_BAD_SP;
     int kind = classify(it, f.pc);
     if (kind < 0) return kind;
-    if (!it->first && fixed_size_kind(kind) && f.pc < it->blob->start + it->blob->frame_complete)
+    int building = builds_frame(kind) && f.pc < it->blob->start + it->blob->frame_complete;
+    if (!it->first && building)
         return ASGST_WF_BAD_PC;        /* a return address never points into a prologue */
     it->kind = kind;
     it->desc = 0;
     it->frames = 1;
+    it->unbuilt = it->first && builds_frame(kind) && (building || at_ret(f.pc));
+    if (it->unbuilt && kind == WF_FRAME_INTERPRETED) {
+        it->frames = 0;                /* no frame holds its method and bcp yet (or still) */
+        return 0;
+    }
     switch (kind) {
     case WF_FRAME_INTERPRETED: return decode_interpreted(it);
     case WF_FRAME_ENTRY: return fp_ok(it, 24) ? 0 : ASGST_WF_BAD_FP;
@@ -168,14 +182,14 @@ static int step_entry_java_only(ASGST_Iterator *it, physical *s) {
 static int step_to_sender(ASGST_Iterator *it) {
     physical f = it->cur, s;
     int non_java = it->options & ASGST_INCLUDE_NON_JAVA_FRAMES;
-    if (it->kind == WF_FRAME_INTERPRETED || it->kind == WF_FRAME_C ||
-        (it->kind == WF_FRAME_ENTRY && non_java)) {
+    if (it->unbuilt) {
+        s = (physical){f.sp + 8, f.fp, word(f.sp)};    /* only the return address is there */
+    } else if (it->kind == WF_FRAME_INTERPRETED || it->kind == WF_FRAME_C ||
+               (it->kind == WF_FRAME_ENTRY && non_java)) {
         s = (physical){f.fp + 16, word(f.fp), word(f.fp + 8)};
     } else if (it->kind == WF_FRAME_ENTRY) {
         int rc = step_entry_java_only(it, &s);
         if (rc <= 0) return rc;
-    } else if (it->first && f.pc < it->blob->start + it->blob->frame_complete) {
-        s = (physical){f.sp + 8, f.fp, word(f.sp)};    /* frame not built: [sp] is the ret */
     } else {
         uintptr_t sp = f.sp + it->blob->frame_size;
         if (sp > it->thread->stack_hi) return ASGST_WF_BAD_SP;
@@ -185,6 +199,7 @@ static int step_to_sender(ASGST_Iterator *it) {
     if (s.sp <= f.sp) return ASGST_WF_BAD_SP;          /* sp must grow: no cycles */
     it->cur = s;
     it->first = 0;
+    it->unbuilt = 0;
     it->decoded = 0;
     return 1;
 }
@@ -226,6 +241,7 @@ static int finish(ASGST_Iterator *it, int code) { return it->code = code; }
 static void rewind_to_start(ASGST_Iterator *it) {
     it->cur = it->start;
     it->first = 1;
+    it->unbuilt = 0;
     it->decoded = 0;
     it->code = 1;
     it->depth = 0;
@@ -250,7 +266,7 @@ int ASGST_NextFrame(ASGST_Iterator *it, ASGST_Frame *frame) {
         it->depth++;
         it->decoded = 1;
         it->emitted = 0;
-        if (reported(it)) {
+        if (reported(it) && it->frames > 0) {
             emit(it, frame);
             return 1;
         }

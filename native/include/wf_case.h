@@ -6,7 +6,8 @@
  *   section  u16 type | u16 flags (bit0 OPTIONAL) | u32 length | payload     (repeated,
  *            strictly increasing type; all little-endian, unaligned)
  *     1 CLASSES  2 METHODS  3 CODE  4 THREAD  5 STACK  6 CONTEXT  7 WALK   (required)
- *     8 TRUTH (optional)  9 reserved: queue operations (issue 4)  >= 0x8000 experiments
+ *     8 TRUTH (optional)  9 QUEUE operations (optional)  10 CODE_BYTES (code other than
+ *     the 0xCC fill)  >= 0x8000 experiments
  *
  * The VM part of a case (classes, methods, code, thread, stack) lives only in the mapped
  * memory at WF_VM_ROOT; `wf_case` holds the rest (register context, walk options, truth).
@@ -28,6 +29,7 @@
 #define WF_CASE_SECTION_OPTIONAL 1
 #define WF_CASE_TRUTH_FRAME_SIZE 36
 #define WF_CASE_MAX_TRUTH 65536
+#define WF_CASE_MAX_CODE_PATCHES 1024
 
 enum wf_case_section {
     WF_SECTION_CLASSES = 1,
@@ -38,7 +40,8 @@ enum wf_case_section {
     WF_SECTION_CONTEXT = 6,
     WF_SECTION_WALK = 7,
     WF_SECTION_TRUTH = 8,
-    WF_SECTION_QUEUE = 9
+    WF_SECTION_QUEUE = 9,
+    WF_SECTION_CODE_BYTES = 10
 };
 
 enum wf_case_status {

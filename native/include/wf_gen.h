@@ -5,7 +5,8 @@
  * Stack plan, outermost (bottom) first:
  *   C thread start (return address 0) -> entry (no saved anchor) -> Java segment
  *   [-> native wrapper -> C -> entry (saved anchor = that wrapper) -> Java segment]*
- *   -> top, by thread state: IN_JAVA: a Java frame (maybe before its frame is built), a stub
+ *   -> top, by thread state: IN_JAVA: a Java frame (maybe before its frame is built, or at
+ *   its `ret` after it was popped, or an interpreted callee before its prologue), a stub
  *   or a leaf C frame; IN_NATIVE: native wrapper + C (anchor = wrapper); IN_VM / BLOCKED:
  *   Java frame + C (anchor = that frame); NOT_JAVA: C frames only.
  * The generator also keeps the physical frames it laid out (wf_gen_layout_*), top first.

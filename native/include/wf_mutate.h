@@ -16,7 +16,8 @@
 enum wf_mutation_class {
     WF_MUTATE_REGISTERS = 1, /* context pc/sp/fp: offsets, bit flips, other regions, misalign */
     WF_MUTATE_STACK = 2,     /* stack words: bit flips, pointers into other regions */
-    WF_MUTATE_LAYOUT = 4,    /* frames removed/resized, kinds changed, return pcs moved */
+    WF_MUTATE_LAYOUT = 4,    /* frames removed/resized, kinds changed, return pcs moved,
+                                `ret` bytes placed, frame_complete moved */
     WF_MUTATE_THREAD = 8,    /* anchor corrupted, state/flags/options/entry changed */
     WF_MUTATE_ALL = 15
 };
@@ -25,7 +26,7 @@ enum wf_mutation_op {
     WF_OP_REG_OFFSET = 1, WF_OP_REG_BITFLIP, WF_OP_REG_REGION, WF_OP_REG_MISALIGN,
     WF_OP_STACK_BITFLIP, WF_OP_STACK_REGION, WF_OP_STACK_SMALL,
     WF_OP_FRAME_REMOVE, WF_OP_FRAME_RESIZE, WF_OP_KIND_CHANGE, WF_OP_RETURN_PC_MOVE,
-    WF_OP_SAVED_FP, WF_OP_ANCHOR, WF_OP_STATE, WF_OP_WALK,
+    WF_OP_SAVED_FP, WF_OP_ANCHOR, WF_OP_STATE, WF_OP_WALK, WF_OP_CODE,
     WF_OP_COUNT
 };
 

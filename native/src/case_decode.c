@@ -115,7 +115,7 @@ static int check_blob(decode_state *st, uint32_t i, uint8_t kind, uint8_t level,
             : frame_size != 0)
         return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: frame size %u for kind %u", i,
                     frame_size, kind);
-    if (has_fixed_frame(kind) ? complete > size : complete != 0)
+    if (kind != WF_BLOB_ENTRY ? complete > size : complete != 0)
         return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: frame complete %u", i, complete);
     if (has_method(kind) ? method >= st->methods : method != WF_VM_NO_METHOD)
         return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: method index %u", i, method);
@@ -297,6 +297,31 @@ static int decode_truth(decode_state *st) {
 /* queue (issue 4): section 9, the queue program, decoded by case_queue.c */
 static int decode_queue(decode_state *st) { return wf_case_queue_decode(&st->r); }
 
+/* Section 10: patches over the code heap's 0xCC fill, each header checked before its bytes. */
+static int decode_code_bytes(decode_state *st) {
+    uint32_t count;
+    if (case_u32(&st->r, &count, "code patch count")) return st->r.status;
+    if (count > WF_CASE_MAX_CODE_PATCHES)
+        return FAIL(st, WF_CASE_ERR_LIMIT, "code patch count %u > %d", count,
+                    WF_CASE_MAX_CODE_PATCHES);
+    uint64_t prev_end = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        const uint8_t *rec = case_record(&st->r, 8, "code patch");
+        if (rec == NULL) return st->r.status;
+        uint32_t offset = case_ld32(rec), length = case_ld32(rec + 4);
+        if (length == 0 || offset < prev_end || (uint64_t)offset + length > WF_VM_CODE_HEAP_SIZE)
+            return FAIL(st, WF_CASE_ERR_BAD_FIELD,
+                        "code patch %u: [%#x, +%#x) empty, out of order or outside the heap", i,
+                        offset, length);
+        const uint8_t *bytes = case_record(&st->r, length, "code patch bytes");
+        if (bytes == NULL) return st->r.status;
+        if (wf_vm_image_code(offset, bytes, length) != 0)
+            return FAIL(st, WF_CASE_ERR_MAP, "code patch %u: cannot write the code heap", i);
+        prev_end = (uint64_t)offset + length;
+    }
+    return 0;
+}
+
 typedef int (*section_decoder)(decode_state *st);
 static const section_decoder DECODERS[] = {
     [WF_SECTION_CLASSES] = decode_classes, [WF_SECTION_METHODS] = decode_methods,
@@ -304,6 +329,7 @@ static const section_decoder DECODERS[] = {
     [WF_SECTION_STACK] = decode_stack,     [WF_SECTION_CONTEXT] = decode_context,
     [WF_SECTION_WALK] = decode_walk,       [WF_SECTION_TRUTH] = decode_truth,
     [WF_SECTION_QUEUE] = decode_queue, /* queue (issue 4) */
+    [WF_SECTION_CODE_BYTES] = decode_code_bytes,
 };
 #define KNOWN_SECTIONS ((int)(sizeof DECODERS / sizeof DECODERS[0]))
 #define REQUIRED_SECTIONS 0xFEu /* bits 1..7 */

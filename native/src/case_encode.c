@@ -167,5 +167,18 @@ int64_t wf_case_encode(const wf_case *c, uint8_t *out, size_t cap) {
     size_t queue_len = wf_case_queue_encoded_size(); /* queue (issue 4): section 9 */
     if (queue_len > 0 && w.len + queue_len <= w.cap) wf_case_queue_write(w.out + w.len);
     w.len += queue_len;
+    uint32_t patches = wf_vm_image_patch_count();
+    if (patches > 0) {
+        s = begin_section(&w, WF_SECTION_CODE_BYTES);
+        U32(&w, patches);
+        for (uint32_t i = 0; i < patches; i++) {
+            uint32_t offset, length;
+            wf_vm_image_patch(i, &offset, &length);
+            U32(&w, offset);
+            U32(&w, length);
+            put(&w, (const void *)(uintptr_t)(WF_VM_CODE_HEAP + offset), length);
+        }
+        end_section(&w, s);
+    }
     return w.len <= w.cap ? (int64_t)w.len : -(int64_t)w.len;
 }

@@ -21,6 +21,7 @@ typedef struct gen_frame {
     const struct wf_vm_pcdesc *desc;
     uint32_t method;                /* interpreted: method index */
     uint32_t bci;                   /* interpreted: bci */
+    int unbuilt;                    /* top frame with only its return address on the stack */
 } gen_frame;
 
 typedef struct gen {
@@ -261,6 +262,54 @@ static int push_unbuilt_compiled(gen *g) {
     return 0;
 }
 
+/* A top frame whose epilogue has popped it: only the return address is left, and the
+   instruction at pc is a `ret` (a CODE_BYTES patch; docs/case-format.md §4.3). Its pc is
+   one no other frame of the stack has, so a walk from any other frame is unaffected. */
+static void push_popped(gen *g) {
+    static const uint8_t ret = 0xC3;
+    const struct wf_vm_blob *b;
+    int kind;
+    switch (pick(g, 0, 3)) {
+    case 0: kind = WF_FRAME_COMPILED; b = WF_VM_BLOB_MUT(g->compiled[pick(g, 0, g->n_compiled - 1)]); break;
+    case 1: kind = WF_FRAME_NATIVE; b = WF_VM_BLOB_MUT(g->natives[pick(g, 0, g->n_natives - 1)]); break;
+    case 2: kind = WF_FRAME_STUB; b = WF_VM_BLOB_MUT(g->stubs[pick(g, 0, g->n_stubs - 1)]); break;
+    default: kind = WF_FRAME_INTERPRETED; b = WF_VM_BLOB_MUT(g->interp); break;
+    }
+    uint32_t size = (uint32_t)(b->end - b->start);
+    if (b->frame_complete >= size) return;          /* no pc after the prologue */
+    uintptr_t pc = pc_in(g, b, b->frame_complete, size);
+    for (uint32_t i = 0; i < g->n_frames; i++)
+        if (g->frames[i].pc == pc) return;          /* that pc is a return address too */
+    gen_frame *f = push(g, kind, 8);
+    f->blob = b;
+    f->pc = pc;
+    f->unbuilt = 1;
+    if (kind == WF_FRAME_INTERPRETED) f->fp = g->frames[g->n_frames - 2].fp; /* rbp restored */
+    for (uint32_t d = 0; d < b->desc_count; d++)
+        if (pc - b->start >= b->descs[d].pc_begin && pc - b->start < b->descs[d].pc_end)
+            f->desc = &b->descs[d];
+    wf_vm_image_code((uint32_t)(pc - WF_VM_CODE_HEAP), &ret, 1);
+}
+
+/* An interpreted callee before its prologue built the frame (the interpreter's
+   frame_complete): only the return address is on the stack and rbp is still the caller's.
+   The interpreter blob gets a frame_complete no interpreted caller's return pc lies under. */
+static void push_interpreter_entry(gen *g) {
+    struct wf_vm_blob *b = WF_VM_BLOB_MUT(g->interp);
+    uint32_t complete = 32;
+    for (uint32_t i = 0; i < g->n_frames; i++)
+        if (g->frames[i].kind == WF_FRAME_INTERPRETED && g->frames[i].pc - b->start < complete)
+            complete = (uint32_t)(g->frames[i].pc - b->start);
+    if (complete == 0 || g->n_frames == 0) return;
+    b->frame_complete = complete;
+    uintptr_t caller_fp = top(g)->fp;
+    gen_frame *f = push(g, WF_FRAME_INTERPRETED, 8);
+    f->blob = b;
+    f->pc = pc_in(g, b, 0, complete);
+    f->fp = caller_fp;
+    f->unbuilt = 1;
+}
+
 /* ---- the stack by thread state --------------------------------------------------------- */
 
 static void java_segments(gen *g, uint32_t java) {
@@ -309,6 +358,8 @@ static gen_top build_stack(gen *g, uint32_t state, uint32_t java) {
         if (choice < 40) push_fixed(g, WF_FRAME_STUB, g->stubs[pick(g, 0, g->n_stubs - 1)]);
         else if (choice < 64) push_c(g);
         else if (choice < 104) push_unbuilt_compiled(g);
+        else if (choice < 120) push_popped(g);
+        else if (choice < 136) push_interpreter_entry(g);
         break;
     }
     }
@@ -331,6 +382,7 @@ static void truth_frame(wf_case *c, const gen_frame *f, int type, int level, int
 }
 
 static void truth_of(wf_case *c, const gen_frame *f) {
+    if (f->unbuilt && f->kind == WF_FRAME_INTERPRETED) return; /* reports no frame */
     switch (f->kind) {
     case WF_FRAME_INTERPRETED:
         truth_frame(c, f, ASGST_FRAME_JAVA, 0, (int)f->bci, wf_vm_method_handle(f->method));

@@ -26,6 +26,7 @@ static const struct {
     [WF_OP_ANCHOR] = {"anchor", WF_MUTATE_THREAD},
     [WF_OP_STATE] = {"state", WF_MUTATE_THREAD},
     [WF_OP_WALK] = {"walk", WF_MUTATE_THREAD},
+    [WF_OP_CODE] = {"code", WF_MUTATE_LAYOUT},
 };
 
 const char *wf_mutation_name(int op) {
@@ -178,6 +179,28 @@ static int change_walk(wf_case *c, gen_provider *p) {
     return 1;
 }
 
+/* What a walker reads of the code itself (docs/case-format.md §4.3): a `ret` at the context's
+   pc (the one a walker looks at) or at a pc of some blob, or a blob's frame_complete moved
+   (the interpreter's included). */
+static int change_code(wf_case *c, gen_provider *p) {
+    static const uint8_t ret = 0xC3;
+    uint32_t choice = provider_byte(p) % 4;
+    struct wf_vm_blob *b = pick_blob(p);
+    if (choice == 3) {
+        if (b == NULL || b->kind == WF_BLOB_ENTRY) return 0;
+        uint32_t size = (uint32_t)(b->end - b->start);
+        b->frame_complete = (uint32_t)provider_range(p, 0, size < 64 ? size : 64);
+        return 1;
+    }
+    uint64_t pc = c->pc;
+    if (choice == 2) {
+        if (b == NULL) return 0;
+        pc = b->start + provider_range(p, 0, b->end - b->start - 1);
+    }
+    if (pc < WF_VM_CODE_HEAP || pc >= WF_VM_CODE_HEAP + WF_VM_CODE_HEAP_SIZE) return 0;
+    return wf_vm_image_code((uint32_t)(pc - WF_VM_CODE_HEAP), &ret, 1) == 0;
+}
+
 /* Every operand that consumes bytes is read in a statement of its own (pick the register or
    word first, then the value): the operands of one expression, `*pick_register(c, p) =
    region_pointer(p)` say, are evaluated in an unspecified order (gcc and clang differ), and
@@ -210,6 +233,7 @@ static int apply(wf_case *c, int op, gen_provider *p) {
     case WF_OP_ANCHOR: return corrupt_anchor(p);
     case WF_OP_STATE: return change_state(p);
     case WF_OP_WALK: return change_walk(c, p);
+    case WF_OP_CODE: return change_code(c, p);
     default: return 0;
     }
 }

@@ -35,6 +35,17 @@ void wf_vm_image_touched(uint32_t classes, uint32_t methods, uint32_t blobs, uin
 /* Publish the root: counts (tables already filled), thread, magic. */
 void wf_vm_image_commit(uint32_t classes, uint32_t methods, uint32_t blobs, uint32_t descs);
 
+/* Code patches (case section 10, CODE_BYTES): write bytes over the 0xCC fill at
+   [WF_VM_CODE_HEAP + offset, + length), in any order; the case remembers the union of the
+   ranges written (sorted, disjoint) for the encoder, and the next wf_vm_image_begin()
+   restores the fill. 0, or -1 when the table is full or the range leaves the heap (nothing
+   written). */
+#define WF_VM_MAX_CODE_PATCHES 1024
+int wf_vm_image_code(uint32_t offset, const uint8_t *bytes, uint32_t length);
+/* The patches of the mapped case, in order: how many, and the i-th one's place. */
+uint32_t wf_vm_image_patch_count(void);
+void wf_vm_image_patch(uint32_t i, uint32_t *offset, uint32_t *length);
+
 /* Forget the generator's record of physical frames (the mapped case is no longer its). */
 void wf_gen_layout_reset(void);
 

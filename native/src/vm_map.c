@@ -15,7 +15,14 @@ static struct {
     uint32_t classes, methods, blobs, descs, segments;
     size_t string_bytes;
     uint32_t stack_bytes;
+    uint32_t patches;          /* code patches written (patch[] below) */
+    int code_writable;         /* the code heap is open for patches until the commit */
 } used;
+
+/* Where the mapped case's code differs from the 0xCC fill (CODE_BYTES). */
+static struct {
+    uint32_t offset, length;
+} patch[WF_VM_MAX_CODE_PATCHES];
 
 static int open_region(uintptr_t addr, size_t size, int prot) {
     return mprotect((void *)addr, size, prot) == 0 ? 0 : -errno;
@@ -40,6 +47,57 @@ static int map_regions(void) {
     rc = open_region(WF_VM_CODE_HEAP, WF_VM_CODE_HEAP_SIZE, PROT_READ);
     if (rc == 0) rc = open_region(WF_VM_NATIVE_TEXT, WF_VM_NATIVE_TEXT_SIZE, PROT_READ);
     return rc;
+}
+
+/* The code heap is read-only (a walker never writes code): opened only while a case's
+   patches are written or the previous case's are undone. */
+static int code_heap_writable(int writable) {
+    if (used.code_writable == writable) return 0;
+    used.code_writable = writable;
+    return open_region(WF_VM_CODE_HEAP, WF_VM_CODE_HEAP_SIZE,
+                       writable ? PROT_READ | PROT_WRITE : PROT_READ);
+}
+
+static void undo_patches(void) {
+    if (used.patches == 0) return;
+    code_heap_writable(1);
+    for (uint32_t i = 0; i < used.patches; i++)
+        memset((void *)(uintptr_t)(WF_VM_CODE_HEAP + patch[i].offset), 0xCC, patch[i].length);
+    code_heap_writable(0);
+    used.patches = 0;
+}
+
+/* Keep patch[] sorted and disjoint: a new range merges with every range it overlaps (the
+   bytes live in the heap itself; the table only says where they differ). Ranges that only
+   touch stay apart, so decoding a case and encoding it again gives the same patches. */
+static int add_patch_range(uint32_t offset, uint32_t length) {
+    uint32_t lo = offset, hi = offset + length, i = 0, j;
+    while (i < used.patches && patch[i].offset + patch[i].length <= lo) i++;
+    for (j = i; j < used.patches && patch[j].offset < hi; j++) {
+        if (patch[j].offset < lo) lo = patch[j].offset;
+        if (patch[j].offset + patch[j].length > hi) hi = patch[j].offset + patch[j].length;
+    }
+    if (j == i && used.patches >= WF_VM_MAX_CODE_PATCHES) return -1;   /* a new entry */
+    if (j != i + 1)                                     /* make exactly one slot at i */
+        memmove(&patch[i + 1], &patch[j], (used.patches - j) * sizeof patch[0]);
+    used.patches = used.patches + 1 - (j - i);
+    patch[i].offset = lo;
+    patch[i].length = hi - lo;
+    return 0;
+}
+
+int wf_vm_image_code(uint32_t offset, const uint8_t *bytes, uint32_t length) {
+    if (length == 0 || (uint64_t)offset + length > WF_VM_CODE_HEAP_SIZE) return -1;
+    if (code_heap_writable(1) != 0 || add_patch_range(offset, length) != 0) return -1;
+    memcpy((void *)(uintptr_t)(WF_VM_CODE_HEAP + offset), bytes, length);
+    return 0;
+}
+
+uint32_t wf_vm_image_patch_count(void) { return used.patches; }
+
+void wf_vm_image_patch(uint32_t i, uint32_t *offset, uint32_t *length) {
+    *offset = i < used.patches ? patch[i].offset : 0;
+    *length = i < used.patches ? patch[i].length : 0;
 }
 
 int wf_vm_map_init(void) {
@@ -67,6 +125,7 @@ int wf_vm_image_begin(void) {
     vm->segmap_count = used.segments = 0;
     memset((void *)(uintptr_t)(WF_VM_STACK_TOP - used.stack_bytes), 0, used.stack_bytes);
     memset(WF_VM_THREAD_MUT, 0, sizeof(struct wf_vm_thread));
+    undo_patches();
     used.classes = used.methods = used.blobs = used.descs = 0;
     used.string_bytes = 0;
     used.stack_bytes = 0;
@@ -88,6 +147,7 @@ uint8_t *wf_vm_image_stack(uint32_t size) {
 }
 
 void wf_vm_image_touched(uint32_t classes, uint32_t methods, uint32_t blobs, uint32_t descs) {
+    code_heap_writable(0);
     used.classes = classes;
     used.methods = methods;
     used.blobs = blobs;

@@ -117,7 +117,7 @@ def _queue_ops(case: C.Case) -> tuple[QueueOp, ...]:
 
 def queue_case_bytes() -> bytes:
     data = small_case_bytes()
-    return data + queue_section(_queue_ops(C.decode(data)))
+    return C.insert_section(data, queue_section(_queue_ops(C.decode(data))))
 
 
 def test_queue_case_round_trips_through_both_codecs() -> None:
@@ -173,3 +173,31 @@ def test_arbitrary_queue_payloads(payload: bytes) -> None:
 def test_arbitrary_bytes_after_a_queue_op_count(tail: bytes) -> None:
     payload = struct.pack("<I", 3) + tail
     assert_same_status(small_case_bytes() + struct.pack("<HHI", 9, 0, len(payload)) + payload)
+
+
+def _code_case_bytes() -> bytes:
+    """The small case with a CODE_BYTES section of two patches (touching, kept apart)."""
+    case = C.decode(small_case_bytes())
+    patches = (C.CodePatch(0x40, b"\xc3"), C.CodePatch(0x41, b"\x90\x55"))
+    return C.encode(C.Case(case.classes, case.methods, case.blobs, case.thread, case.stack,
+                           case.context, case.walk, code=patches))
+
+
+def test_code_bytes_decode_alike_in_every_prefix_and_byte_change() -> None:
+    data = _code_case_bytes()
+    for n in range(len(data) + 1):
+        assert_same_status(data[:n])
+    start = len(small_case_bytes())
+    for i in range(start, len(data)):
+        for value in {0x00, 0xFF, data[i] ^ 0x01, data[i] ^ 0x80}:
+            assert_same_status(data[:i] + bytes([value]) + data[i + 1:])
+
+
+def test_code_bytes_are_mapped_and_encoded_back_by_c() -> None:
+    data = _code_case_bytes()
+    native = case_native.decode(data)
+    assert native.status == 0
+    assert case_native.encode_mapped() == data
+    assert case_native.code_bytes(vm.CODE_HEAP + 0x3F, 5) == b"\xcc\xc3\x90\x55\xcc"
+    case_native.decode(small_case_bytes())          # the next case has the fill back
+    assert case_native.code_bytes(vm.CODE_HEAP + 0x40, 2) == b"\xcc\xcc"

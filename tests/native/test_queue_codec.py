@@ -7,13 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from walkfuzz import vm_model as vm
-from walkfuzz.case import CaseDecodeError
+from walkfuzz.case import CaseDecodeError, insert_section
 from walkfuzz.case_queue import Opcode, QueueOp, decode_payload, encode_program, queue_section
 from walkfuzz.queue_cases import base_case
 from walkfuzz.queue_run import decode_status, encode_mapped
 
 BASE, CASE = base_case(7, vm.ThreadState.IN_JAVA, 0)
 SECTION_HEADER = 8
+# Where section 9 goes in BASE: before its section 10 (code bytes), if it has one.
+QUEUE_AT = insert_section(BASE, b"\x09\0\0\0\xff\xff\xff\xff").index(b"\x09\0\0\0\xff\xff\xff\xff")
 
 ops = st.builds(
     QueueOp, st.sampled_from(list(Opcode)), queue=st.integers(0, 255),
@@ -27,12 +29,12 @@ def _python_status(payload: bytes) -> tuple[int, int]:
     try:
         decode_payload(payload, CASE.stack_lo, CASE.stack_hi)
     except CaseDecodeError as err:
-        return int(err.status), len(BASE) + SECTION_HEADER + err.offset
+        return int(err.status), QUEUE_AT + SECTION_HEADER + err.offset
     return 0, 0
 
 
 def _c_status(payload: bytes) -> tuple[int, int]:
-    return decode_status(BASE + queue_section_raw(payload))
+    return decode_status(insert_section(BASE, queue_section_raw(payload)))
 
 
 def queue_section_raw(payload: bytes) -> bytes:
@@ -58,7 +60,7 @@ def test_valid_program_round_trips_through_c() -> None:
                QueueOp(Opcode.POKE, pc=word, arg=11),
                QueueOp(Opcode.SIZE_INFO, queue=2), QueueOp(Opcode.DEREGISTER, queue=0),
                QueueOp(Opcode.THREAD_EXIT)]
-    data = BASE + queue_section(program)
+    data = insert_section(BASE, queue_section(program))
     assert decode_status(data) == (0, 0)
     assert encode_mapped() == data
     assert decode_payload(encode_program(program), CASE.stack_lo, CASE.stack_hi) == tuple(program)

@@ -148,8 +148,8 @@ def test_section_twice_is_out_of_order() -> None:
 
 
 def test_unknown_section_without_optional_flag() -> None:
-    secs = [*sections(), (10, 0, b"")]
-    assert status_of(C.assemble(secs)) == (CaseStatus.UNKNOWN_SECTION, 10,
+    secs = [*sections(), (0x7F00, 0, b"")]
+    assert status_of(C.assemble(secs)) == (CaseStatus.UNKNOWN_SECTION, 0x7F00,
                                            payload_offset(secs, 7))
 
 
@@ -264,7 +264,8 @@ def _blob(kind: int = vm.BlobKind.STUB, level: int = 0, reserved: int = 0, start
     {"kind": vm.BlobKind.COMPILED, "level": 5, "method": 0}, {"reserved": 1}, {"size": 0},
     {"start": 0xFFFF0, "size": 0x11}, {"frame_size": 12}, {"frame_size": 8},
     {"frame_size": 16392}, {"complete": 17}, {"method": 0},
-    {"kind": vm.BlobKind.INTERPRETER, "frame_size": 0, "complete": 1},
+    {"kind": vm.BlobKind.INTERPRETER, "frame_size": 0, "complete": 17},
+    {"kind": vm.BlobKind.ENTRY, "frame_size": 0, "complete": 1},
     {"kind": vm.BlobKind.ENTRY, "frame_size": 16},
     {"kind": vm.BlobKind.NATIVE_WRAPPER, "method": 3}, {"descs": 1},
 ])
@@ -276,6 +277,44 @@ def test_bad_blob_field(fields: dict[str, int]) -> None:
 def test_overlapping_blobs_are_bad_field() -> None:
     payload = struct.pack("<I", 2) + _blob(size=32) + _blob(start=31)
     assert _with(Section.CODE, payload) == (CaseStatus.BAD_FIELD, 3, 60)
+
+
+def test_interpreter_blob_may_have_a_frame_complete() -> None:
+    payload = struct.pack("<I", 1) + _blob(vm.BlobKind.INTERPRETER, frame_size=0, complete=16)
+    assert _with(Section.CODE, payload)[0] == CaseStatus.OK
+
+
+# ---- section 10: code bytes -------------------------------------------------------------------
+
+def _with_code(payload: bytes) -> tuple[CaseStatus, int, int]:
+    secs = [*sections(), (Section.CODE_BYTES, 0, payload)]
+    status, section, offset = status_of(C.assemble(secs))
+    return status, section, offset - payload_offset(secs, len(secs) - 1)
+
+
+def _patch(offset: int, data: bytes) -> bytes:
+    return struct.pack("<II", offset, len(data)) + data
+
+
+def test_code_bytes_round_trip_and_read_back() -> None:
+    payload = struct.pack("<I", 2) + _patch(0x10, b"\xc3") + _patch(0x11, b"\x90\x90")
+    case = C.decode(C.assemble([*sections(), (Section.CODE_BYTES, 0, payload)]))
+    assert case.code == (C.CodePatch(0x10, b"\xc3"), C.CodePatch(0x11, b"\x90\x90"))
+    assert [case.code_byte(vm.CODE_HEAP + a) for a in (0xF, 0x10, 0x12, 0x13)] == [
+        0xCC, 0xC3, 0x90, 0xCC]
+    assert C.decode(C.encode(case)) == case
+
+
+@pytest.mark.parametrize("payload, status, offset", [
+    (struct.pack("<I", 1025), CaseStatus.LIMIT, 4),
+    (struct.pack("<I", 1) + _patch(0, b""), CaseStatus.BAD_FIELD, 12),
+    (struct.pack("<I", 1) + _patch(0xFFFFF, b"ab"), CaseStatus.BAD_FIELD, 12),
+    (struct.pack("<I", 2) + _patch(8, b"abc") + _patch(10, b"d"), CaseStatus.BAD_FIELD, 23),
+    (struct.pack("<I", 1) + struct.pack("<II", 0, 4) + b"ab", CaseStatus.SECTION_LENGTH, 12),
+    (struct.pack("<I", 1) + struct.pack("<I", 0), CaseStatus.SECTION_LENGTH, 4),
+])
+def test_bad_code_bytes(payload: bytes, status: CaseStatus, offset: int) -> None:
+    assert _with_code(payload) == (status, Section.CODE_BYTES, offset)
 
 
 def _compiled_with(desc: bytes, count: int = 1) -> bytes:

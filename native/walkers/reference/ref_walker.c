@@ -38,6 +38,8 @@ struct _ASGST_Iterator {
     ref_frame start;              /* for ASGST_RewindIterator */
     ref_frame cur;                /* the current physical frame */
     int first;                    /* cur is the first physical frame of the walk */
+    int unbuilt;                  /* cur is a first frame with only its return address on
+                                     the stack (docs §4.3): not built yet, or popped */
     int decoded;                  /* cur was decoded (and its frames emitted or skipped) */
     int state;                    /* 1 walking, 0 ended, < 0 error: sticky */
     uint32_t depth;               /* physical frames decoded */
@@ -165,7 +167,7 @@ _Static_assert(SAME_KIND(WF_FRAME_INTERPRETED, WF_BLOB_INTERPRETER) &&
                "the frame kind of a blob's frame is the blob's kind");
 #undef SAME_KIND
 
-/* pc lies where a fixed-size blob is still building its frame. */
+/* pc lies where a blob is still building its frame (frame_complete is 0 for ENTRY blobs). */
 static int building_frame(const struct wf_vm_blob *b, uintptr_t pc) {
     return pc < b->start + b->frame_complete;
 }
@@ -174,11 +176,29 @@ static int has_fixed_frame(int kind) {
     return kind == WF_FRAME_COMPILED || kind == WF_FRAME_NATIVE || kind == WF_FRAME_STUB;
 }
 
-/* The first frame of a fixed-size blob before its frame is built (sp points at the return
-   address). Callers' pcs are return addresses and never lie there. */
-static int frame_not_built(const ASGST_Iterator *it) {
-    return it->first && has_fixed_frame(it->kind) && building_frame(it->blob, it->cur.pc);
+/* The blob kinds whose frame_complete counts (ENTRY's is 0): INTERPRETER .. STUB. */
+static int builds_frame(uint32_t kind) {
+    return kind >= WF_BLOB_INTERPRETER && kind <= WF_BLOB_STUB;
 }
+
+/* x86-64 `ret`: at it, the frame is popped and sp points at the return address. */
+#define RET_OPCODE 0xC3
+
+/* A first frame in a COMPILED, NATIVE, STUB or INTERPRETER blob is unbuilt while its prologue
+   has not built the frame (pc before frame_complete) or once its epilogue has popped it (the
+   instruction at pc is a `ret`, as async-profiler checks before trusting a frame): only the
+   return address is at sp. pc lies in a blob, so in the mapped code heap: the read is safe.
+   Callers' pcs are return addresses and never lie before frame_complete (decode checks). */
+static int first_frame_unbuilt(const struct wf_vm_blob *b, uint32_t kind, uintptr_t pc) {
+    if (!builds_frame(kind)) return 0;
+#ifdef WF_PLANT_IGNORES_RET /* planted bug (tests/stress): a popped frame taken as built */
+    return building_frame(b, pc);
+#endif
+    return building_frame(b, pc) || *(const volatile uint8_t *)pc == RET_OPCODE;
+}
+
+/* The current frame is unbuilt: its sender is at sp (docs §4.4). */
+static int frame_not_built(const ASGST_Iterator *it) { return it->unbuilt; }
 
 /* ---- decoding one physical frame (docs §4.3) ----------------------------------------- */
 
@@ -320,6 +340,7 @@ static int step_to_sender(ASGST_Iterator *it, ref_frame *at) {
     it->cur = s;
     *at = s;
     it->first = 0;
+    it->unbuilt = 0;
     it->decoded = 0;
     return STEPPED;
 }
@@ -407,14 +428,12 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
     it->blob = b;
     uint32_t kind = b->kind;
     it->kind = (int)kind;
-    uintptr_t link = at->fp;
-    if (kind != WF_BLOB_INTERPRETER) {
-        link = fixed_sender_sp(b, sp) - 16;
-        if (building_frame(b, pc)) {
-            if (!it->first && has_fixed_frame((int)kind))
-                return ASGST_WF_BAD_PC;                      /* return address in a prologue */
-            if (it->first) link = 0;                         /* frame not built yet */
-        }
+    uintptr_t link = kind == WF_BLOB_INTERPRETER ? at->fp : fixed_sender_sp(b, sp) - 16;
+    if (it->first) {
+        it->unbuilt = first_frame_unbuilt(b, kind, pc);
+        if (it->unbuilt) link = 0;                           /* the sender is at sp */
+    } else if (building_frame(b, pc) && builds_frame(kind)) {
+        return ASGST_WF_BAD_PC;                              /* return address in a prologue */
     }
     it->link = link;
     /* The next step reads the pair at link, after this call returns and the next one loads
@@ -426,6 +445,7 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
         return emit_compiled(it, f);
     }
     if (kind == WF_BLOB_INTERPRETER) {
+        if (it->unbuilt) return 0;     /* no frame holds its method and bcp: walk through */
         int rc = decode_interpreted(it);
         if (rc != 0) return rc;
         fill(it, f, ASGST_FRAME_JAVA, 0, it->bci, it->method);
@@ -502,6 +522,7 @@ void ASGST_RewindIterator(ASGST_Iterator *it) {
     if (it == NULL) return;
     it->cur = it->start;
     it->first = 1;
+    it->unbuilt = 0;
     it->decoded = 0;
     it->scope = it->scope_end = NULL;
     it->link = 0;
@@ -616,6 +637,7 @@ const struct wf_vm_blob *wf_ref_find_blob(uintptr_t pc) { return find_blob(pc); 
    the word a return pops, so a changed word means another frame lives there now. */
 uintptr_t wf_ref_return_slot(const ASGST_Iterator *it) {
     if (!it->decoded) return 0;
+    if (frame_not_built(it)) return it->cur.sp;
     if (!has_fixed_frame(it->kind)) return it->cur.fp + 8;  /* fp-chained kinds */
-    return frame_not_built(it) ? it->cur.sp : it->cur.sp + it->blob->frame_size - 8;
+    return it->cur.sp + it->blob->frame_size - 8;
 }
