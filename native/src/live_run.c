@@ -18,6 +18,7 @@
 #define PAGE 4096
 #define WORKER_START_TIMEOUT_NS 5000000000ull
 #define PHASE_ROUND_NS 250000000ull   /* unsampled and sampled phases alternate in rounds */
+#define STOP_POLL_NS 10000000ull      /* how soon a stop request (stop_on_first) is seen */
 
 struct wf_live_run wf_live_current_run;
 static int run_done;
@@ -70,7 +71,8 @@ static int start_worker(struct wf_live_run *run, int i, char *err, size_t errlen
     w->latencies = calloc(cap ? cap : 1, sizeof *w->latencies);
     w->stack = mmap(NULL, PAGE + WF_LIVE_STACK_SIZE, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (w->intervals == NULL || w->latencies == NULL || w->stack == MAP_FAILED) {
+    if (w->intervals == NULL || w->latencies == NULL || w->stack == MAP_FAILED ||
+        wf_live_capture_init(w) != 0) {
         snprintf(err, errlen, "worker %d: out of memory", i);
         return -1;
     }
@@ -105,9 +107,15 @@ static int await_workers(struct wf_live_run *run, char *err, size_t errlen) {
     return 0;
 }
 
-static void sleep_ns(uint64_t ns) {
-    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+/* Sleep `ns`, in slices of at most STOP_POLL_NS so a stop request ends it early. */
+static void sleep_ns(const struct wf_live_run *run, uint64_t ns) {
+    uint64_t end = wf_live_now_ns() + ns;
+    for (uint64_t now = wf_live_now_ns(); now < end && !run->stop_requested;
+         now = wf_live_now_ns()) {
+        uint64_t slice = end - now < STOP_POLL_NS ? end - now : STOP_POLL_NS;
+        struct timespec ts = {(time_t)(slice / 1000000000ull), (long)(slice % 1000000000ull)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
     }
 }
 
@@ -121,7 +129,7 @@ static void phase(struct wf_live_run *run, int which, uint64_t ns, int sampled) 
     }
     uint64_t t0 = wf_live_now_ns();
     run->phase = which;
-    sleep_ns(ns);
+    sleep_ns(run, ns);
     if (sampled) run->phase = WF_LIVE_BASELINE;   /* handlers stop sampling first */
     uint64_t wall = wf_live_now_ns() - t0;
     for (int i = 0; i < n; i++) {
@@ -170,8 +178,6 @@ static void collect_results(struct wf_live_run *run, wf_live_result *out) {
             w->st.requested = w->st.wall_ns_run / run->cfg.interval_ns;
         out->per_worker[i] = w->st;
         add_stats(&out->total, &w->st);
-        for (uint32_t k = 0; k < w->example_count && out->example_count < WF_LIVE_EXAMPLES; k++)
-            out->examples[out->example_count++] = w->examples[k];
     }
     out->method_count = run->vm.method_count;
     const struct wf_vm *root = WF_VM;
@@ -222,7 +228,7 @@ static int start(struct wf_live_run *run, char *err, size_t errlen) {
     run->phase = WF_LIVE_BASELINE;
     for (int i = 0; i < run->cfg.threads; i++) {
         if (start_worker(run, i, err, errlen) != 0) return -1;
-        run->worker_count = i + 1;
+        __atomic_store_n(&run->worker_count, i + 1, __ATOMIC_RELEASE);  /* for the drain */
     }
     return await_workers(run, err, errlen);
 }
@@ -241,7 +247,7 @@ static int alternate_phases(struct wf_live_run *run, char *err, size_t errlen) {
     const wf_live_config *c = &run->cfg;
     uint64_t rounds = c->baseline_ns ? c->duration_ns / PHASE_ROUND_NS : 0;
     if (rounds == 0) rounds = 1;
-    for (uint64_t r = 0; r < rounds; r++) {
+    for (uint64_t r = 0; r < rounds && !run->stop_requested; r++) {
         if (c->baseline_ns) phase(run, WF_LIVE_BASELINE, c->baseline_ns / rounds, 0);
         for (int i = 0; i < run->worker_count; i++) run->workers[i].last_sample_ns = 0;
         run->phase = WF_LIVE_SAMPLING;
