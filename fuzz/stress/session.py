@@ -9,7 +9,8 @@ from typing import Any
 
 from walkfuzz.findings import save_finding
 from walkfuzz.report import RunMeta, RunReport, group_findings, write_report
-from walkfuzz.stress.reporting import HARNESS, TARGET, findings_of
+from walkfuzz.stress.reporting import findings_of
+from walkfuzz.stress.signature import HARNESS, TARGET
 from walkfuzz.stress.summary import figures
 
 SUMMED = ("walked", "exact", "tolerated", "invalid", "faults", "hangs")
@@ -27,7 +28,7 @@ def write_session_report(out_dir: Path, results: list[dict[str, Any]],
                                "invalid_rate": round(f["invalid_rate"], 6),
                                "delivered_fraction": round(f["delivered_fraction"], 4),
                                "walk_p99_ns": float(r["latency"].get("p99", 0))}
-        found += findings_of(r, r["options"]["walker"] or "reference")
+        found += findings_of(r)   # the inputs runs with an output directory stored
     for finding in found:
         save_finding(out_dir, finding)
     modes = sorted({r["options"]["mode"] for r in results})

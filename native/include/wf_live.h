@@ -90,6 +90,8 @@ typedef struct wf_live_stats {
     uint64_t capture_copies;   /* stack copies (captures; queue mode: every enqueue as well) */
     uint64_t capture_ns;       /* time spent in them */
     uint64_t capture_bytes;    /* stack bytes they copied */
+    uint64_t capture_hist[96]; /* copies by duration in TSC ticks (wf_live_result.ns_per_tick),
+                                  4 buckets per power of two: wf_live_capture_bucket */
 } wf_live_stats;
 
 typedef wf_expected_frame wf_live_frame;   /* method index, bci, type, comp level */
@@ -104,6 +106,7 @@ typedef struct wf_live_result {
     uint64_t interval_count, latency_count;   /* values in the arrays below */
     uint32_t *intervals_ns;    /* achieved intervals between samples of one worker */
     uint32_t *latencies_ns;    /* walk latency (handler entry to check done) */
+    double ns_per_tick;        /* TSC tick length measured over the run */
 } wf_live_result;
 
 /* Run a live stress: generate and map the VM, start the workers, baseline phase, sampled
@@ -111,6 +114,9 @@ typedef struct wf_live_result {
    `walker` NULL = the in-core reference walker, else a library path (wf_walker_load). */
 int wf_live_run(const wf_live_config *cfg, const char *walker, wf_live_result *out, char *err,
                 size_t errlen);
+/* The capture_hist bucket of `ticks`, and the upper edge (in ticks) of bucket b. */
+uint32_t wf_live_capture_bucket(uint64_t ticks);
+uint64_t wf_live_capture_bucket_end(uint32_t b);
 /* Name of method i of the last run ("Class.method"), or NULL. */
 const char *wf_live_method_name(uint32_t i);
 /* Kind of method i: "interpreted", "compiled", "native"; NULL if none. */

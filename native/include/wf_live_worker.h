@@ -46,7 +46,8 @@ struct wf_live_regs {
     uint64_t stack_lo, stack_hi; /* the live stack */
     uint64_t base;               /* address of stack[0] */
     uint32_t bytes;              /* copied: [base, base + bytes) */
-    uint32_t dropped;            /* used bytes above base + bytes left out by the bound */
+    uint32_t dropped;            /* bytes between base + bytes and the worker's C base left out
+                                    by the bound (the stack above the C base: the worker's) */
 };
 
 struct wf_live_stack_capture {
@@ -132,6 +133,11 @@ struct wf_live_worker {
     struct wf_live_walk walk;
     struct wf_live_capture *ring;   /* WF_LIVE_CAPTURE_RING entries: the handler fills, the drain
                                        empties (single producer, single consumer) */
+    uint64_t c_base;                /* the worker loop's frame: above it, C frames and TLS that
+                                       stay as they are while the worker runs Java code */
+    uint8_t *c_top;                 /* [c_base, stack_hi) copied once, when the worker started */
+    uint32_t c_top_bytes;
+    uint64_t capture_ticks;         /* TSC ticks spent capturing (-> st.capture_ns at the end) */
     volatile uint32_t ring_head, ring_tail;
     volatile uint32_t capturing;    /* a capture runs on this thread (a nested one drops) */
     volatile uint32_t key_count;
@@ -183,6 +189,7 @@ struct wf_live_run {
     int sampler_cpu;                     /* thread mode: the CPU it last ran on, -1 unknown */
     struct wf_live_queue_api queue;  /* queue mode */
     volatile int stop_requested;     /* end the sampled phase now (stop_on_first) */
+    uint64_t tsc0, ns0;              /* TSC and CLOCK_MONOTONIC at the start: capture timing */
 };
 
 extern struct wf_live_run wf_live_current_run;
@@ -198,12 +205,20 @@ void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapsh
    capture it into the ring if there is room (live_capture.c). Async-signal-safe. */
 void wf_live_capture_keep(struct wf_live_worker *w, const struct wf_live_sample_info *at,
                           int cls, int first_diff, const wf_fault *fault);
-/* Copy the thread's registers pc/sp/fp, VM record and stack from `from` up into d; the time
-   and bytes count in the worker's statistics. Async-signal-safe. */
+/* Count one capture of `ticks` TSC ticks in the worker's statistics. Async-signal-safe. */
+void wf_live_capture_timed(struct wf_live_worker *w, uint64_t ticks);
+/* Copy the thread's registers pc/sp/fp, VM record and stack from `from` up into d; the bytes
+   count in the worker's statistics. Async-signal-safe. */
 void wf_live_capture_stack(struct wf_live_worker *w, struct wf_live_stack_capture *d,
                            uint64_t pc, uint64_t sp, uint64_t fp, uint64_t from);
+/* Write every page of [p, p + n) so that a handler writing there takes no page fault (a
+   first touch costs microseconds on a virtual machine). Not signal-safe. */
+void wf_live_prefault(void *p, size_t n);
 /* Allocate a worker's capture ring (not in a handler). 0, or -1 out of memory. */
 int wf_live_capture_init(struct wf_live_worker *w);
+/* On the worker's thread, before it enters Java: copy its stack from `base` (its loop's frame)
+   to the top once; captures copy only below it. Not signal-safe. */
+void wf_live_capture_c_top(struct wf_live_worker *w, uint64_t base);
 
 /* Walk `uc` with options inside the guard, check it, record statistics and an example.
    `t0` is the sample's start (ns). Async-signal-safe. */
@@ -224,6 +239,9 @@ void wf_live_note_delivery(struct wf_live_worker *w, uint64_t t0);
 
 /* Monotonic time in ns. Async-signal-safe. */
 uint64_t wf_live_now_ns(void);
+/* The TSC: what captures are timed with (two clock_gettime calls would cost more than most
+   captures on a virtual machine). Async-signal-safe. */
+static inline uint64_t wf_live_ticks(void) { return __builtin_ia32_rdtsc(); }
 
 /* Make the calling thread the sampled worker w (NULL: none) for the SIGPROF handler. */
 void wf_live_worker_bind(struct wf_live_worker *w);

@@ -14,11 +14,28 @@
 #include "wf_live_worker.h"
 #include "wf_run.h"
 
+void wf_live_prefault(void *p, size_t n) {
+    volatile uint8_t *bytes = p;               /* volatile: a compiler may drop a memset */
+    for (size_t i = 0; i < n; i += 4096) bytes[i] = 0;
+}
+
 int wf_live_capture_init(struct wf_live_worker *w) {
     w->queue_current = -1;
     if (!wf_live_current_run.cfg.capture) return 0;
     w->ring = calloc(WF_LIVE_CAPTURE_RING, sizeof *w->ring);
-    return w->ring != NULL ? 0 : -1;
+    if (w->ring == NULL) return -1;
+    wf_live_prefault(w->ring, WF_LIVE_CAPTURE_RING * sizeof *w->ring);
+    return 0;
+}
+
+void wf_live_capture_c_top(struct wf_live_worker *w, uint64_t base) {
+    const struct wf_vm_thread *t = w->vm;
+    if (w->ring == NULL || base < t->stack_lo || base >= t->stack_hi) return;
+    w->c_top = malloc(t->stack_hi - base);
+    if (w->c_top == NULL) return;              /* captures copy up to the top then */
+    memcpy(w->c_top, (const void *)(uintptr_t)base, t->stack_hi - base);
+    w->c_top_bytes = (uint32_t)(t->stack_hi - base);
+    w->c_base = base;
 }
 
 /* ---- in the handler ---------------------------------------------------------------------- */
@@ -31,7 +48,7 @@ void wf_live_capture_stack(struct wf_live_worker *w, struct wf_live_stack_captur
                            uint64_t pc, uint64_t sp, uint64_t fp, uint64_t from) {
     const struct wf_vm_thread *t = w->vm;
     uint64_t base = on_stack(from & ~(uint64_t)7, t);
-    uint64_t used = t->stack_hi - base;
+    uint64_t used = (w->c_base > base ? w->c_base : t->stack_hi) - base;
     uint32_t bytes = used > WF_LIVE_CAPTURE_STACK ? WF_LIVE_CAPTURE_STACK : (uint32_t)used;
     d->r = (struct wf_live_regs){
         .pc = pc, .sp = sp, .fp = fp, .state = t->state, .flags = t->flags,
@@ -40,6 +57,27 @@ void wf_live_capture_stack(struct wf_live_worker *w, struct wf_live_stack_captur
         .dropped = (uint32_t)(used - bytes)};
     __builtin_memcpy(d->stack, (const void *)(uintptr_t)base, bytes);
     w->st.capture_bytes += bytes;
+}
+
+#define HIST_BUCKETS 96   /* wf_live_stats.capture_hist: 4 per power of two, up to 2^24 ticks */
+
+uint32_t wf_live_capture_bucket(uint64_t ticks) {
+    if (ticks < 4) return (uint32_t)ticks;
+    uint32_t e = 63 - (uint32_t)__builtin_clzll(ticks);     /* 2^e <= ticks < 2^(e+1) */
+    uint32_t b = 4 * (e - 1) + (uint32_t)((ticks >> (e - 2)) & 3);
+    return b < HIST_BUCKETS ? b : HIST_BUCKETS - 1;
+}
+
+uint64_t wf_live_capture_bucket_end(uint32_t b) {
+    if (b < 4) return b + 1;
+    uint32_t e = b / 4 + 1, m = b % 4;
+    return (uint64_t)(4 + m + 1) << (e - 2);
+}
+
+void wf_live_capture_timed(struct wf_live_worker *w, uint64_t ticks) {
+    w->st.capture_copies++;
+    w->capture_ticks += ticks;
+    w->st.capture_hist[wf_live_capture_bucket(ticks)]++;
 }
 
 static int32_t frame_method(uintptr_t handle) {
@@ -151,12 +189,11 @@ void wf_live_capture_keep(struct wf_live_worker *w, const struct wf_live_sample_
         if (head - __atomic_load_n(&w->ring_tail, __ATOMIC_ACQUIRE) >= WF_LIVE_CAPTURE_RING) {
             w->st.capture_dropped++;
         } else {
-            uint64_t t0 = wf_live_now_ns();
+            uint64_t t0 = wf_live_ticks();
             fill(w, &w->ring[head % WF_LIVE_CAPTURE_RING], at, cls, first_diff, fault);
+            wf_live_capture_timed(w, wf_live_ticks() - t0);
             key->captured++;
             w->st.captured++;
-            w->st.capture_copies++;
-            w->st.capture_ns += wf_live_now_ns() - t0;
             __atomic_store_n(&w->ring_head, head + 1, __ATOMIC_RELEASE);
         }
     } else if (key == NULL) {
@@ -183,7 +220,7 @@ int64_t wf_live_drain(wf_live_finding *info, uint8_t *out, size_t cap) {
         uint32_t tail = w->ring_tail;
         if (tail == __atomic_load_n(&w->ring_head, __ATOMIC_ACQUIRE)) continue;
         const struct wf_live_capture *c = &w->ring[tail % WF_LIVE_CAPTURE_RING];
-        int64_t len = wf_live_case_encode(c, run->cfg.mode, w->index, info, out, cap);
+        int64_t len = wf_live_case_encode(c, run->cfg.mode, w, info, out, cap);
         if (len < 0) return len;               /* out too small: the capture stays */
         __atomic_store_n(&w->ring_tail, tail + 1, __ATOMIC_RELEASE);
         next_worker = (next_worker + (uint32_t)k + 1) % (uint32_t)n;

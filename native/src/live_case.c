@@ -52,14 +52,19 @@ static void place(const struct layout *l, const struct wf_live_stack_capture *s,
     if (b < e) memcpy(image + (b - l->lo), s->stack + (b - s->r.base), e - b);
 }
 
-static struct layout lay_out(const struct wf_live_capture *c) {
+/* The image: the worker's C top (copied once when it started), under it the stack at the
+   signal, and below the signal's sp the stack at the safepoint; a gap the bound left is 0. */
+static struct layout lay_out(const struct wf_live_capture *c, const struct wf_live_worker *w) {
     const struct wf_live_regs *sig = &c->signal.r;
     struct layout l = {.lo = sig->base, .top = sig->base + sig->bytes, .live_lo = sig->stack_lo,
                        .live_hi = sig->stack_hi};
+    int c_top = w->c_top != NULL && w->c_base >= sig->base;
+    if (c_top) l.top = sig->stack_hi;
     if (c->source == WF_EXPECTED_ELEMENT && c->safepoint.r.base < l.lo) l.lo = c->safepoint.r.base;
     if (l.top - l.lo > IMAGE_MAX) l.lo = l.top - IMAGE_MAX;
     l.delta = WF_VM_STACK_TOP - l.top;
     memset(image, 0, l.top - l.lo);
+    if (c_top) memcpy(image + (w->c_base - l.lo), w->c_top, w->c_top_bytes);
     if (c->source == WF_EXPECTED_ELEMENT) place(&l, &c->safepoint, l.lo, sig->base);
     place(&l, &c->signal, sig->base, l.top);
     for (uint64_t a = l.lo; a < l.top; a += 8) *word(&l, a) = reloc(&l, *word(&l, a));
@@ -189,12 +194,13 @@ static void fill_expected(const struct wf_live_capture *c, int mode) {
     memcpy(expected.frames, c->expected, c->expected_count * sizeof expected.frames[0]);
 }
 
-int64_t wf_live_case_encode(const struct wf_live_capture *c, int mode, int worker,
-                            wf_live_finding *info, uint8_t *out, size_t cap) {
-    describe(info, c, mode, worker);
+int64_t wf_live_case_encode(const struct wf_live_capture *c, int mode,
+                            const struct wf_live_worker *w, wf_live_finding *info, uint8_t *out,
+                            size_t cap) {
+    describe(info, c, mode, w->index);
     memset(blob_used, 0, sizeof blob_used);
     const struct wf_live_regs *sig = &c->signal.r;
-    struct layout l = lay_out(c);
+    struct layout l = lay_out(c, w);
     for (uint64_t a = l.lo; a < l.top; a += 8) mark_code(*word(&l, a));
     mark_regs(sig);
     uint32_t pokes = 0;

@@ -81,6 +81,7 @@ int wf_live_queue_register(struct wf_live_worker *w) {
     const struct wf_live_run *run = &wf_live_current_run;
     w->queued = calloc(WF_LIVE_QUEUED, sizeof *w->queued);
     if (w->queued == NULL) return -1;
+    if (run->cfg.capture) wf_live_prefault(w->queued, WF_LIVE_QUEUED * sizeof *w->queued);
     w->queue = run->queue.register_queue(NULL, WF_LIVE_QUEUE_CAPACITY, 0, on_element, w);
     return w->queue != NULL ? 0 : -1;
 }
@@ -114,12 +115,11 @@ static intptr_t guarded_enqueue(void *arg) {
 static void capture_signal(struct wf_live_worker *w, struct wf_live_queued *slot) {
     slot->at.signal = NULL;
     if (!wf_live_current_run.cfg.capture) return;
-    uint64_t t0 = wf_live_now_ns();
+    uint64_t t0 = wf_live_ticks();
     const struct wf_live_sample_info *at = &slot->at;
     wf_live_capture_stack(w, &slot->signal, at->pc, at->sp, at->fp, at->sp);
     slot->at.signal = &slot->signal;
-    w->st.capture_copies++;
-    w->st.capture_ns += wf_live_now_ns() - t0;
+    wf_live_capture_timed(w, wf_live_ticks() - t0);
 }
 
 void wf_live_queue_sample(struct wf_live_worker *w, void *uc) {

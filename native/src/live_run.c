@@ -49,6 +49,7 @@ static void *worker_main(void *arg) {
     wf_live_guard_prepare(run->cfg.mode == WF_LIVE_MODE_THREAD ? 0 : run->cfg.walk_budget_ns);
     if (run->cfg.mode == WF_LIVE_MODE_QUEUE && wf_live_queue_register(w) != 0)
         w->start_failed = 1;                   /* await_workers reports it */
+    wf_live_capture_c_top(w, (uintptr_t)__builtin_frame_address(0));
     wf_live_worker_bind(w);
     wf_live_entry_fn enter = (wf_live_entry_fn)run->vm.entry_stub;
     __atomic_store_n(&w->iterations, 1, __ATOMIC_SEQ_CST);   /* started */
@@ -172,8 +173,11 @@ static uint32_t *concat(struct wf_live_run *run, int latencies, uint64_t *count)
 static void collect_results(struct wf_live_run *run, wf_live_result *out) {
     memset(out, 0, sizeof *out);
     out->workers = run->worker_count;
+    uint64_t ticks = wf_live_ticks() - run->tsc0, ns = wf_live_now_ns() - run->ns0;
+    out->ns_per_tick = ticks ? (double)ns / (double)ticks : 0;
     for (int i = 0; i < run->worker_count; i++) {
         struct wf_live_worker *w = &run->workers[i];
+        w->st.capture_ns = (uint64_t)((double)w->capture_ticks * out->ns_per_tick);
         if (run->cfg.mode != WF_LIVE_MODE_THREAD)
             w->st.requested = w->st.wall_ns_run / run->cfg.interval_ns;
         out->per_worker[i] = w->st;
@@ -268,6 +272,8 @@ int wf_live_run(const wf_live_config *cfg, const char *walker, wf_live_result *o
     if (check_config(cfg, err, errlen) != 0) return -1;
     run_done = 1;
     run->cfg = *cfg;
+    run->tsc0 = wf_live_ticks();
+    run->ns0 = wf_live_now_ns();
     if (run->cfg.record_cap == 0) run->cfg.record_cap = 1u << 20;
     if (choose_walker(run, walker, err, errlen) != 0) return -1;
     int rc = start(run, err, errlen);
