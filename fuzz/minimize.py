@@ -2,7 +2,8 @@
 
 The predicate is "replays (bytes harness, same walker) to the same signature"; a live stress
 capture (harness `stress`, a case with EXPECTED) replays against the live oracle instead, and
-keeps its EXPECTED section while everything else shrinks. Steps:
+keeps its EXPECTED section while everything else shrinks — and, so that the expected trace
+stays the truth of what is left, the reference walker must still walk it as expected. Steps:
 
  1. Materialize: an input of a generator harness (registers, layouts) becomes the case file of
     what it ran as (the generated, mutated layout the hot path mapped), so that every later
@@ -62,6 +63,8 @@ class Oracle:
         self.replayer, self.walker, self.signature = replayer, walker, signature
         self.deadline = deadline
         self.case_harness = case_harness  # how a candidate case file replays
+        # A live capture's EXPECTED is only the truth of a case the reference still walks so.
+        self.reference_clean = case_harness == LIVE_HARNESS and walker != "reference"
         self.tests = 0
 
     def expired(self) -> bool:
@@ -70,11 +73,14 @@ class Oracle:
     def keeps(self, data: bytes, harness: str | None = None) -> bool:
         self.tests += 1
         try:
-            replay = self.replayer.run(data, harness or self.case_harness, self.walker,
-                                       "<candidate>")
+            harness = harness or self.case_harness
+            replay = self.replayer.run(data, harness, self.walker, "<candidate>")
+            if replay.finding is None or replay.finding.signature != self.signature:
+                return False
+            return not (self.reference_clean and harness == LIVE_HARNESS and
+                        self.replayer.run(data, harness, "reference", "<candidate>").finding)
         except UserError:
             return False
-        return replay.finding is not None and replay.finding.signature == self.signature
 
 
 # ---- sections of a case file -------------------------------------------------------------------

@@ -30,7 +30,8 @@ enum wf_live_replay_outcome {
     WF_LIVE_REPLAY_INVALID = 2,        /* cls, first_diff */
     WF_LIVE_REPLAY_FAULT = 3,          /* fault */
     WF_LIVE_REPLAY_HANG = 4,           /* fault (kind WF_FAULT_HANG) */
-    WF_LIVE_REPLAY_GONE = 5            /* ELEMENT: the element's frame was gone (not judged live) */
+    WF_LIVE_REPLAY_NOT_JUDGED = 5      /* a walk the live run does not judge: an element whose
+                                          frame is gone, an Enqueue that enqueued or was refused */
 };
 
 typedef struct wf_live_replay_result {

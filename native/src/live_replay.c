@@ -113,13 +113,23 @@ static int run_queue(const wf_walker *w, uint8_t source, wf_live_replay_result *
         const wf_queue_event *e = first_event(WF_QEV_OP, ENQUEUE_OP);
         as_live_walk(NULL, 0, faulted || e == NULL ? 0 : e->code, 0, 0);
         return faulted;
-    }
+    }   /* ELEMENT: */
     const wf_queue_event *e = first_event(WF_QEV_ELEMENT, -1);
     if (e == NULL) return faulted ? 1 : WF_LIVE_REPLAY_NO_ELEMENT;
     int32_t end = e->code == 1 ? WF_LIVE_END_OVERFLOW : e->code;   /* 1: cut by the log */
     as_live_walk(queue_log->frames + e->frame_begin, e->frame_count, ASGST_JAVA_TRACE, end,
                  e->state);
     return faulted;
+}
+
+/* What live_queue.c does not judge: an element whose frame is gone; an Enqueue that enqueued
+   (its walk is judged at the safepoint) or was refused (full queue, other error). */
+static int not_judged(uint8_t source) {
+    if (source == WF_EXPECTED_ELEMENT) return walk.end == ASGST_WF_FRAME_GONE && walk.count == 0;
+    int32_t rc = walk.run_result;
+    return source == WF_EXPECTED_ENQUEUE &&
+           (rc == ASGST_JAVA_TRACE || rc == ASGST_ENQUEUE_FULL_QUEUE ||
+            rc == ASGST_ENQUEUE_OTHER_ERROR || rc == ASGST_ENQUEUE_NO_QUEUE);
 }
 
 int wf_live_replay(const wf_walker *w, wf_case *c, wf_live_replay_result *r) {
@@ -135,8 +145,8 @@ int wf_live_replay(const wf_walker *w, wf_case *c, wf_live_replay_result *r) {
         describe_walk(r, -1);
         return r->status;
     }
-    if (e->source == WF_EXPECTED_ELEMENT && walk.end == ASGST_WF_FRAME_GONE && walk.count == 0) {
-        r->outcome = WF_LIVE_REPLAY_GONE;
+    if (not_judged(e->source)) {
+        r->outcome = WF_LIVE_REPLAY_NOT_JUDGED;
         describe_walk(r, -1);
         return r->status;
     }
