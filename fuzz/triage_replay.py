@@ -152,7 +152,8 @@ class MinivmReplayer:
             klass, why = classify.fault_class(live.fault_addr, live.fault_si_code,
                                               classify.MINIVM_REGIONS)
         elif live.finding.kind == "hang":
-            klass, why = classify.HANG_CLASS, f"the walk ran past the {self.hang_ns / 1e6:g} ms budget"
+            klass = classify.HANG_CLASS
+            why = f"the walk ran past the {self.hang_ns / 1e6:g} ms budget"
         else:
             klass, why = live.klass, live.why
         return Replay(live.finding, klass, why, extra=live.doc)

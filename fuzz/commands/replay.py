@@ -44,7 +44,7 @@ def register(subparsers: Any) -> None:
 def case_file(args: argparse.Namespace) -> str:
     """FILE, or for a generator harness's input the case the hot path generated from it
     (walkfuzz.triage_replay), written to a temporary .case file that is named on stderr."""
-    if args.harness in (None, "bytes"):
+    if args.harness in (None, "bytes", "stress"):   # case files (stress: a live capture)
         return str(args.file)
     import sys
     import tempfile

@@ -9,7 +9,8 @@ Every failed sample (fault, hang, invalid trace) is saved under --out as it happ
 file that `walkfuzz replay FILE [--walker PATH.so]` replays; --stop-on-first ends the run there.
 
 Exit status: 0 clean; 1 a fault or hang, or an invalid-trace rate above --max-invalid-rate
-(with --stop-on-first: any finding); 2 bad options (one line naming the value, or the flag a target does not take); 3 a missing tool.
+(with --stop-on-first: any finding); 2 bad options (one line naming the value, or the flag a
+target does not take); 3 a missing tool.
 """
 
 from __future__ import annotations
