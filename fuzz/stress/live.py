@@ -26,7 +26,7 @@ ERROR_NAMES = {0: "ASGST_NO_FRAME", -1: "ASGST_NO_THREAD", -2: "ASGST_THREAD_EXI
                -22: "ASGST_WF_DEPTH_LIMIT", -23: "ASGST_WF_BAD_ARGUMENT",
                -24: "ASGST_WF_FRAME_GONE", -5: "ASGST_ENQUEUE_NO_QUEUE",
                -6: "ASGST_ENQUEUE_FULL_QUEUE", -7: "ASGST_ENQUEUE_OTHER_ERROR"}
-STATS_FIELDS = ("requested", "delivered", "walked", "exact", "tolerated", "invalid", "faults",
+STATS_FIELDS = ("requested", "delivered", "walked", "exact", "invalid", "faults",
                 "hangs", "frames", "safepoints", "invalid_in_window", "queue_rejected",
                 "queue_gone", "iterations_base", "iterations_run", "cpu_ns_base", "cpu_ns_run",
                 "wall_ns_base", "wall_ns_run")
@@ -108,7 +108,7 @@ def run_live(options: StressOptions) -> dict[str, Any]:
         "workload": WORKLOADS.index(options.workload), "seed": options.seed,
         "interval_ns": options.interval_ns, "duration_ns": options.duration_ns,
         "baseline_ns": options.baseline_ns, "walk_budget_ns": options.walk_budget_ns,
-        "safepoint_every": options.safepoint_every})
+        "safepoint_every": options.safepoint_every, "max_walks": options.max_walks})
     out = ffi.new("wf_live_result *")
     err = ffi.new("char[512]")
     walker = ffi.new("char[]", options.walker.encode()) if options.walker else ffi.NULL

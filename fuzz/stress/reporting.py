@@ -54,8 +54,8 @@ def findings_of(result: dict[str, Any], walker: str) -> list[Finding]:
 def counters_of(result: dict[str, Any]) -> dict[str, Any]:
     total = result["total"]
     counters: dict[str, Any] = {
-        k: total[k] for k in ("requested", "delivered", "walked", "exact", "tolerated",
-                              "invalid", "faults", "hangs", "frames", "safepoints",
+        k: total[k] for k in ("requested", "delivered", "walked", "exact", "invalid",
+                              "faults", "hangs", "frames", "safepoints",
                               "invalid_in_window", "queue_rejected", "queue_gone")}
     counters.update({k: round(v, 6) for k, v in figures(result).items()})
     counters["invalid_by_class"] = total["invalid_by_class"]
@@ -75,8 +75,8 @@ def build_report(out_dir: Path, result: dict[str, Any], command: list[str], star
     notes = [f"workload {options['workload']}, {len(result['methods'])} methods, seed "
              f"{options['seed']}, {len(result['per_worker'])} threads, interval "
              f"{options['interval_ns']} ns",
-             "tolerance: a sample whose pc is in a transition window may miss, add or change "
-             "its top frame or stop with an error (docs/stress.md)"]
+             "oracle: every walk must equal the shadow stack, moved by one step for a sample "
+             "in a transition window (docs/stress.md); no tolerance"]
     return RunReport(
         meta=meta, counters=counters_of(result),
         histograms={name: Histogram(**result[f"{name}_histogram"])

@@ -12,7 +12,7 @@ from walkfuzz.report import RunMeta, RunReport, group_findings, write_report
 from walkfuzz.stress.reporting import HARNESS, TARGET, findings_of
 from walkfuzz.stress.summary import figures
 
-SUMMED = ("walked", "exact", "tolerated", "invalid", "faults", "hangs")
+SUMMED = ("walked", "exact", "invalid", "faults", "hangs")
 
 
 def write_session_report(out_dir: Path, results: list[dict[str, Any]],

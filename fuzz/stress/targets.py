@@ -45,6 +45,7 @@ class StressRequest:
     workload: str | None = None
     walker: str | None = None
     jdk: str | None = None
+    walks: int | None = None
 
     def out_dir(self, name: str) -> Path:
         return self.out or Path("reports") / f"stress-{name}"
@@ -61,7 +62,8 @@ def stress_minivm(req: StressRequest) -> int:
         duration_ns=req.duration_ns,
         baseline_ns=defaults.baseline_ns if req.baseline_ns is None else req.baseline_ns,
         workload=req.workload or defaults.workload, seed=req.seed, walker=req.walker,
-        walk_budget_ns=req.walk_budget_ns or defaults.walk_budget_ns)
+        walk_budget_ns=req.walk_budget_ns or defaults.walk_budget_ns,
+        max_walks=req.walks or 0)
     options.check()
     started = time.time()
     result = run_minivm_stress(options)
@@ -103,9 +105,10 @@ STRESS_RUNNERS: dict[str, StressRunner] = {
 }
 # Flags that only some targets take ({flag: argparse dest}; the rest apply to every target).
 TARGET_FLAGS = {"--walker": "walker", "--mode": "mode", "--workload": "workload",
-                "--baseline": "baseline", "--walk-budget": "walk_budget", "--jdk": "jdk"}
+                "--baseline": "baseline", "--walk-budget": "walk_budget", "--jdk": "jdk",
+                "--walks": "walks"}
 APPLICABLE = {
-    "minivm": ("--walker", "--mode", "--workload", "--baseline", "--walk-budget"),
+    "minivm": ("--walker", "--mode", "--workload", "--baseline", "--walk-budget", "--walks"),
     "hotspot": ("--jdk",),
     "libunwind": ("--mode", "--baseline", "--walk-budget"),
 }

@@ -32,6 +32,7 @@
 #define WF_LIVE_WORKLOAD_COMPILED 2
 #define WF_LIVE_WORKLOAD_NATIVE 3
 #define WF_LIVE_WORKLOAD_DEEP 4
+#define WF_LIVE_WORKLOAD_CALLS 5
 
 #define WF_LIVE_MAX_WORKERS 16
 #define WF_LIVE_EXAMPLE_FRAMES 12
@@ -56,11 +57,13 @@ typedef struct wf_live_config {
     int workload;              /* WF_LIVE_WORKLOAD_* */
     uint64_t seed;
     uint64_t interval_ns;      /* sampling interval per worker */
-    uint64_t duration_ns;      /* sampled phase */
+    uint64_t duration_ns;      /* sampled phase (the cap, when max_walks is set) */
     uint64_t baseline_ns;      /* unsampled phase before it (0: none) */
     uint64_t walk_budget_ns;   /* watchdog budget of one walk (0: none) */
     uint32_t safepoint_every;  /* request a safepoint every n-th sample (0: never) */
     uint32_t record_cap;       /* interval/latency values kept per worker */
+    uint64_t max_walks;        /* end the sampled phase once this many walks were judged
+                                  (0: run the whole duration) */
 } wf_live_config;
 
 typedef struct wf_live_stats {
@@ -69,7 +72,6 @@ typedef struct wf_live_stats {
     uint64_t delivered;        /* handler entries while sampling */
     uint64_t walked;           /* walks that ran (guarded) */
     uint64_t exact;            /* trace == shadow stack */
-    uint64_t tolerated;        /* differed inside a transition window, within tolerance */
     uint64_t invalid;          /* classified in `invalid` */
     uint64_t faults, hangs;
     uint64_t frames;           /* frames walked in total */

@@ -36,7 +36,8 @@ struct wf_live_snapshot {
     struct wf_live_shadow frames[WF_LIVE_SHADOW_MAX];
 };
 
-/* Where and when a sample was taken, and the shadow stack copied then. */
+/* Where and when a sample was taken, and the trace expected of it (the shadow stack copied
+   then, after wf_live_expect). */
 struct wf_live_sample_info {
     uint64_t pc, sp, t0;
     uint32_t window;             /* wf_live_window_kind of pc */
@@ -53,7 +54,7 @@ struct wf_live_walk {
     ASGST_Frame frames[WF_LIVE_WALK_MAX];
 };
 
-enum wf_live_outcome { WF_LIVE_EXACT, WF_LIVE_TOLERATED, WF_LIVE_INVALID };
+enum wf_live_outcome { WF_LIVE_EXACT, WF_LIVE_INVALID };
 
 struct wf_live_verdict {
     int outcome;                 /* wf_live_outcome */
@@ -129,9 +130,14 @@ struct wf_live_run {
 
 extern struct wf_live_run wf_live_current_run;
 
-/* Check one walk against the snapshot it was taken with. Async-signal-safe. */
-void wf_live_check(const struct wf_live_snapshot *snap, const struct wf_live_walk *walk,
-                   uint32_t window, struct wf_live_verdict *v);
+/* Check one walk against the trace expected when it was taken (a snapshot after
+   wf_live_expect): exact, or invalid with its class. Async-signal-safe. */
+void wf_live_check(const struct wf_live_snapshot *expected, const struct wf_live_walk *walk,
+                   struct wf_live_verdict *v);
+/* Turn a shadow snapshot into the trace a correct walker gives for a sample whose pc lies in
+   transition window `window` of ucontext uc (wf_live_vm.h: the shadow is one step off there).
+   Async-signal-safe. */
+void wf_live_expect(struct wf_live_snapshot *snap, uint32_t window, const void *uc);
 
 /* Copy the worker's shadow stack. Async-signal-safe. */
 void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapshot *snap);
@@ -143,9 +149,10 @@ void wf_live_sample(struct wf_live_worker *w, void *uc, int32_t options, uint64_
    Async-signal-safe. */
 void wf_live_judge(struct wf_live_worker *w, const struct wf_live_sample_info *at,
                    const wf_fault *fault);
-/* Fill `at` for a sample of ucontext uc. Async-signal-safe. */
+/* Fill `at` for a sample of ucontext uc and turn `snap`, the shadow copied for it, into the
+   trace expected of the walk (wf_live_expect). Async-signal-safe. */
 void wf_live_info(struct wf_live_sample_info *at, const struct wf_live_worker *w,
-                  const struct wf_live_snapshot *snap, const void *uc, uint64_t t0);
+                  struct wf_live_snapshot *snap, const void *uc, uint64_t t0);
 /* Empty a walk buffer; run_result as given. Async-signal-safe. */
 void wf_live_walk_reset(struct wf_live_walk *walk, int32_t run_result);
 /* Drain iterator `it` into `out` with the run's walker. Async-signal-safe. */

@@ -9,8 +9,9 @@
  *   on_element:      drain the iterator, judge it against the slot's snapshot: the trace
  *                    walked at the safepoint must equal the shadow stack at the signal
  *
- * The truth of an element is the shadow stack at the signal minus native wrapper frames on
- * top (an element is the top bytecode-backed frame). An element whose frame left the stack before the safepoint walks to ASGST_WF_FRAME_GONE;
+ * The truth of an element is the trace expected at the signal (the shadow stack there, after
+ * wf_live_expect) minus native wrapper frames on top (an element is the top bytecode-backed
+ * frame). An element whose frame left the stack before the safepoint walks to ASGST_WF_FRAME_GONE;
  * it is counted (queue_gone), not judged. A failed enqueue whose code is a walk error is
  * judged as an empty walk ending with that code (the thread may be outside Java); a full
  * queue or "other" error is counted in queue_rejected.
@@ -117,8 +118,8 @@ void wf_live_queue_sample(struct wf_live_worker *w, void *uc) {
         return;
     }
     wf_live_snapshot_take(&w->jt, &slot->snap);
-    drop_native_top(&slot->snap);
-    wf_live_info(&slot->at, w, &slot->snap, uc, t0);
+    wf_live_info(&slot->at, w, &slot->snap, uc, t0);    /* the trace at the signal, then */
+    drop_native_top(&slot->snap);                        /* from the top bytecode frame */
     struct enqueue_call call = {.w = w, .uc = uc, .slot = k};
     intptr_t rc;
     wf_fault fault;

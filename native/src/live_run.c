@@ -111,6 +111,29 @@ static void sleep_ns(uint64_t ns) {
     }
 }
 
+#define WALK_CHECK_NS 10000000ull  /* how often a sampled phase looks at the walk count */
+
+/* The run has judged its max_walks walks (racy reads of the workers' counters: each is one
+   aligned 64-bit word, and a late look only costs one more slice). */
+static int walks_done(const struct wf_live_run *run) {
+    if (run->cfg.max_walks == 0) return 0;
+    uint64_t walked = 0;
+    for (int i = 0; i < run->worker_count; i++)
+        walked += __atomic_load_n(&run->workers[i].st.walked, __ATOMIC_RELAXED);
+    return walked >= run->cfg.max_walks;
+}
+
+/* Sleep for ns, in slices when sampling so that the phase ends once the walks are done. */
+static void phase_sleep(const struct wf_live_run *run, uint64_t ns, int sampled) {
+    if (!sampled || run->cfg.max_walks == 0) {
+        sleep_ns(ns);
+        return;
+    }
+    uint64_t end = wf_live_now_ns() + ns;
+    for (uint64_t now = wf_live_now_ns(); now < end && !walks_done(run); now = wf_live_now_ns())
+        sleep_ns(end - now < WALK_CHECK_NS ? end - now : WALK_CHECK_NS);
+}
+
 /* Run one phase of `ns`; per worker iterations, CPU and wall time add to its phase's stats. */
 static void phase(struct wf_live_run *run, int which, uint64_t ns, int sampled) {
     int n = run->worker_count;
@@ -121,7 +144,7 @@ static void phase(struct wf_live_run *run, int which, uint64_t ns, int sampled) 
     }
     uint64_t t0 = wf_live_now_ns();
     run->phase = which;
-    sleep_ns(ns);
+    phase_sleep(run, ns, sampled);
     if (sampled) run->phase = WF_LIVE_BASELINE;   /* handlers stop sampling first */
     uint64_t wall = wf_live_now_ns() - t0;
     for (int i = 0; i < n; i++) {
@@ -191,7 +214,7 @@ static int check_config(const wf_live_config *c, char *err, size_t errlen) {
     else if (c->interval_ns < 1000)
         snprintf(err, errlen, "interval %llu ns is below 1 us",
                  (unsigned long long)c->interval_ns);
-    else if (c->workload < WF_LIVE_WORKLOAD_MIXED || c->workload > WF_LIVE_WORKLOAD_DEEP)
+    else if (c->workload < WF_LIVE_WORKLOAD_MIXED || c->workload > WF_LIVE_WORKLOAD_CALLS)
         snprintf(err, errlen, "unknown workload %d", c->workload);
     else return 0;
     return -1;
@@ -248,6 +271,7 @@ static int alternate_phases(struct wf_live_run *run, char *err, size_t errlen) {
         if (wf_live_sampler_start(run, err, errlen) != 0) return -1;
         phase(run, WF_LIVE_SAMPLING, c->duration_ns / rounds, 1);
         wf_live_sampler_stop(run);
+        if (walks_done(run)) break;
     }
     return 0;
 }
