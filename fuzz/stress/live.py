@@ -26,10 +26,10 @@ ERROR_NAMES = {0: "ASGST_NO_FRAME", -1: "ASGST_NO_THREAD", -2: "ASGST_THREAD_EXI
                -22: "ASGST_WF_DEPTH_LIMIT", -23: "ASGST_WF_BAD_ARGUMENT",
                -24: "ASGST_WF_FRAME_GONE", -5: "ASGST_ENQUEUE_NO_QUEUE",
                -6: "ASGST_ENQUEUE_FULL_QUEUE", -7: "ASGST_ENQUEUE_OTHER_ERROR"}
-STATS_FIELDS = ("requested", "delivered", "walked", "exact", "invalid", "faults",
-                "hangs", "frames", "safepoints", "invalid_in_window", "queue_rejected",
-                "queue_gone", "iterations_base", "iterations_run", "cpu_ns_base", "cpu_ns_run",
-                "wall_ns_base", "wall_ns_run")
+STATS_FIELDS = ("requested", "delivered", "walked", "exact", "invalid", "faults", "hangs",
+                "frames", "safepoints", "invalid_in_window", "queue_rejected", "queue_gone",
+                "queue_resizes", "queue_checks", "queue_miscounts", "iterations_base",
+                "iterations_run", "cpu_ns_base", "cpu_ns_run", "wall_ns_base", "wall_ns_run")
 
 
 def percentiles(values: list[int]) -> dict[str, float]:

@@ -36,9 +36,20 @@ def _shape(example: dict[str, Any]) -> tuple[str, ...]:
     return tuple(f["type"] for f in reversed(walked[: upto + 1]))  # outermost first, like a walk
 
 
+def _queue_miscount(result: dict[str, Any], walker: str) -> Finding:
+    """GetQueueSizeInfo disagreed with the worker's count of its own queue calls: a contract
+    finding of the walker's queue (one per run; the counts are in details)."""
+    total, options = result["total"], result["options"]
+    details = {"walker": walker, "mode": options["mode"], "workload": options["workload"],
+               "seed": options["seed"], "interval_ns": options["interval_ns"],
+               **{k: total[k] for k in ("queue_checks", "queue_miscounts", "queue_resizes")}}
+    return Finding(kind="contract", target=TARGET, harness=HARNESS,
+                   location="check:live-queue-accounting", shape=(), data=b"", details=details)
+
+
 def findings_of(result: dict[str, Any], walker: str) -> list[Finding]:
     options = result["options"]
-    found = []
+    found = [_queue_miscount(result, walker)] if result["total"].get("queue_miscounts") else []
     for example in result["examples"]:
         kind = _kind(example)
         location = (example["fault_location"] if kind in ("crash", "hang")
@@ -56,7 +67,8 @@ def counters_of(result: dict[str, Any]) -> dict[str, Any]:
     counters: dict[str, Any] = {
         k: total[k] for k in ("requested", "delivered", "walked", "exact", "invalid",
                               "faults", "hangs", "frames", "safepoints",
-                              "invalid_in_window", "queue_rejected", "queue_gone")}
+                              "invalid_in_window", "queue_rejected", "queue_gone",
+                              "queue_resizes", "queue_checks", "queue_miscounts")}
     counters.update({k: round(v, 6) for k, v in figures(result).items()})
     counters["invalid_by_class"] = total["invalid_by_class"]
     counters["window_samples"] = total["window_samples"]

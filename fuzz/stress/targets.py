@@ -71,7 +71,7 @@ def stress_minivm(req: StressRequest) -> int:
     total = result["total"]
     print(f"stress {options.label}: {one_line(result)}")
     print(f"report: {paths['html']} (also {paths['json'].name}, {paths['md'].name})")
-    failed = total["faults"] + total["hangs"] > 0
+    failed = total["faults"] + total["hangs"] + total["queue_miscounts"] > 0
     if req.max_invalid_rate is not None and figures(result)["invalid_rate"] > req.max_invalid_rate:
         failed = True
     return 1 if failed else 0

@@ -62,6 +62,19 @@ struct wf_live_verdict {
     int first_diff;              /* first differing frame (innermost = 0), -1 if none */
 };
 
+/* Queue mode: the queue's accounting as asgst.h's queue block defines it, kept by the worker
+   next to its own calls (live_queue_accounting.c); every GetQueueSizeInfo must agree. */
+struct wf_live_queue_model {
+    int32_t size, capacity, attempts;
+    int32_t pending;                   /* the capacity a ResizeQueue asked for; -1: none */
+    volatile uint32_t calls;           /* Enqueue calls so far: a handler ran if it moved */
+    volatile uint32_t in_safepoint;    /* inside the walker's wf_queue_safepoint */
+    volatile int32_t attempts_inside;  /* Enqueue calls made meanwhile ... */
+    volatile int32_t enqueued_inside;  /* ... and how many of them were taken */
+    int resync;                        /* a fault left the walker's figures unknown */
+    uint32_t safepoints;
+};
+
 struct wf_live_worker {
     struct wf_live_thread jt;    /* r15 while it runs Java code */
     struct wf_vm_thread *vm;
@@ -91,6 +104,7 @@ struct wf_live_worker {
     ASGST_Queue *queue;          /* queue mode: this worker's safepoint queue */
     struct wf_live_queued *queued;  /* WF_LIVE_QUEUED slots: what each element was at the signal */
     uint32_t queued_next;
+    struct wf_live_queue_model qm;  /* queue mode: what GetQueueSizeInfo must say */
 };
 
 /* Queue mode: the sample behind one queue element (its index is the element's arg). */
@@ -108,7 +122,10 @@ struct wf_live_queue_api {
     int (*deregister_queue)(void *env, ASGST_Queue *queue);
     int (*enqueue)(ASGST_Queue *queue, void *ucontext, void *arg);
     int (*safepoint)(uintptr_t sp, uintptr_t fp, uintptr_t pc);  /* wf_queue_safepoint */
+    void (*resize)(ASGST_Queue *queue, int size);
+    ASGST_QueueSizeInfo (*size_info)(ASGST_Queue *queue);
 };
+
 
 /* The run (one per process). */
 struct wf_live_run {
@@ -185,6 +202,15 @@ int wf_live_queue_register(struct wf_live_worker *w);
 void wf_live_queue_deregister(struct wf_live_worker *w);
 void wf_live_queue_sample(struct wf_live_worker *w, void *uc);
 void wf_live_queue_safepoint(struct wf_live_worker *w);
+/* Queue mode's accounting (live_queue_accounting.c): start the model at the registered
+   capacity; count one Enqueue call and its result, in the handler that made it (faulted:
+   the walker's figures are unknown until the next check); check the figures before a
+   safepoint (and request a resize now and then) and after it. The first two are
+   Async-signal-safe. */
+void wf_live_queue_model_start(struct wf_live_worker *w, int32_t capacity);
+void wf_live_queue_count_enqueue(struct wf_live_worker *w, int faulted, intptr_t rc);
+void wf_live_queue_check_before(struct wf_live_worker *w);
+void wf_live_queue_check_after(struct wf_live_worker *w, int faulted);
 
 /* The C function the safepoint stub calls. */
 void wf_live_safepoint(struct wf_live_thread *t, const struct wf_live_method *unused);

@@ -8,6 +8,8 @@
  *                    starts at the enqueued frame
  *   on_element:      drain the iterator, judge it against the slot's snapshot: the trace
  *                    walked at the safepoint must equal the shadow stack at the signal
+ *   around both:     GetQueueSizeInfo against the worker's own count of its calls, and a
+ *                    ResizeQueue now and then (live_queue_accounting.c)
  *
  * The truth of an element is the trace expected at the signal (the shadow stack there, after
  * wf_live_expect) minus native wrapper frames on top (an element is the top bytecode-backed
@@ -33,6 +35,8 @@ static const struct wf_live_queue_api REFERENCE_QUEUE = {
     .deregister_queue = ASGST_DeregisterQueue,
     .enqueue = ASGST_Enqueue,
     .safepoint = wf_queue_safepoint,
+    .resize = ASGST_ResizeQueue,
+    .size_info = ASGST_GetQueueSizeInfo,
 };
 
 int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
@@ -47,9 +51,10 @@ int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
         return 0;
     }
     static const char *const names[] = {"ASGST_RegisterQueue", "ASGST_DeregisterQueue",
-                                        "ASGST_Enqueue", "wf_queue_safepoint"};
-    void *syms[4];
-    for (int i = 0; i < 4; i++) {
+                                        "ASGST_Enqueue", "wf_queue_safepoint",
+                                        "ASGST_ResizeQueue", "ASGST_GetQueueSizeInfo"};
+    void *syms[6];
+    for (int i = 0; i < 6; i++) {
         syms[i] = dlsym(run->api->handle, names[i]);
         if (syms[i] == NULL) {
             snprintf(err, errlen, "queue mode: walker %s reports ASGST_REGISTER_QUEUE but "
@@ -61,6 +66,8 @@ int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
     memcpy(&run->queue.deregister_queue, &syms[1], sizeof syms[1]);
     memcpy(&run->queue.enqueue, &syms[2], sizeof syms[2]);
     memcpy(&run->queue.safepoint, &syms[3], sizeof syms[3]);
+    memcpy(&run->queue.resize, &syms[4], sizeof syms[4]);
+    memcpy(&run->queue.size_info, &syms[5], sizeof syms[5]);
     return 0;
 }
 
@@ -81,6 +88,7 @@ int wf_live_queue_register(struct wf_live_worker *w) {
     w->queued = calloc(WF_LIVE_QUEUED, sizeof *w->queued);
     if (w->queued == NULL) return -1;
     w->queue = run->queue.register_queue(NULL, QUEUE_CAPACITY, 0, on_element, w);
+    wf_live_queue_model_start(w, QUEUE_CAPACITY);
     return w->queue != NULL ? 0 : -1;
 }
 
@@ -126,6 +134,7 @@ void wf_live_queue_sample(struct wf_live_worker *w, void *uc) {
     __atomic_or_fetch(&w->vm->flags, WF_THREAD_CURRENT, __ATOMIC_RELAXED);
     int faulted = wf_guard_call(guarded_enqueue, &call, &rc, &fault);
     __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_CURRENT, __ATOMIC_RELAXED);
+    wf_live_queue_count_enqueue(w, faulted, rc);
     if (!faulted && rc == ASGST_JAVA_TRACE) {
         slot->busy = 1;
         w->queued_next++;
@@ -157,7 +166,10 @@ void wf_live_queue_safepoint(struct wf_live_worker *w) {
                                   .fp = stub[STUB_FRAME / 8 - 2], .pc = stub[STUB_FRAME / 8 - 1]};
     intptr_t processed;
     wf_fault fault;
-    if (wf_guard_call(guarded_safepoint, &call, &processed, &fault)) {
+    wf_live_queue_check_before(w);
+    int faulted = wf_guard_call(guarded_safepoint, &call, &processed, &fault);
+    wf_live_queue_check_after(w, faulted);
+    if (faulted) {
         struct wf_live_sample_info at = {.pc = fault.pc, .sp = call.sp, .t0 = wf_live_now_ns(),
                                          .state = w->vm->state, .snap = NULL};
         wf_live_walk_reset(&w->walk, 0);

@@ -3,9 +3,10 @@
 Every test runs the reference walker on the live simulated VM and asserts that every walk is
 exact: no fault, no hang, no invalid trace, not one (the reference walker is this project's
 ground truth; docs/stress.md says why each transition window's expected trace is what any
-walker sees there). Each cell runs twice: as the machine is, and with one CPU-hog process per
-core (`walkfuzz stress --load`), because CI's machines are shared and a check that holds only
-on an idle one is no check. Each run stops after STRESS_WALKS walks (env
+walker sees there); in queue mode, every GetQueueSizeInfo agrees with the queue's accounting
+rules, ResizeQueue included. Each cell runs twice: as the machine is, and with one CPU-hog
+process per core (`walkfuzz stress --load`), because CI's machines are shared and a check that
+holds only on an idle one is no check. Each run stops after STRESS_WALKS walks (env
 WALKFUZZ_STRESS_WALKS), a budget a busy machine cannot shrink, with STRESS_SECONDS (env
 WALKFUZZ_STRESS_SECONDS) as the cap; `make soak` runs a long duration instead (walks 0)."""
 
@@ -51,3 +52,5 @@ def test_reference_walker_live(mode: str, interval_us: int, workload: str, load:
     assert total["faults"] == 0 and total["hangs"] == 0, result["examples"][:3]
     assert total["invalid"] == 0, (total["invalid_by_class"], result["examples"][:3])
     assert total["exact"] == total["walked"] >= STRESS_WALKS, total
+    if mode == "queue":  # GetQueueSizeInfo agreed with the workers' own count every time
+        assert total["queue_checks"] > 0 and total["queue_miscounts"] == 0, total

@@ -89,6 +89,22 @@ def test_queue_walk_at_safepoint_equals_the_trace_at_signal(file_result: Any) ->
     assert total["walked"] > 0 and total["faults"] == 0
     assert total["invalid"] == 0, result["examples"][:3]
     assert total["exact"] == total["walked"]
+    assert total["queue_resizes"] > 0 and total["queue_checks"] > total["safepoints"]
+    assert total["queue_miscounts"] == 0, total
+
+
+def test_queue_accounting_catches_a_full_queue_that_forgets_an_attempt(
+        tmp_path: Path, file_result: Any) -> None:
+    """The planted queue-bookkeeping walker rejects an Enqueue into a full queue before it
+    counts the attempt; live threads fill their queues at 10 us once a resize shrank them."""
+    walker = build(planted_bug("queue-bookkeeping"), "plain")
+    result = live(mode="queue", interval_ns=10_000, workload="mixed", walker=str(walker),
+                  max_walks=20_000, duration_ns=60_000_000_000)
+    file_result(result)
+    assert result["total"]["queue_miscounts"] > 0, result["total"]
+    write_stress_report(tmp_path, result, ["test"], 0.0)
+    kinds = {(f.kind, f.location) for f in load_findings(tmp_path)}
+    assert ("contract", "check:live-queue-accounting") in kinds, kinds
 
 
 def test_a_walk_budget_ends_the_run_before_its_duration(file_result: Any) -> None:
