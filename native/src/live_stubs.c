@@ -94,6 +94,8 @@ __asm__(
     "mov r8d, dword ptr [r15+" T_DEPTH "]\n"
     "shl r8d, 4\n"
     "mov qword ptr [rbp-16], rdx\n"
+    /* BCI window: the frame says the new bci, the shadow store is next; the oracle reads the
+       bci it will store from ecx (wf_live_expect), so ecx must hold it here */
     "wf_live_interp_bci_lo:\n"
     "mov dword ptr [r15+r8+" TOP_BCI "], ecx\n"
     "wf_live_interp_bci_hi:\n"
