@@ -16,7 +16,7 @@ test-stress: .stamp-build
 
 soak: soak-stress
 soak-stress: .stamp-build
-	WALKFUZZ_STRESS_SECONDS=$(STRESS_SOAK_SECONDS) $(PYTEST) -m stress -n $(STRESS_JOBS) \
+	WALKFUZZ_STRESS_SECONDS=$(STRESS_SOAK_SECONDS) WALKFUZZ_STRESS_WALKS=0 $(PYTEST) -m stress -n $(STRESS_JOBS) \
 	  tests/stress/test_live_matrix.py
 
 bench-stress: .stamp-build

@@ -4,6 +4,7 @@
                     --interval 100us --threads N --duration 5s --out DIR
     walkfuzz stress --target hotspot [--jdk 17|25|PATH] --interval 100us --duration 10s
     walkfuzz stress --target libunwind [--mode ucontext|sigframe|alternate] --interval 100us
+    walkfuzz stress ... --load 2          the same on a machine whose cores are all busy
 
 Every failed sample (fault, hang, invalid trace) is saved under --out as it happens, as a case
 file that `walkfuzz replay FILE [--walker PATH.so]` replays; --stop-on-first ends the run there.
@@ -19,6 +20,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from walkfuzz.stress.load import MAX_LOAD, check_load, cores, cpu_load
 from walkfuzz.stress.options import WORKLOADS, parse_duration_ns
 from walkfuzz.stress.targets import APPLICABLE, TARGET_FLAGS, StressRequest, stress_runner
 from walkfuzz.target_flags import refuse_inapplicable
@@ -40,7 +42,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--interval", default="100us", help="sampling interval per thread "
                    "(default 100us; units ns, us, ms, s)")
     p.add_argument("--threads", type=int, default=2, help="worker threads (default 2)")
-    p.add_argument("--duration", default="5s", help="sampled phase (default 5s)")
+    p.add_argument("--duration", default="5s", help="sampled phase (default 5s; with --walks, "
+                   "the most it may take)")
+    p.add_argument("--walks", type=int, metavar="N", help="minivm: end the run once N walks "
+                   "were checked (a budget a busy machine cannot shrink)")
     p.add_argument("--baseline", help="minivm, libunwind: unsampled phase first, for the "
                    "slowdown figure (default 1s; 0 for none)")
     p.add_argument("--workload", choices=WORKLOADS, help="minivm: default mixed")
@@ -53,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="exit 1 if invalid traces / walks is above this (CI)")
     p.add_argument("--out", type=Path, help="output directory (default reports/stress-MODE for "
                    "minivm, reports/stress-TARGET otherwise)")
+    p.add_argument("--load", type=int, default=0, metavar="N",
+                   help=f"run N CPU-hog processes alongside (0..{MAX_LOAD}; {cores()} takes "
+                   "every core of this machine): a busy machine, as CI's are")
     p.set_defaults(func=run)
 
 
@@ -73,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         baseline_ns=_baseline_ns(args.baseline),
         walk_budget_ns=(None if args.walk_budget is None
                         else parse_duration_ns(args.walk_budget, "s", "walk budget")),
-        workload=args.workload, jdk=args.jdk, stop_on_first=args.stop_on_first,
+        workload=args.workload, jdk=args.jdk, walks=args.walks,
+        stop_on_first=args.stop_on_first,
         walker=str(check_walker_library(args.walker)) if args.walker else None)
-    return runner(request)
+    with cpu_load(check_load(args.load)):
+        return runner(request)

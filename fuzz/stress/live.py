@@ -20,11 +20,11 @@ PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 # Histogram edges in ns, 1 µs .. 100 ms, roughly three per decade; the last bucket is open.
 HISTOGRAM_EDGES_NS = (0, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000,
                       500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, 100_000_000)
-STATS_FIELDS = ("requested", "delivered", "walked", "exact", "tolerated", "invalid", "faults",
-                "hangs", "frames", "safepoints", "invalid_in_window", "queue_rejected",
-                "queue_gone", "iterations_base", "iterations_run", "cpu_ns_base", "cpu_ns_run",
-                "wall_ns_base", "wall_ns_run", "captured", "capture_dropped",
-                "capture_copies", "capture_ns", "capture_bytes")
+STATS_FIELDS = ("requested", "delivered", "walked", "exact", "invalid", "faults", "hangs",
+                "frames", "safepoints", "invalid_in_window", "queue_rejected", "queue_gone",
+                "queue_resizes", "queue_checks", "queue_miscounts", "iterations_base",
+                "iterations_run", "cpu_ns_base", "cpu_ns_run", "wall_ns_base", "wall_ns_run",
+                "captured", "capture_dropped", "capture_copies", "capture_ns", "capture_bytes")
 
 
 def percentiles(values: list[int]) -> dict[str, float]:
@@ -106,8 +106,8 @@ def run_live(options: StressOptions) -> dict[str, Any]:
         "workload": WORKLOADS.index(options.workload), "seed": options.seed,
         "interval_ns": options.interval_ns, "duration_ns": options.duration_ns,
         "baseline_ns": options.baseline_ns, "walk_budget_ns": options.walk_budget_ns,
-        "safepoint_every": options.safepoint_every, "capture": int(options.capture),
-        "stop_on_first": int(options.stop_on_first)})
+        "safepoint_every": options.safepoint_every, "max_walks": options.max_walks,
+        "capture": int(options.capture), "stop_on_first": int(options.stop_on_first)})
     out = ffi.new("wf_live_result *")
     err = ffi.new("char[512]")
     walker = ffi.new("char[]", options.walker.encode()) if options.walker else ffi.NULL

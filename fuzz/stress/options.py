@@ -9,7 +9,7 @@ from typing import Any
 from walkfuzz.errors import UserError
 
 MODES = ("signal", "thread", "queue")
-WORKLOADS = ("mixed", "interpreted", "compiled", "native", "deep")
+WORKLOADS = ("mixed", "interpreted", "compiled", "native", "deep", "calls")
 MAX_THREADS = 16
 MIN_INTERVAL_NS = 1_000
 _UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
@@ -50,6 +50,7 @@ class StressOptions:
     walker: str | None = None          # a walker library path; None = the reference walker
     walk_budget_ns: int = 1_000_000_000  # watchdog: a walk longer than this is a hang
     safepoint_every: int = 64          # request a safepoint every n-th sample (0: never)
+    max_walks: int = 0                 # stop once this many walks were judged (0: duration)
     capture: bool = True               # capture failed samples as cases (docs/stress.md)
     stop_on_first: bool = False        # end the sampled phase at the first failed sample
     out: str | None = None             # where findings are saved as they happen (None: not)
@@ -66,6 +67,8 @@ class StressOptions:
         if self.duration_ns <= 0 or self.baseline_ns < 0:
             raise UserError(f"duration {self.duration_ns} ns / baseline {self.baseline_ns} ns "
                             "must be positive / not negative")
+        if self.max_walks < 0:
+            raise UserError(f"walks {self.max_walks} is negative")
         if self.safepoint_every < 0:
             raise UserError(f"safepoint-every {self.safepoint_every} is negative")
         if self.stop_on_first and not self.capture:

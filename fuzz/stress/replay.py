@@ -1,6 +1,6 @@
 """A live stress capture replayed (C: wf_live_replay, native/src/live_replay.c): the walk its
-EXPECTED section names runs again with the same walker, and the live oracle judges it with the
-sample's window, so the finding (walkfuzz.stress.signature) is the live one's: same kind,
+EXPECTED section names runs again with the same walker, and the live oracle judges it against
+the expected trace exactly, so the finding (walkfuzz.stress.signature) is the live one's: same kind,
 location `check:live-<class>` and shape, or the same fault.
 """
 
@@ -13,7 +13,7 @@ from walkfuzz.findings import Finding
 from walkfuzz.stress.drain import ERROR_NAMES, FRAME_TYPES
 from walkfuzz.stress.signature import FAULT, HANG, class_name, live_finding
 
-OUTCOMES = ("exact", "tolerated", "invalid", "fault", "hang", "not-judged")
+OUTCOMES = ("exact", "invalid", "fault", "hang", "not-judged")
 ERRORS = {-1: "no EXPECTED section (not a live stress capture)",
           -2: "the walker lacks the safepoint queue API this capture replays",
           -3: "its queue program ran no element handler",
@@ -53,9 +53,8 @@ def replay_live(ffi: Any, lib: Any, walker_table: Any, case: Any, data: bytes,
         "end_code": int(r.end_code),
         "end_name": ERROR_NAMES.get(int(r.end_code), str(int(r.end_code))),
         "walked_count": int(r.walked_count), "walked": _frames(r)}
-    if outcome in ("exact", "tolerated", "not-judged"):
+    if outcome in ("exact", "not-judged"):
         why = {"exact": "the walk is the expected trace",
-               "tolerated": "the walk differs within its window's tolerance",
                "not-judged": "a walk the live run does not judge (an element whose frame is "
                              "gone, an Enqueue that enqueued)"}[outcome]
         return LiveReplay(why=why, doc=doc)

@@ -6,7 +6,9 @@ reproduces it; its description has the walked and the expected frames. The locat
 invalid trace is the oracle's class (`check:live-<class>`), of a fault the symbolized faulting
 pc; the shape is the frame kinds walked up to the first difference (walkfuzz.stress.signature).
 Each signature's group in the report counts every failed sample of it (not only the stored
-ones) and carries when the first and the last was sampled (`details.hits`).
+ones) and carries when the first and the last was sampled (`details.hits`). A queue-mode run
+whose GetQueueSizeInfo disagreed with the worker's own count is one contract finding of the
+run (`check:live-queue-accounting`, no input).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings import Finding
+from walkfuzz.findings import Finding, save_finding
 from walkfuzz.report import (
     FindingGroup,
     Histogram,
@@ -40,9 +42,22 @@ def _stored(example: dict[str, Any]) -> Finding | None:
     return Finding.from_json(doc, data)
 
 
-def findings_of(result: dict[str, Any]) -> list[Finding]:
-    """The findings the run stored (one per stored input)."""
-    return [f for f in map(_stored, result["examples"]) if f is not None]
+def findings_of(result: dict[str, Any], walker: str) -> list[Finding]:
+    """The findings the run stored (one per stored input), and the run's queue accounting
+    finding if GetQueueSizeInfo disagreed (saved by write_stress_report)."""
+    found = [_queue_miscount(result, walker)] if result["total"].get("queue_miscounts") else []
+    return found + [f for f in map(_stored, result["examples"]) if f is not None]
+
+
+def _queue_miscount(result: dict[str, Any], walker: str) -> Finding:
+    """GetQueueSizeInfo disagreed with the worker's count of its own queue calls: a contract
+    finding of the walker's queue (one per run; the counts are in details)."""
+    total, options = result["total"], result["options"]
+    details = {"walker": walker, "mode": options["mode"], "workload": options["workload"],
+               "seed": options["seed"], "interval_ns": options["interval_ns"],
+               **{k: total[k] for k in ("queue_checks", "queue_miscounts", "queue_resizes")}}
+    return Finding(kind="contract", target=TARGET, harness=HARNESS,
+                   location="check:live-queue-accounting", shape=(), data=b"", details=details)
 
 
 def with_hits(groups: list[FindingGroup], result: dict[str, Any]) -> list[FindingGroup]:
@@ -69,9 +84,10 @@ def with_hits(groups: list[FindingGroup], result: dict[str, Any]) -> list[Findin
 def counters_of(result: dict[str, Any]) -> dict[str, Any]:
     total = result["total"]
     counters: dict[str, Any] = {
-        k: total[k] for k in ("requested", "delivered", "walked", "exact", "tolerated",
-                              "invalid", "faults", "hangs", "frames", "safepoints",
-                              "invalid_in_window", "queue_rejected", "queue_gone")}
+        k: total[k] for k in ("requested", "delivered", "walked", "exact", "invalid",
+                              "faults", "hangs", "frames", "safepoints",
+                              "invalid_in_window", "queue_rejected", "queue_gone",
+                              "queue_resizes", "queue_checks", "queue_miscounts")}
     counters.update({k: round(v, 6) for k, v in figures(result).items()})
     counters["invalid_by_class"] = total["invalid_by_class"]
     counters["window_samples"] = total["window_samples"]
@@ -92,8 +108,8 @@ def build_report(out_dir: Path, result: dict[str, Any], command: list[str], star
     notes = [f"workload {options['workload']}, {len(result['methods'])} methods, seed "
              f"{options['seed']}, {len(result['per_worker'])} threads, interval "
              f"{options['interval_ns']} ns",
-             "tolerance: a sample whose pc is in a transition window may miss, add or change "
-             "its top frame or stop with an error (docs/stress.md)"]
+             "oracle: every walk must equal the shadow stack, moved by one step for a sample "
+             "in a transition window (docs/stress.md); no tolerance"]
     if result.get("stopped_early"):
         notes.append("stopped at the first finding (--stop-on-first)")
     return RunReport(
@@ -108,5 +124,8 @@ def write_stress_report(out_dir: Path, result: dict[str, Any], command: list[str
     """Write report.{json,html,md} of `result` into out_dir; its findings are the ones the run
     saved there while it ran."""
     walker = result["options"]["walker"] or "reference"
-    found = findings_of(result)
+    found = findings_of(result, walker)
+    for finding in found:
+        if not finding.data:   # the run's own finding (queue accounting): no sample to store
+            save_finding(out_dir, finding)
     return write_report(out_dir, build_report(out_dir, result, command, started, walker, found))

@@ -36,7 +36,6 @@ def figures(result: dict[str, Any]) -> dict[str, float]:
         "delivered_fraction": _ratio(_ratio(total["delivered"], cpu_s), requested_rate),
         "walked_fraction": _ratio(_ratio(total["walked"], cpu_s), requested_rate),
         "invalid_rate": _ratio(total["invalid"], total["walked"]),
-        "tolerated_rate": _ratio(total["tolerated"], total["walked"]),
         "exact_rate": _ratio(total["exact"], total["walked"]),
         "frames_per_walk": _ratio(total["frames"], total["walked"]),
         "slowdown": 1.0 - _ratio(run_speed, base_speed) if base_speed else 0.0,
@@ -50,7 +49,7 @@ def one_line(result: dict[str, Any]) -> str:
     lat = result["latency"]
     return (f"{total['walked']} walks ({f['walked_per_cpu_second']:.0f}/CPU-s, "
             f"{100 * f['delivered_fraction']:.1f}% of requested), exact {total['exact']}, "
-            f"tolerated {total['tolerated']}, invalid {total['invalid']} "
+            f"invalid {total['invalid']} "
             f"({100 * f['invalid_rate']:.3f}%), faults {total['faults']}, hangs "
             f"{total['hangs']}; walk p50 {lat.get('p50', 0) / 1e3:.1f}us p99 "
             f"{lat.get('p99', 0) / 1e3:.1f}us; slowdown {100 * f['slowdown']:.1f}%")

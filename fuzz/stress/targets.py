@@ -46,6 +46,7 @@ class StressRequest:
     walker: str | None = None
     jdk: str | None = None
     stop_on_first: bool = False
+    walks: int | None = None
 
     def out_dir(self, name: str) -> Path:
         return self.out or Path("reports") / f"stress-{name}"
@@ -66,7 +67,7 @@ def stress_minivm(req: StressRequest) -> int:
         baseline_ns=defaults.baseline_ns if req.baseline_ns is None else req.baseline_ns,
         workload=req.workload or defaults.workload, seed=req.seed, walker=req.walker,
         walk_budget_ns=req.walk_budget_ns or defaults.walk_budget_ns,
-        stop_on_first=req.stop_on_first, out=str(out_dir))
+        max_walks=req.walks or 0, stop_on_first=req.stop_on_first, out=str(out_dir))
     options.check()
     started = time.time()
     result = run_minivm_stress(options)
@@ -76,7 +77,7 @@ def stress_minivm(req: StressRequest) -> int:
     if result["stopped_early"]:
         print("stopped at the first finding (--stop-on-first)")
     print(f"report: {paths['html']} (also {paths['json'].name}, {paths['md'].name})")
-    failed = total["faults"] + total["hangs"] > 0
+    failed = total["faults"] + total["hangs"] + total["queue_miscounts"] > 0
     if req.stop_on_first and result["signatures"]:
         failed = True
     if req.max_invalid_rate is not None and figures(result)["invalid_rate"] > req.max_invalid_rate:
@@ -113,9 +114,9 @@ STRESS_RUNNERS: dict[str, StressRunner] = {
 # Flags that only some targets take ({flag: argparse dest}; the rest apply to every target).
 TARGET_FLAGS = {"--walker": "walker", "--mode": "mode", "--workload": "workload",
                 "--baseline": "baseline", "--walk-budget": "walk_budget", "--jdk": "jdk",
-                "--stop-on-first": "stop_on_first"}
+                "--walks": "walks", "--stop-on-first": "stop_on_first"}
 APPLICABLE = {
-    "minivm": ("--walker", "--mode", "--workload", "--baseline", "--walk-budget",
+    "minivm": ("--walker", "--mode", "--workload", "--baseline", "--walk-budget", "--walks",
                "--stop-on-first"),
     "hotspot": ("--jdk",),
     "libunwind": ("--mode", "--baseline", "--walk-budget"),

@@ -34,6 +34,7 @@
 #define WF_LIVE_WORKLOAD_COMPILED 2
 #define WF_LIVE_WORKLOAD_NATIVE 3
 #define WF_LIVE_WORKLOAD_DEEP 4
+#define WF_LIVE_WORKLOAD_CALLS 5
 
 #define WF_LIVE_MAX_WORKERS 16
 #define WF_LIVE_ERROR_SLOTS 32
@@ -56,13 +57,15 @@ typedef struct wf_live_config {
     int workload;              /* WF_LIVE_WORKLOAD_* */
     uint64_t seed;
     uint64_t interval_ns;      /* sampling interval per worker */
-    uint64_t duration_ns;      /* sampled phase */
+    uint64_t duration_ns;      /* sampled phase (the cap, when max_walks is set) */
     uint64_t baseline_ns;      /* unsampled phase before it (0: none) */
     uint64_t walk_budget_ns;   /* watchdog budget of one walk (0: none) */
     uint32_t safepoint_every;  /* request a safepoint every n-th sample (0: never) */
     uint32_t record_cap;       /* interval/latency values kept per worker */
     uint32_t capture;          /* 1: capture failed samples for wf_live_drain (wf_live_capture.h) */
     uint32_t stop_on_first;    /* 1: end the sampled phase at the first failed sample */
+    uint64_t max_walks;        /* end the sampled phase once this many walks were judged
+                                  (0: run the whole duration) */
 } wf_live_config;
 
 typedef struct wf_live_stats {
@@ -71,13 +74,15 @@ typedef struct wf_live_stats {
     uint64_t delivered;        /* handler entries while sampling */
     uint64_t walked;           /* walks that ran (guarded) */
     uint64_t exact;            /* trace == shadow stack */
-    uint64_t tolerated;        /* differed inside a transition window, within tolerance */
     uint64_t invalid;          /* classified in `invalid` */
     uint64_t faults, hangs;
     uint64_t frames;           /* frames walked in total */
     uint64_t safepoints;       /* safepoint stub entries */
     uint64_t queue_rejected;   /* queue mode: enqueue refused (full, other) or no free slot */
     uint64_t queue_gone;       /* queue mode: element's frame gone by the safepoint */
+    uint64_t queue_resizes;    /* queue mode: ASGST_ResizeQueue calls */
+    uint64_t queue_checks;     /* queue mode: GetQueueSizeInfo compared with the model */
+    uint64_t queue_miscounts;  /* ... and found different (size, capacity or attempts) */
     uint64_t invalid_by_class[9];  /* WF_LIVE_CLASSES (cffi takes a number here) */
     uint64_t invalid_in_window;
     uint64_t window_samples[5];  /* samples per wf_live_window_kind (0: none) */

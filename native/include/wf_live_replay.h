@@ -1,7 +1,8 @@
 /* wf_live_replay.h — replaying a case that carries EXPECTED (section 11, a live stress
  * capture) the way the live run judged it: the walk EXPECTED names (wf_case_expected.h:
  * source) runs again with the same walker inside the guard, and the live oracle
- * (live_check.c) classifies it against the expected trace with the sample's window. The
+ * (live_check.c) classifies it against the expected trace, exactly (the trace a correct walker
+ * gives at the sampled instruction, window included, as wf_live_expect computed it). The
  * result has what a live finding has (class, first differing frame, shape; or the fault), so
  * a replay reproduces the live finding's signature.
  */
@@ -26,11 +27,10 @@ enum wf_live_replay_status {
 
 enum wf_live_replay_outcome {
     WF_LIVE_REPLAY_EXACT = 0,          /* the walk is what EXPECTED says */
-    WF_LIVE_REPLAY_TOLERATED = 1,      /* within the tolerance of its window */
-    WF_LIVE_REPLAY_INVALID = 2,        /* cls, first_diff */
-    WF_LIVE_REPLAY_FAULT = 3,          /* fault */
-    WF_LIVE_REPLAY_HANG = 4,           /* fault (kind WF_FAULT_HANG) */
-    WF_LIVE_REPLAY_NOT_JUDGED = 5      /* a walk the live run does not judge: an element whose
+    WF_LIVE_REPLAY_INVALID = 1,        /* cls, first_diff */
+    WF_LIVE_REPLAY_FAULT = 2,          /* fault */
+    WF_LIVE_REPLAY_HANG = 3,           /* fault (kind WF_FAULT_HANG) */
+    WF_LIVE_REPLAY_NOT_JUDGED = 4      /* a walk the live run does not judge: an element whose
                                           frame is gone, an Enqueue that enqueued or was refused */
 };
 

@@ -19,14 +19,16 @@
  * code (interpreter at each dispatch, compiled code at each pc-descriptor boundary), so outside
  * the transition windows below the walked trace equals the shadow stack exactly.
  *
- * Transition windows (pc ranges recorded in wf_live_window while code is generated; a sample
- * whose pc lies in one is checked with the tolerance of docs/stress.md):
- *   CALL      the call instruction and the pop after the return: the shadow has the callee,
- *             the stack does not (yet / any more)
- *   PROLOGUE  interpreter entry until its frame is complete (rbp is still the caller's)
- *   EPILOGUE  the last instruction of a return path, where sp already points at the return
- *             address but the pc is past frame_complete
- *   BCI       the one instruction between the interpreter's bcp store and its shadow bci store
+ * Transition windows (pc ranges recorded in wf_live_window while code is generated): where
+ * the shadow stack is one step ahead of or behind the machine, so the oracle's expected trace
+ * is the shadow stack adjusted by that step (wf_live_expect, docs/stress.md):
+ *   CALL      the call instruction and the `dec depth` after the return: the shadow has the
+ *             callee, the stack does not (yet / any more): expected = shadow minus its top
+ *   PROLOGUE  interpreter entry before its `enter` built the frame (the interpreter blob's
+ *             frame_complete): the callee has no frame holding its method yet: minus its top
+ *   EPILOGUE  the interpreter's `ret` after `leave` popped the frame: minus its top
+ *   BCI       the one instruction between the interpreter's bcp store and its shadow bci
+ *             store: the top record's bci is the one that store is about to write (ecx)
  */
 #ifndef WALKFUZZ_WF_LIVE_VM_H
 #define WALKFUZZ_WF_LIVE_VM_H
@@ -164,9 +166,10 @@ struct wf_live_codegen {
     struct wf_live_vm *vm;
 };
 
-/* Copy fixed code [begin, end) into the heap as a blob of `kind`; its address. */
+/* Copy fixed code [begin, end) into the heap as a blob of `kind` whose frame is complete
+   from offset `complete` on; its address. */
 uintptr_t wf_live_emit_fixed(struct wf_live_codegen *g, const uint8_t *begin,
-                             const uint8_t *end, uint32_t kind);
+                             const uint8_t *end, uint32_t kind, uint32_t complete);
 /* A transition frame blob (native wrapper or safepoint stub) that calls fn(thread, rbx) in
    `state` with the anchor set; returns its entry. method NULL for the stub. */
 uintptr_t wf_live_emit_transition(struct wf_live_codegen *g, uint32_t kind,

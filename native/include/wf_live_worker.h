@@ -55,7 +55,8 @@ struct wf_live_stack_capture {
     uint8_t stack[WF_LIVE_CAPTURE_STACK];
 };
 
-/* Where and when a sample was taken, and the shadow stack copied then. */
+/* Where and when a sample was taken, and the trace expected of it (the shadow stack copied
+   then, after wf_live_expect). */
 struct wf_live_sample_info {
     uint64_t pc, sp, fp, t0;
     uint32_t window;             /* wf_live_window_kind of pc */
@@ -104,12 +105,25 @@ struct wf_live_walk {
     ASGST_Frame frames[WF_LIVE_WALK_MAX];
 };
 
-enum wf_live_outcome { WF_LIVE_EXACT, WF_LIVE_TOLERATED, WF_LIVE_INVALID };
+enum wf_live_outcome { WF_LIVE_EXACT, WF_LIVE_INVALID };
 
 struct wf_live_verdict {
     int outcome;                 /* wf_live_outcome */
     int cls;                     /* WF_LIVE_CLS_* when invalid */
     int first_diff;              /* first differing frame (innermost = 0), -1 if none */
+};
+
+/* Queue mode: the queue's accounting as asgst.h's queue block defines it, kept by the worker
+   next to its own calls (live_queue_accounting.c); every GetQueueSizeInfo must agree. */
+struct wf_live_queue_model {
+    int32_t size, capacity, attempts;
+    int32_t pending;                   /* the capacity a ResizeQueue asked for; -1: none */
+    volatile uint32_t calls;           /* Enqueue calls so far: a handler ran if it moved */
+    volatile uint32_t in_safepoint;    /* inside the walker's wf_queue_safepoint */
+    volatile int32_t attempts_inside;  /* Enqueue calls made meanwhile ... */
+    volatile int32_t enqueued_inside;  /* ... and how many of them were taken */
+    int resync;                        /* a fault left the walker's figures unknown */
+    uint32_t safepoints;
 };
 
 struct wf_live_worker {
@@ -151,6 +165,7 @@ struct wf_live_worker {
     uint32_t queued_next;
     int32_t queue_current;          /* the slot whose element is being walked, -1 none */
     uint64_t poll_sp, poll_fp, poll_pc; /* the frame the running safepoint was given */
+    struct wf_live_queue_model qm;  /* queue mode: what GetQueueSizeInfo must say */
 };
 
 /* Queue mode: the sample behind one queue element (its index is the element's arg). */
@@ -170,7 +185,10 @@ struct wf_live_queue_api {
     int (*deregister_queue)(void *env, ASGST_Queue *queue);
     int (*enqueue)(ASGST_Queue *queue, void *ucontext, void *arg);
     int (*safepoint)(uintptr_t sp, uintptr_t fp, uintptr_t pc);  /* wf_queue_safepoint */
+    void (*resize)(ASGST_Queue *queue, int size);
+    ASGST_QueueSizeInfo (*size_info)(ASGST_Queue *queue);
 };
+
 
 /* The run (one per process). */
 struct wf_live_run {
@@ -194,9 +212,14 @@ struct wf_live_run {
 
 extern struct wf_live_run wf_live_current_run;
 
-/* Check one walk against the snapshot it was taken with. Async-signal-safe. */
-void wf_live_check(const struct wf_live_snapshot *snap, const struct wf_live_walk *walk,
-                   uint32_t window, struct wf_live_verdict *v);
+/* Check one walk against the trace expected when it was taken (a snapshot after
+   wf_live_expect): exact, or invalid with its class. Async-signal-safe. */
+void wf_live_check(const struct wf_live_snapshot *expected, const struct wf_live_walk *walk,
+                   struct wf_live_verdict *v);
+/* Turn a shadow snapshot into the trace a correct walker gives for a sample whose pc lies in
+   transition window `window` of ucontext uc (wf_live_vm.h: the shadow is one step off there).
+   Async-signal-safe. */
+void wf_live_expect(struct wf_live_snapshot *snap, uint32_t window, const void *uc);
 
 /* Copy the worker's shadow stack. Async-signal-safe. */
 void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapshot *snap);
@@ -227,9 +250,10 @@ void wf_live_sample(struct wf_live_worker *w, void *uc, int32_t options, uint64_
    Async-signal-safe. */
 void wf_live_judge(struct wf_live_worker *w, const struct wf_live_sample_info *at,
                    const wf_fault *fault);
-/* Fill `at` for a sample of ucontext uc. Async-signal-safe. */
+/* Fill `at` for a sample of ucontext uc and turn `snap`, the shadow copied for it, into the
+   trace expected of the walk (wf_live_expect). Async-signal-safe. */
 void wf_live_info(struct wf_live_sample_info *at, const struct wf_live_worker *w,
-                  const struct wf_live_snapshot *snap, const void *uc, uint64_t t0);
+                  struct wf_live_snapshot *snap, const void *uc, uint64_t t0);
 /* Empty a walk buffer; run_result as given. Async-signal-safe. */
 void wf_live_walk_reset(struct wf_live_walk *walk, int32_t run_result);
 /* Drain iterator `it` into `out` with the run's walker. Async-signal-safe. */
@@ -265,6 +289,15 @@ int wf_live_queue_register(struct wf_live_worker *w);
 void wf_live_queue_deregister(struct wf_live_worker *w);
 void wf_live_queue_sample(struct wf_live_worker *w, void *uc);
 void wf_live_queue_safepoint(struct wf_live_worker *w);
+/* Queue mode's accounting (live_queue_accounting.c): start the model at the registered
+   capacity; count one Enqueue call and its result, in the handler that made it (faulted:
+   the walker's figures are unknown until the next check); check the figures before a
+   safepoint (and request a resize now and then) and after it. The first two are
+   Async-signal-safe. */
+void wf_live_queue_model_start(struct wf_live_worker *w, int32_t capacity);
+void wf_live_queue_count_enqueue(struct wf_live_worker *w, int faulted, intptr_t rc);
+void wf_live_queue_check_before(struct wf_live_worker *w);
+void wf_live_queue_check_after(struct wf_live_worker *w, int faulted);
 
 /* The C function the safepoint stub calls. */
 void wf_live_safepoint(struct wf_live_thread *t, const struct wf_live_method *unused);

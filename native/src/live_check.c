@@ -1,13 +1,12 @@
-/* live_check.c — the live oracle: one walked trace against the shadow stack copied at the
- * same instant. Layers: contract (every frame and code allowed by asgst.h), then truth.
+/* live_check.c — the live oracle: one walked trace against the trace expected at the same
+ * instant. Layers: contract (every frame and code allowed by asgst.h), then truth.
  *
- * Expected trace E = the shadow stack innermost first; walked W. A frame matches when method,
- * bci, type and comp_level are equal. Exact: W == E and the walk ended with ASGST_NO_FRAME
- * (or, with an empty shadow stack, the thread is outside Java: NO_TOP_JAVA_FRAME).
- *
- * Tolerance inside a transition window (the sampled pc lies in one, wf_live_vm.h): the top
- * frame may be missing (W == E[1:]), extra (W[1:] == E) or different (W[1:] == E[1:]), or the
- * walk may stop early (with an error or not) after a prefix of E or of E[1:]. Nothing else.
+ * Expected trace E = the shadow stack innermost first, moved by the one step it is ahead of
+ * or behind the machine when the sampled pc lies in a transition window (wf_live_expect;
+ * wf_live_vm.h lists the windows, docs/stress.md says why each step is what any walker sees).
+ * A frame matches when method, bci, type and comp_level are equal. The walk W is exact when
+ * W == E and it ended with ASGST_NO_FRAME (or, with E empty, the thread is outside Java:
+ * NO_TOP_JAVA_FRAME). Anything else is invalid: there is no tolerance.
  *
  * Classes of invalid traces, decided at the first differing frame i:
  *   cycle        the walk hit the depth limit, overflowed the buffer, or revisited a frame
@@ -15,8 +14,12 @@
  *   missing      W is a proper prefix of E with a clean end, or W[i:] == E[i+1:]
  *   extra        E is a proper prefix of W, or W[i+1:] == E[i:]
  *   wrong-method / wrong-bci / wrong-type   the first difference is in that field
+ *   wrong-result every expected frame, then an error where the walk should end
  *   contract     a frame or code the API does not allow (checked first)
  */
+#define _GNU_SOURCE /* REG_RCX of <ucontext.h> */
+#include <ucontext.h>
+
 #include "wf_live_worker.h"
 
 static int same(const ASGST_Frame *w, const struct wf_live_shadow *e) {
@@ -77,18 +80,6 @@ static int is_exact(const struct wf_live_snapshot *s, const struct wf_live_walk 
     return end == ASGST_NO_FRAME && w->count == s->depth && run_matches(w, 0, s, 0, s->depth);
 }
 
-static int tolerated(const struct wf_live_snapshot *s, const struct wf_live_walk *w) {
-    uint32_t d = s->depth, n = w->count;
-    int end = walked_end(w);
-    if (end == WF_LIVE_END_OVERFLOW) return 0;
-    if (n < d && (run_matches(w, 0, s, 0, n) || run_matches(w, 0, s, 1, n)))
-        return 1;                                   /* stopped early after a prefix */
-    if (end != ASGST_NO_FRAME) return 0;
-    if (n + 1 == d && run_matches(w, 0, s, 1, n)) return 1;         /* top missing */
-    if (n == d + 1 && run_matches(w, 1, s, 0, d)) return 1;         /* top extra */
-    return n == d && n > 0 && run_matches(w, 1, s, 1, n - 1);       /* top different */
-}
-
 _Static_assert(sizeof(((wf_live_stats *)0)->invalid_by_class) ==
                    WF_LIVE_CLASSES * sizeof(uint64_t),
                "one invalid counter per class");
@@ -113,7 +104,7 @@ static int classify(const struct wf_live_snapshot *s, const struct wf_live_walk 
 }
 
 void wf_live_check(const struct wf_live_snapshot *s, const struct wf_live_walk *w,
-                   uint32_t window, struct wf_live_verdict *v) {
+                   struct wf_live_verdict *v) {
     v->first_diff = -1;
     v->cls = 0;
     if (!contract_ok(w)) {
@@ -125,12 +116,25 @@ void wf_live_check(const struct wf_live_snapshot *s, const struct wf_live_walk *
         v->outcome = WF_LIVE_EXACT;
         return;
     }
-    if (window != WF_LIVE_WIN_NONE && tolerated(s, w)) {
-        v->outcome = WF_LIVE_TOLERATED;
-        return;
-    }
     v->outcome = WF_LIVE_INVALID;
     v->cls = classify(s, w, &v->first_diff);
+}
+
+void wf_live_expect(struct wf_live_snapshot *s, uint32_t window, const void *uc) {
+    if (s->depth == 0) return;
+    switch (window) {
+    case WF_LIVE_WIN_CALL:       /* callee published, not entered yet / returned already */
+    case WF_LIVE_WIN_PROLOGUE:   /* callee has no frame yet: its method is only in rbx */
+    case WF_LIVE_WIN_EPILOGUE:   /* callee's frame popped, the caller pops its record next */
+        s->depth--;
+        break;
+    case WF_LIVE_WIN_BCI: {      /* bcp stored; the shadow store of the same bci is next */
+        const greg_t *regs = ((const ucontext_t *)uc)->uc_mcontext.gregs;
+        s->frames[s->depth - 1].bci = (int32_t)(uint32_t)regs[REG_RCX];
+        break;
+    }
+    default: break;
+    }
 }
 
 void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapshot *snap) {

@@ -4,15 +4,14 @@
  *
  * COMPILED blob of method M, frame size S (a multiple of 16, so rsp is 16-aligned at calls):
  *
- *   +0   ret                       <- every return path jumps here: the frame is gone and
- *                                     pc < frame_complete, so walkers use "not built" rules
- *   +1   mov [rsp-8], rbp          <- entry; saves rbp into what becomes sp+S-16 (the kernel
+ *   +0   mov [rsp-8], rbp          <- entry; saves rbp into what becomes sp+S-16 (the kernel
  *                                     never writes the 128-byte red zone below rsp)
  *        sub rsp, S-8
  *   fc   ...body...                <- frame_complete
  *        mov rbp, [rsp+S-16]
  *        add rsp, S-8
- *        jmp +0                    <- EPILOGUE window (sp is at the return address)
+ *        ret                       <- the frame is gone: walkers see the `ret` at pc and
+ *                                     take the caller from [sp] (case-format §4.3)
  *
  *        caller's frame ...        <- caller sp = sp + S
  *        sp+S-8   return address
@@ -23,31 +22,29 @@
  * pc descriptors cover every pc of the blob. A descriptor boundary sits exactly after each
  * instruction that changes the shadow stack's top (the bci store, the `inc depth` that
  * publishes an inlined callee, the `dec depth` that drops it), so the walker's view of a pc
- * and the shadow stack agree at every instruction except the recorded windows.
+ * and the shadow stack agree at every instruction except the CALL windows.
  *
  * C2I ADAPTER (STUB, S = 32): how compiled code calls an interpreted method. It gives the
  * interpreter's first instructions (rbp still the caller's) a frame that walks right: rbp
  * points at the adapter's saved-rbp slot, with the callee's method and bci-0 bcp under it,
  * so a walker at the interpreter's entry sees the callee, then the compiled caller.
  *
- *   +0   ret
- *   +1   mov [rsp-8], rbp ; sub rsp, 24                  fc after this
+ *   +0   mov [rsp-8], rbp ; sub rsp, 24                  fc after this
  *        lea rbp, [rsp+16]             fp-8 = rsp+8, fp-16 = rsp+0
  *        [rsp+8] = callee handle ; [rsp+0] = callee code_base (bci 0)
  *        mov rax, interpreter ; call rax
- *        mov rbp, [rsp+16] ; add rsp, 24 ; jmp +0
+ *        mov rbp, [rsp+16] ; add rsp, 24 ; ret
  *   The whole blob is a CALL window: the shadow stack has the callee from the caller's
  *   `inc depth` to its `dec depth`, the adapter is all in between.
  *
  * NATIVE WRAPPER / SAFEPOINT STUB (transition frame, S = 32):
  *
- *   +0   ret
- *   +1   mov [rsp-8], rbp ; sub rsp, 24                  fc after this
+ *   +0   mov [rsp-8], rbp ; sub rsp, 24                  fc after this
  *        lea rbp, [rsp+16]            C frames chain to the saved-rbp slot
  *        anchor = (rsp, rbp, ret_point); state = IN_NATIVE (wrapper) / IN_VM (stub)
  *        mov rdi, r15 ; mov rsi, rbx ; mov rax, fn ; call rax
  *   ret_point: state = IN_JAVA ; anchor.sp = 0
- *        mov rbp, [rsp+16] ; add rsp, 24 ; jmp +0      EPILOGUE window at the jmp
+ *        mov rbp, [rsp+16] ; add rsp, 24 ; ret
  */
 #include <string.h>
 
@@ -182,10 +179,11 @@ static void finish_blob(struct wf_live_codegen *g, struct wf_vm_blob *b) {
 }
 
 uintptr_t wf_live_emit_fixed(struct wf_live_codegen *g, const uint8_t *begin,
-                             const uint8_t *end, uint32_t kind) {
+                             const uint8_t *end, uint32_t kind, uint32_t complete) {
     uint32_t start = g->used;
     struct wf_vm_blob *b = new_blob(g, kind, start);
     put(g, begin, (uint32_t)(end - begin));
+    if (b != NULL) b->frame_complete = complete;
     finish_blob(g, b);
     return addr(g, start);
 }
@@ -268,9 +266,7 @@ static void emit_return(struct blob_gen *bg) {
     x_poll(g);
     x_load_rbp_rsp(g, bg->frame_size - 16);
     x_add_rsp(g, bg->frame_size - 8);
-    uint32_t lo = g->used;
-    x_jmp_to(g, bg->start);
-    window_here(g, lo, WF_LIVE_WIN_EPILOGUE);
+    x_ret(g);
 }
 
 /* ENDLOOP: --counter; if nonzero: poll, set the loop body's bci, jump past its bci store. */
@@ -323,13 +319,8 @@ uintptr_t wf_live_emit_compiled(struct wf_live_codegen *g, struct wf_live_method
     struct wf_vm_blob *b = new_blob(g, WF_BLOB_COMPILED, g->used);
     if (b == NULL) return 0;
     m->blob = b->index;
-    /* +0: the shared `ret`, reached with the last instruction's (RET's) bci */
-    bg.scope_count = 1;
-    bg.chain[0] = (struct wf_vm_scope){.method = (const struct wf_vm_method *)m->handle,
-                                       .bci = m->insns[m->insn_count - 1].bci};
-    x_ret(g);
-    boundary(&bg);
-    bg.chain[0].bci = 0;                      /* entry: the caller pushed bci 0 */
+    bg.scope_count = 1;                       /* entry: the caller pushed bci 0 */
+    bg.chain[0] = (struct wf_vm_scope){.method = (const struct wf_vm_method *)m->handle, .bci = 0};
     x_save_rbp_below_rsp(g);
     x_sub_rsp(g, m->frame_size - 8);
     uint32_t fc = g->used - bg.start;
@@ -342,13 +333,12 @@ uintptr_t wf_live_emit_compiled(struct wf_live_codegen *g, struct wf_live_method
     b->descs = WF_VM_PCDESC_MUT(bg.desc_first);
     b->desc_count = g->desc_count - bg.desc_first;
     finish_blob(g, b);
-    return addr(g, bg.start) + 1;
+    return addr(g, bg.start);
 }
 
-/* The shared `ret` at +0, then a TRANSITION_FRAME frame built with rbp pointing at its saved
- * rbp (fp-chained for walkers); returns frame_complete, the offset where the frame is built. */
+/* A TRANSITION_FRAME frame built with rbp pointing at its saved rbp (fp-chained for walkers);
+ * returns frame_complete, the offset where the frame is built. */
 static uint32_t transition_prologue(struct wf_live_codegen *g, uint32_t start) {
-    x_ret(g);
     x_save_rbp_below_rsp(g);
     x_sub_rsp(g, TRANSITION_FRAME - 8);
     uint32_t fc = g->used - start;
@@ -356,10 +346,11 @@ static uint32_t transition_prologue(struct wf_live_codegen *g, uint32_t start) {
     return fc;
 }
 
-/* Tear down what transition_prologue built: restore the caller's rbp, pop the frame. */
+/* Tear down what transition_prologue built: restore the caller's rbp, pop the frame, return. */
 static void transition_epilogue(struct wf_live_codegen *g) {
     x_load_rbp_rsp(g, TRANSITION_FRAME - 16);
     x_add_rsp(g, TRANSITION_FRAME - 8);
+    x_ret(g);
 }
 
 uintptr_t wf_live_emit_transition(struct wf_live_codegen *g, uint32_t kind,
@@ -385,14 +376,11 @@ uintptr_t wf_live_emit_transition(struct wf_live_codegen *g, uint32_t kind,
     bytes(g, "\xC7\x01", 2); put32(g, WF_THREAD_IN_JAVA);       /* state = IN_JAVA */
     bytes(g, "\x48\xC7\x41", 3); put8(g, WF_LIVE_V_ANCHOR_SP); put32(g, 0); /* anchor.sp = 0 */
     transition_epilogue(g);
-    uint32_t lo = g->used;
-    x_jmp_to(g, start);
-    window_here(g, lo, WF_LIVE_WIN_EPILOGUE);
     b->frame_size = TRANSITION_FRAME;
     b->frame_complete = fc;
     b->method = method;
     finish_blob(g, b);
-    return addr(g, start) + 1;
+    return addr(g, start);
 }
 
 uintptr_t wf_live_emit_c2i(struct wf_live_codegen *g, uintptr_t interpreter) {
@@ -404,10 +392,9 @@ uintptr_t wf_live_emit_c2i(struct wf_live_codegen *g, uintptr_t interpreter) {
     bytes(g, "\x48\x8B\x43\x08\x48\x89\x04\x24", 8);  /* mov rax,[rbx+8] ; mov [rsp],rax */
     x_call_abs(g, interpreter);
     transition_epilogue(g);
-    x_jmp_to(g, start);
     window_here(g, start, WF_LIVE_WIN_CALL);
     b->frame_size = TRANSITION_FRAME;
     b->frame_complete = fc;
     finish_blob(g, b);
-    return addr(g, start) + 1;
+    return addr(g, start);
 }

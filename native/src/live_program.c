@@ -7,6 +7,9 @@
  *
  * Program of a Java method (bci = 3 * instruction index):
  *   WORK a, [LOOP n, CALL j, [WORK], ENDLOOP], [CALL k], [WORK], RET
+ *
+ * The `calls` workload spins a few iterations per WORK only, so most of its time goes to
+ * calls, prologues, epilogues and returns: the instructions where walkers go wrong.
  */
 #include <string.h>
 
@@ -34,15 +37,22 @@ struct shape {
     uint32_t pct_interpreted, pct_compiled;   /* the rest native */
     uint32_t pct_upcall;                      /* native methods calling back into Java */
     uint32_t fanout;                          /* callees are i+1 .. i+fanout */
+    uint32_t tiny_work;                       /* WORK spins 1..4 iterations, not 10..220 */
 };
 
 static const struct shape SHAPES[] = {
-    [WF_LIVE_WORKLOAD_MIXED] = {32, 40, 40, 30, 4},
-    [WF_LIVE_WORKLOAD_INTERPRETED] = {24, 100, 0, 0, 3},
-    [WF_LIVE_WORKLOAD_COMPILED] = {24, 0, 100, 0, 3},
-    [WF_LIVE_WORKLOAD_NATIVE] = {32, 30, 30, 60, 3},
-    [WF_LIVE_WORKLOAD_DEEP] = {96, 45, 45, 30, 1},
+    [WF_LIVE_WORKLOAD_MIXED] = {32, 40, 40, 30, 4, 0},
+    [WF_LIVE_WORKLOAD_INTERPRETED] = {24, 100, 0, 0, 3, 0},
+    [WF_LIVE_WORKLOAD_COMPILED] = {24, 0, 100, 0, 3, 0},
+    [WF_LIVE_WORKLOAD_NATIVE] = {32, 30, 30, 60, 3, 0},
+    [WF_LIVE_WORKLOAD_DEEP] = {96, 45, 45, 30, 1, 0},
+    [WF_LIVE_WORKLOAD_CALLS] = {32, 40, 40, 30, 3, 1},
 };
+
+/* Spin iterations of one WORK: `base` plus up to `spread`, or 1..4 in a calls workload. */
+static uint32_t work_of(rng *r, const struct shape *s, uint32_t base, uint32_t spread) {
+    return s->tiny_work ? 1 + next(r, 4) : base + next(r, spread);
+}
 
 static uint32_t pick_kind(rng *r, const struct shape *s, uint32_t i) {
     uint32_t p = next(r, 100);
@@ -70,7 +80,7 @@ static struct wf_live_method *callee(rng *r, struct wf_live_method *ms, uint32_t
 static double java_program(rng *r, struct wf_live_method *ms, uint32_t n, const struct shape *s,
                            uint32_t i, const double *cost, double budget) {
     struct wf_live_method *m = &ms[i];
-    uint32_t work = 20 + next(r, 200);
+    uint32_t work = work_of(r, s, 20, 200);
     double c = work;
     add(m, WF_LIVE_OP_WORK, work, 0);
     struct wf_live_method *a = callee(r, ms, n, s, i);
@@ -80,7 +90,7 @@ static double java_program(rng *r, struct wf_live_method *ms, uint32_t n, const 
         add(m, WF_LIVE_OP_LOOP, times, 0);
         const struct wf_live_insn *body = &m->insns[m->insn_count];
         add(m, WF_LIVE_OP_CALL, 0, (uintptr_t)a);
-        uint32_t more = next(r, 2) ? 10 + next(r, 60) : 0;
+        uint32_t more = next(r, 2) ? work_of(r, s, 10, 60) : 0;
         if (more) add(m, WF_LIVE_OP_WORK, more, 0);
         add(m, WF_LIVE_OP_ENDLOOP, 0, (uintptr_t)body);
         c += times * (cost[a->index] + more);
@@ -90,7 +100,7 @@ static double java_program(rng *r, struct wf_live_method *ms, uint32_t n, const 
         add(m, WF_LIVE_OP_CALL, 0, (uintptr_t)b);
         c += cost[b->index];
     }
-    uint32_t tail = next(r, 2) ? 10 + next(r, 100) : 0;
+    uint32_t tail = next(r, 2) ? work_of(r, s, 10, 100) : 0;
     if (tail) add(m, WF_LIVE_OP_WORK, tail, 0);
     add(m, WF_LIVE_OP_RET, 0, 0);
     return c;
@@ -99,7 +109,7 @@ static double java_program(rng *r, struct wf_live_method *ms, uint32_t n, const 
 static double native_method(rng *r, struct wf_live_method *ms, uint32_t n, const struct shape *s,
                             uint32_t i, const double *cost, double budget) {
     struct wf_live_method *m = &ms[i];
-    m->native_work = 50 + next(r, 400);
+    m->native_work = work_of(r, s, 50, 400);
     double c = m->native_work;
     struct wf_live_method *up = callee(r, ms, n, s, i);
     if (up != NULL && up->kind != WF_LIVE_NATIVE && next(r, 100) < s->pct_upcall &&

@@ -8,9 +8,12 @@
  *                    starts at the enqueued frame
  *   on_element:      drain the iterator, judge it against the slot's snapshot: the trace
  *                    walked at the safepoint must equal the shadow stack at the signal
+ *   around both:     GetQueueSizeInfo against the worker's own count of its calls, and a
+ *                    ResizeQueue now and then (live_queue_accounting.c)
  *
- * The truth of an element is the shadow stack at the signal minus native wrapper frames on
- * top (an element is the top bytecode-backed frame). An element whose frame left the stack before the safepoint walks to ASGST_WF_FRAME_GONE;
+ * The truth of an element is the trace expected at the signal (the shadow stack there, after
+ * wf_live_expect) minus native wrapper frames on top (an element is the top bytecode-backed
+ * frame). An element whose frame left the stack before the safepoint walks to ASGST_WF_FRAME_GONE;
  * it is counted (queue_gone), not judged. A failed enqueue whose code is a walk error is
  * judged as an empty walk ending with that code (the thread may be outside Java); a full
  * queue or "other" error is counted in queue_rejected.
@@ -31,6 +34,8 @@ static const struct wf_live_queue_api REFERENCE_QUEUE = {
     .deregister_queue = ASGST_DeregisterQueue,
     .enqueue = ASGST_Enqueue,
     .safepoint = wf_queue_safepoint,
+    .resize = ASGST_ResizeQueue,
+    .size_info = ASGST_GetQueueSizeInfo,
 };
 
 int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
@@ -45,9 +50,10 @@ int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
         return 0;
     }
     static const char *const names[] = {"ASGST_RegisterQueue", "ASGST_DeregisterQueue",
-                                        "ASGST_Enqueue", "wf_queue_safepoint"};
-    void *syms[4];
-    for (int i = 0; i < 4; i++) {
+                                        "ASGST_Enqueue", "wf_queue_safepoint",
+                                        "ASGST_ResizeQueue", "ASGST_GetQueueSizeInfo"};
+    void *syms[6];
+    for (int i = 0; i < 6; i++) {
         syms[i] = dlsym(run->api->handle, names[i]);
         if (syms[i] == NULL) {
             snprintf(err, errlen, "queue mode: walker %s reports ASGST_REGISTER_QUEUE but "
@@ -59,6 +65,8 @@ int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
     memcpy(&run->queue.deregister_queue, &syms[1], sizeof syms[1]);
     memcpy(&run->queue.enqueue, &syms[2], sizeof syms[2]);
     memcpy(&run->queue.safepoint, &syms[3], sizeof syms[3]);
+    memcpy(&run->queue.resize, &syms[4], sizeof syms[4]);
+    memcpy(&run->queue.size_info, &syms[5], sizeof syms[5]);
     return 0;
 }
 
@@ -83,6 +91,7 @@ int wf_live_queue_register(struct wf_live_worker *w) {
     if (w->queued == NULL) return -1;
     if (run->cfg.capture) wf_live_prefault(w->queued, WF_LIVE_QUEUED * sizeof *w->queued);
     w->queue = run->queue.register_queue(NULL, WF_LIVE_QUEUE_CAPACITY, 0, on_element, w);
+    wf_live_queue_model_start(w, WF_LIVE_QUEUE_CAPACITY);
     return w->queue != NULL ? 0 : -1;
 }
 
@@ -132,8 +141,8 @@ void wf_live_queue_sample(struct wf_live_worker *w, void *uc) {
         return;
     }
     wf_live_snapshot_take(&w->jt, &slot->snap);
-    drop_native_top(&slot->snap);
-    wf_live_info(&slot->at, w, &slot->snap, uc, t0);
+    wf_live_info(&slot->at, w, &slot->snap, uc, t0);    /* the trace at the signal, then */
+    drop_native_top(&slot->snap);                        /* from the top bytecode frame */
     slot->at.source = WF_EXPECTED_ENQUEUE;
     struct enqueue_call call = {.w = w, .uc = uc, .slot = k};
     intptr_t rc;
@@ -142,6 +151,7 @@ void wf_live_queue_sample(struct wf_live_worker *w, void *uc) {
     capture_signal(w, slot);                   /* as the Enqueue sees the thread */
     int faulted = wf_guard_call(guarded_enqueue, &call, &rc, &fault);
     __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_CURRENT, __ATOMIC_RELAXED);
+    wf_live_queue_count_enqueue(w, faulted, rc);
     if (!faulted && rc == ASGST_JAVA_TRACE) {
         slot->busy = 1;
         w->queued_next++;
@@ -177,7 +187,10 @@ void wf_live_queue_safepoint(struct wf_live_worker *w) {
     w->poll_fp = call.fp;
     w->poll_pc = call.pc;
     w->queue_current = -1;
-    if (wf_guard_call(guarded_safepoint, &call, &processed, &fault)) {
+    wf_live_queue_check_before(w);
+    int faulted = wf_guard_call(guarded_safepoint, &call, &processed, &fault);
+    wf_live_queue_check_after(w, faulted);
+    if (faulted) {
         int32_t k = w->queue_current;          /* the element whose walk faulted, if any */
         w->queue_current = -1;
         if (k >= 0) {

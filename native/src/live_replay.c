@@ -152,10 +152,8 @@ int wf_live_replay(const wf_walker *w, wf_case *c, wf_live_replay_result *r) {
     }
     expected_snapshot(e);
     struct wf_live_verdict v;
-    wf_live_check(&snap, &walk, e->window, &v);
-    r->outcome = v.outcome == WF_LIVE_EXACT       ? WF_LIVE_REPLAY_EXACT
-                 : v.outcome == WF_LIVE_TOLERATED ? WF_LIVE_REPLAY_TOLERATED
-                                                  : WF_LIVE_REPLAY_INVALID;
+    wf_live_check(&snap, &walk, &v);
+    r->outcome = v.outcome == WF_LIVE_EXACT ? WF_LIVE_REPLAY_EXACT : WF_LIVE_REPLAY_INVALID;
     r->cls = v.outcome == WF_LIVE_INVALID ? v.cls : 0;
     r->first_diff = v.first_diff;
     describe_walk(r, v.first_diff);

@@ -18,7 +18,6 @@
 #define PAGE 4096
 #define WORKER_START_TIMEOUT_NS 5000000000ull
 #define PHASE_ROUND_NS 250000000ull   /* unsampled and sampled phases alternate in rounds */
-#define STOP_POLL_NS 10000000ull      /* how soon a stop request (stop_on_first) is seen */
 
 struct wf_live_run wf_live_current_run;
 static int run_done;
@@ -108,12 +107,29 @@ static int await_workers(struct wf_live_run *run, char *err, size_t errlen) {
     return 0;
 }
 
-/* Sleep `ns`, in slices of at most STOP_POLL_NS so a stop request ends it early. */
-static void sleep_ns(const struct wf_live_run *run, uint64_t ns) {
+#define STOP_CHECK_NS 10000000ull  /* how often a phase looks for a reason to end early */
+
+/* The run has judged its max_walks walks (racy reads of the workers' counters: each is one
+   aligned 64-bit word, and a late look only costs one more slice). */
+static int walks_done(const struct wf_live_run *run) {
+    if (run->cfg.max_walks == 0) return 0;
+    uint64_t walked = 0;
+    for (int i = 0; i < run->worker_count; i++)
+        walked += __atomic_load_n(&run->workers[i].st.walked, __ATOMIC_RELAXED);
+    return walked >= run->cfg.max_walks;
+}
+
+/* Whether the run ends now: a stop request (stop_on_first), or, sampling, its walks done. */
+static int should_stop(const struct wf_live_run *run, int sampled) {
+    return run->stop_requested || (sampled && walks_done(run));
+}
+
+/* Sleep for ns, in slices of STOP_CHECK_NS, until should_stop. */
+static void phase_sleep(const struct wf_live_run *run, uint64_t ns, int sampled) {
     uint64_t end = wf_live_now_ns() + ns;
-    for (uint64_t now = wf_live_now_ns(); now < end && !run->stop_requested;
+    for (uint64_t now = wf_live_now_ns(); now < end && !should_stop(run, sampled);
          now = wf_live_now_ns()) {
-        uint64_t slice = end - now < STOP_POLL_NS ? end - now : STOP_POLL_NS;
+        uint64_t slice = end - now < STOP_CHECK_NS ? end - now : STOP_CHECK_NS;
         struct timespec ts = {(time_t)(slice / 1000000000ull), (long)(slice % 1000000000ull)};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
         }
@@ -130,7 +146,7 @@ static void phase(struct wf_live_run *run, int which, uint64_t ns, int sampled) 
     }
     uint64_t t0 = wf_live_now_ns();
     run->phase = which;
-    sleep_ns(run, ns);
+    phase_sleep(run, ns, sampled);
     if (sampled) run->phase = WF_LIVE_BASELINE;   /* handlers stop sampling first */
     uint64_t wall = wf_live_now_ns() - t0;
     for (int i = 0; i < n; i++) {
@@ -201,7 +217,7 @@ static int check_config(const wf_live_config *c, char *err, size_t errlen) {
     else if (c->interval_ns < 1000)
         snprintf(err, errlen, "interval %llu ns is below 1 us",
                  (unsigned long long)c->interval_ns);
-    else if (c->workload < WF_LIVE_WORKLOAD_MIXED || c->workload > WF_LIVE_WORKLOAD_DEEP)
+    else if (c->workload < WF_LIVE_WORKLOAD_MIXED || c->workload > WF_LIVE_WORKLOAD_CALLS)
         snprintf(err, errlen, "unknown workload %d", c->workload);
     else return 0;
     return -1;
@@ -251,13 +267,14 @@ static int alternate_phases(struct wf_live_run *run, char *err, size_t errlen) {
     const wf_live_config *c = &run->cfg;
     uint64_t rounds = c->baseline_ns ? c->duration_ns / PHASE_ROUND_NS : 0;
     if (rounds == 0) rounds = 1;
-    for (uint64_t r = 0; r < rounds && !run->stop_requested; r++) {
+    for (uint64_t r = 0; r < rounds; r++) {
         if (c->baseline_ns) phase(run, WF_LIVE_BASELINE, c->baseline_ns / rounds, 0);
         for (int i = 0; i < run->worker_count; i++) run->workers[i].last_sample_ns = 0;
         run->phase = WF_LIVE_SAMPLING;
         if (wf_live_sampler_start(run, err, errlen) != 0) return -1;
         phase(run, WF_LIVE_SAMPLING, c->duration_ns / rounds, 1);
         wf_live_sampler_stop(run);
+        if (should_stop(run, 1)) break;
     }
     return 0;
 }

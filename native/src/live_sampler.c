@@ -79,9 +79,8 @@ void wf_live_judge(struct wf_live_worker *w, const struct wf_live_sample_info *a
         st->frames += walk->count;
         count_end(st, walk->run_result < 0 ? walk->run_result : walk->end);
         struct wf_live_verdict v;
-        wf_live_check(at->snap, walk, at->window, &v);
+        wf_live_check(at->snap, walk, &v);
         if (v.outcome == WF_LIVE_EXACT) st->exact++;
-        else if (v.outcome == WF_LIVE_TOLERATED) st->tolerated++;
         else {
             st->invalid++;
             st->invalid_by_class[v.cls]++;
@@ -106,7 +105,7 @@ void wf_live_collect(ASGST_Iterator *it, struct wf_live_walk *out) {
 }
 
 void wf_live_info(struct wf_live_sample_info *at, const struct wf_live_worker *w,
-                  const struct wf_live_snapshot *snap, const void *uc, uint64_t t0) {
+                  struct wf_live_snapshot *snap, const void *uc, uint64_t t0) {
     const ucontext_t *ctx = uc;
     at->pc = (uint64_t)ctx->uc_mcontext.gregs[REG_RIP];
     at->sp = (uint64_t)ctx->uc_mcontext.gregs[REG_RSP];
@@ -114,6 +113,7 @@ void wf_live_info(struct wf_live_sample_info *at, const struct wf_live_worker *w
     at->source = WF_EXPECTED_WALK;
     at->signal = NULL;
     at->window = wf_live_window_at(&wf_live_current_run.vm, at->pc);
+    wf_live_expect(snap, at->window, uc);
     at->state = w->vm->state;
     at->snap = snap;
     at->t0 = t0;

@@ -6,7 +6,8 @@
  * jumps inside each piece and register-indirect calls are used, so the copy runs as is. The
  * labels inside mark the transition windows (wf_live_vm.h) as offsets from `begin`.
  *
- * INTERPRETER frame (entry: rbx = struct wf_live_method *, [rsp] = return address):
+ * INTERPRETER frame (entry: rbx = struct wf_live_method *, [rsp] = return address; the frame
+ * is complete after the `enter` that ends the prologue: the blob's frame_complete):
  *
  *      caller's frame ...                 <- caller sp = fp + 16
  *      fp+8    return address
@@ -70,14 +71,19 @@ __asm__(
     ".globl wf_live_interp_call_hi\n.hidden wf_live_interp_call_hi\n"
     ".globl wf_live_interp_end\n.hidden wf_live_interp_end\n"
     "wf_live_interp_begin:\n"
-    "push rbp\n"
-    "mov rbp, rsp\n"
-    "push qword ptr [rbx+" WF_STR(WF_LIVE_M_HANDLE) "]\n"
-    "push qword ptr [rbx+" WF_STR(WF_LIVE_M_CODE_BASE) "]\n"
-    "push qword ptr [rbx+" WF_STR(WF_LIVE_M_PROGRAM) "]\n"
-    "push 0\n"
-    "push rbx\n"
-    "push 0\n"
+    /* The slots go below rsp first (the red zone: the kernel never writes it), then one
+       `enter` saves rbp, points rbp at it and moves rsp past the slots: the frame appears
+       whole in one instruction, so a walker sees either no frame or a complete one. */
+    "mov rax, qword ptr [rbx+" WF_STR(WF_LIVE_M_HANDLE) "]\n"
+    "mov qword ptr [rsp-16], rax\n"
+    "mov rax, qword ptr [rbx+" WF_STR(WF_LIVE_M_CODE_BASE) "]\n"
+    "mov qword ptr [rsp-24], rax\n"
+    "mov rax, qword ptr [rbx+" WF_STR(WF_LIVE_M_PROGRAM) "]\n"
+    "mov qword ptr [rsp-32], rax\n"
+    "mov qword ptr [rsp-40], 0\n"
+    "mov qword ptr [rsp-48], rbx\n"
+    "mov qword ptr [rsp-56], 0\n"
+    "enter 48, 0\n"
     "wf_live_interp_frame_done:\n"
     "1:\n" /* dispatch: bcp and the shadow's top bci follow the instruction */
     "mov rax, qword ptr [rbp-24]\n"
@@ -88,6 +94,8 @@ __asm__(
     "mov r8d, dword ptr [r15+" T_DEPTH "]\n"
     "shl r8d, 4\n"
     "mov qword ptr [rbp-16], rdx\n"
+    /* BCI window: the frame says the new bci, the shadow store is next; the oracle reads the
+       bci it will store from ecx (wf_live_expect), so ecx must hold it here */
     "wf_live_interp_bci_lo:\n"
     "mov dword ptr [r15+r8+" TOP_BCI "], ecx\n"
     "wf_live_interp_bci_hi:\n"

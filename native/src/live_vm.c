@@ -94,7 +94,8 @@ static void fixed_window(struct wf_live_codegen *g, uintptr_t copy, const uint8_
 
 static void emit_fixed_code(struct wf_live_codegen *g, struct wf_live_vm *vm, uintptr_t safepoint_fn) {
     const uint8_t *ib = wf_live_interp_begin;
-    vm->interp_entry = wf_live_emit_fixed(g, ib, wf_live_interp_end, WF_BLOB_INTERPRETER);
+    vm->interp_entry = wf_live_emit_fixed(g, ib, wf_live_interp_end, WF_BLOB_INTERPRETER,
+                                          (uint32_t)(wf_live_interp_frame_done - ib));
     fixed_window(g, vm->interp_entry, ib, ib, wf_live_interp_frame_done, WF_LIVE_WIN_PROLOGUE);
     fixed_window(g, vm->interp_entry, ib, wf_live_interp_bci_lo, wf_live_interp_bci_hi,
                  WF_LIVE_WIN_BCI);
@@ -104,7 +105,7 @@ static void emit_fixed_code(struct wf_live_codegen *g, struct wf_live_vm *vm, ui
                  WF_LIVE_WIN_CALL);
     vm->c2i_entry = wf_live_emit_c2i(g, vm->interp_entry);
     const uint8_t *eb = wf_live_entry_begin;
-    vm->entry_stub = wf_live_emit_fixed(g, eb, wf_live_entry_end, WF_BLOB_ENTRY);
+    vm->entry_stub = wf_live_emit_fixed(g, eb, wf_live_entry_end, WF_BLOB_ENTRY, 0);
     fixed_window(g, vm->entry_stub, eb, wf_live_entry_call_lo, wf_live_entry_call_hi,
                  WF_LIVE_WIN_CALL);
     vm->safepoint_entry = wf_live_emit_transition(g, WF_BLOB_STUB, NULL, WF_THREAD_IN_VM,

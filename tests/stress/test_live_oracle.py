@@ -1,6 +1,7 @@
-"""The live oracle itself: transition windows are tolerated and nothing else is, a walker with
-a planted bug is caught with examples, and queue mode's safepoint walks equal the shadow stack
-captured at the signal."""
+"""The live oracle itself: transition windows are sampled and every walk of the reference
+walker there is exact; walkers with planted bugs are caught at the rates docs/stress.md gives;
+a walker that takes a popped frame for a built one (no look at the `ret` at pc) is caught;
+queue mode's safepoint walks equal the trace expected at the signal."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from walkfuzz.findings import load_findings
-from walkfuzz.planted import build, planted_bug
+from walkfuzz.planted import PlantedBug, build, planted_bug
 from walkfuzz.stress.live import CLASS_NAMES
 from walkfuzz.stress.options import StressOptions
 from walkfuzz.stress.reporting import write_stress_report
@@ -20,6 +21,15 @@ pytestmark = pytest.mark.stress
 
 SECONDS = 1.5
 INVALID_CLASSES = set(CLASS_NAMES)
+# Share of walks a planted walker gets wrong (docs/stress.md, "Planted-bug walkers"): a
+# property of the workload (how many samples have a compiled frame or inlined scopes under
+# the top), not of the machine's load. Measured 99.97% and 95.6%; the floor leaves room for
+# the spread between runs, not for a walker that is caught only now and then.
+CAUGHT_AT_LEAST = {"frame-size-off-by-one": 0.99, "inlined-scope-order": 0.90}
+# A reference walker whose first-frame check ignores the `ret` at pc (test-only: it is the
+# documented rule of docs/case-format.md §4.3 left out).
+IGNORES_RET = PlantedBug("ignores-ret", "WF_PLANT_IGNORES_RET", ("invalid-trace",), "layouts",
+                         "a first frame at its `ret` is walked as if its frame were still built")
 
 
 def live(**kw: Any) -> dict[str, Any]:
@@ -28,23 +38,24 @@ def live(**kw: Any) -> dict[str, Any]:
     return run_minivm_stress(StressOptions(**{**defaults, **kw}))
 
 
-def test_windows_are_sampled_and_tolerance_stays_inside_them(file_result: Any) -> None:
-    result = live(mode="signal", interval_ns=10_000, workload="interpreted")
+def test_windows_are_sampled_and_every_walk_there_is_exact(file_result: Any) -> None:
+    result = live(mode="signal", interval_ns=10_000, workload="calls")
     file_result(result)
     total = result["total"]
-    in_windows = sum(n for kind, n in total["window_samples"].items() if kind != "none")
-    assert in_windows > 0, total["window_samples"]       # prologues and epilogues get hit
-    assert total["tolerated"] <= in_windows               # tolerance never applies outside
-    assert total["exact"] + total["tolerated"] + total["invalid"] == total["walked"]
+    windows = total["window_samples"]
+    assert all(windows[w] > 0 for w in ("call", "prologue", "epilogue")), windows
+    assert total["invalid"] == 0 and total["faults"] == 0, result["examples"][:3]
+    assert total["exact"] == total["walked"]
 
 
-@pytest.mark.parametrize("bug", ["frame-size-off-by-one", "inlined-scope-order"])
+@pytest.mark.parametrize("bug", sorted(CAUGHT_AT_LEAST))
 def test_planted_bug_walker_is_caught(bug: str, tmp_path: Path, file_result: Any) -> None:
     walker = build(planted_bug(bug), "plain")
     result = live(mode="signal", interval_ns=100_000, workload="mixed", walker=str(walker))
     file_result(result)
     total = result["total"]
-    assert total["invalid"] + total["faults"] > 0, total
+    caught = (total["invalid"] + total["faults"]) / total["walked"]
+    assert caught >= CAUGHT_AT_LEAST[bug], (caught, total["invalid_by_class"])
     kept = {e["class"] for e in result["examples"]}
     assert kept & (INVALID_CLASSES | {"fault"}), kept
     write_stress_report(tmp_path, result, ["test"], 0.0)
@@ -57,13 +68,53 @@ def test_planted_bug_walker_is_caught(bug: str, tmp_path: Path, file_result: Any
         assert example["walked"] != example["expected"], example
 
 
-def test_queue_walk_at_safepoint_equals_shadow_at_signal(file_result: Any) -> None:
+def test_a_walker_blind_to_the_ret_at_pc_is_caught(file_result: Any) -> None:
+    """At a `ret` the frame is popped but its pc lies past frame_complete: a walker that does
+    not look at the instruction reads the caller's pc from a dead slot of the popped frame."""
+    walker = build(IGNORES_RET, "plain")
+    # Returns are a small share of the instructions and the sampled pcs drift in and out of
+    # step with the workload's loops (0 to 107 caught in 1.5 s runs): a walk budget, not seconds.
+    result = live(mode="signal", interval_ns=10_000, workload="calls", walker=str(walker),
+                  max_walks=300_000, duration_ns=60_000_000_000)
+    file_result(result)
+    total = result["total"]
+    assert total["invalid"] > 0, total
+    assert {e["class"] for e in result["examples"]} <= INVALID_CLASSES
+
+
+def test_queue_walk_at_safepoint_equals_the_trace_at_signal(file_result: Any) -> None:
     result = live(mode="queue", interval_ns=100_000, workload="mixed")
     file_result(result)
     total = result["total"]
     assert total["walked"] > 0 and total["faults"] == 0
     assert total["invalid"] == 0, result["examples"][:3]
-    assert total["exact"] > total["tolerated"]
+    assert total["exact"] == total["walked"]
+    assert total["queue_resizes"] > 0 and total["queue_checks"] > total["safepoints"]
+    assert total["queue_miscounts"] == 0, total
+
+
+def test_queue_accounting_catches_a_full_queue_that_forgets_an_attempt(
+        tmp_path: Path, file_result: Any) -> None:
+    """The planted queue-bookkeeping walker rejects an Enqueue into a full queue before it
+    counts the attempt; live threads fill their queues at 10 us once a resize shrank them."""
+    walker = build(planted_bug("queue-bookkeeping"), "plain")
+    result = live(mode="queue", interval_ns=10_000, workload="mixed", walker=str(walker),
+                  max_walks=20_000, duration_ns=60_000_000_000)
+    file_result(result)
+    assert result["total"]["queue_miscounts"] > 0, result["total"]
+    write_stress_report(tmp_path, result, ["test"], 0.0)
+    kinds = {(f.kind, f.location) for f in load_findings(tmp_path)}
+    assert ("contract", "check:live-queue-accounting") in kinds, kinds
+
+
+def test_a_walk_budget_ends_the_run_before_its_duration(file_result: Any) -> None:
+    cap_ns = 60_000_000_000
+    result = live(mode="signal", interval_ns=100_000, workload="mixed", max_walks=500,
+                  duration_ns=cap_ns)
+    file_result(result)
+    total = result["total"]
+    assert total["walked"] >= 500 and total["invalid"] == 0
+    assert total["wall_ns_run"] / len(result["per_worker"]) < cap_ns  # stopped by the budget
 
 
 def test_one_run_per_process_and_bad_interval_named() -> None:

@@ -40,7 +40,7 @@ def test_figures_rates_and_slowdown() -> None:
         "options": {"interval_ns": 100_000},
         "per_worker": [{}, {}],
         "total": {"wall_ns_run": 2_000_000_000, "cpu_ns_run": 1_000_000_000,
-                  "delivered": 9_000, "walked": 9_000, "invalid": 9, "tolerated": 90,
+                  "delivered": 9_000, "walked": 9_000, "invalid": 9,
                   "exact": 8_901, "frames": 90_000, "iterations_base": 1_000,
                   "cpu_ns_base": 1_000_000_000, "iterations_run": 900},
     }
@@ -50,3 +50,24 @@ def test_figures_rates_and_slowdown() -> None:
     assert f["delivered_fraction"] == pytest.approx(0.9)
     assert f["invalid_rate"] == pytest.approx(0.001)
     assert f["slowdown"] == pytest.approx(0.1)
+
+
+def test_load_starts_hogs_for_the_block_and_ends_them() -> None:
+    from walkfuzz.stress.load import cpu_load
+
+    with cpu_load(2) as hogs:
+        assert len(hogs) == 2 and all(h.poll() is None for h in hogs)
+    assert all(h.returncode is not None for h in hogs)
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["stress", "--load", "-1"], "load -1"), (["stress", "--load", "65"], "load 65"),
+    (["stress", "--walks", "-5"], "walks -5"),
+    (["stress", "--target", "libunwind", "--walks", "9"], "--walks")])
+def test_bad_load_and_walks_are_one_line(argv: list[str], named: str,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from walkfuzz import cli
+
+    status = cli.main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and named in err[0], err
