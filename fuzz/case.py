@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, ClassVar
 from walkfuzz import vm_model as vm
 from walkfuzz.errors import CaseFormatError
 
-if TYPE_CHECKING:  # walkfuzz.case_queue imports this module: its functions load late
+if TYPE_CHECKING:  # walkfuzz.case_queue/case_expected import this module: they load late
+    from walkfuzz.case_expected import Expected
     from walkfuzz.case_queue import QueueOp
 
 MAGIC = b"WFCS"
@@ -57,6 +58,7 @@ class Section(IntEnum):
     TRUTH = 8
     QUEUE = 9  # optional: a program of queue operations (§7, walkfuzz.case_queue)
     CODE_BYTES = 10  # code heap bytes other than the 0xCC fill
+    EXPECTED = 11  # optional: a live sample's expected trace (walkfuzz.case_expected)
 
 
 REQUIRED_SECTIONS = tuple(range(Section.CLASSES, Section.WALK + 1))
@@ -241,6 +243,7 @@ class Case:
     truth: Truth | None = field(default=None)
     queue: tuple[QueueOp, ...] | None = field(default=None)
     code: tuple[CodePatch, ...] = field(default=())
+    expected: Expected | None = field(default=None)
 
     def code_byte(self, address: int) -> int:
         """The byte of the code heap at `address` (§3): a patch's, else the fill."""
@@ -334,6 +337,7 @@ class _Decoder:
         self.truth: Truth | None = None
         self.queue: tuple[QueueOp, ...] | None = None
         self.code: tuple[CodePatch, ...] = ()
+        self.expected: Expected | None = None
 
     def bad(self, what: str) -> CaseDecodeError:
         return self.r.fail(CaseStatus.BAD_FIELD, what)
@@ -604,6 +608,12 @@ class _Decoder:
             prev_end = offset + length
         self.code = tuple(patches)
 
+    def decode_expected(self) -> None:
+        from walkfuzz.case_expected import decode_expected
+
+        self.expected = decode_expected(self.r, tuple(m.code_size for m in self.methods),
+                                        len(self.queue or ()))
+
     DECODERS: ClassVar[dict[int, Callable[[_Decoder], None]]] = {
         Section.CLASSES: decode_classes,
         Section.METHODS: decode_methods,
@@ -615,6 +625,7 @@ class _Decoder:
         Section.TRUTH: decode_truth,
         Section.QUEUE: decode_queue,
         Section.CODE_BYTES: decode_code_bytes,
+        Section.EXPECTED: decode_expected,
     }
 
     def case(self) -> Case:
@@ -627,7 +638,7 @@ class _Decoder:
                                   f"required section {Section(stype).name} missing")
         assert self.thread and self.stack and self.context and self.walk
         return Case(self.classes, self.methods, self.blobs, self.thread, self.stack,
-                    self.context, self.walk, self.truth, self.queue, self.code)
+                    self.context, self.walk, self.truth, self.queue, self.code, self.expected)
 
 
 def decode(data: bytes, source: str = "<bytes>") -> Case:
@@ -728,13 +739,22 @@ def encode_sections(case: Case) -> list[tuple[int, bytes]]:
         sections.append((Section.QUEUE, encode_program(case.queue)))
     if case.code:
         sections.append((Section.CODE_BYTES, encode_code_bytes(case.code)))
+    if case.expected is not None:
+        from walkfuzz.case_expected import encode_expected
+
+        sections.append((Section.EXPECTED, encode_expected(case.expected)))
     return [(int(t), p) for t, p in sections]
+
+
+# Sections encode() writes with the OPTIONAL flag (a decoder that does not know them skips them).
+OPTIONAL_SECTIONS = frozenset({int(Section.EXPECTED)})
 
 
 def encode(case: Case) -> bytes:
     """The bytes of `case` (format version 1); deterministic."""
     header = MAGIC + struct.pack("<HH", VERSION, 0)
-    return header + b"".join(_section(t, p) for t, p in encode_sections(case))
+    return header + b"".join(_section(t, p, SECTION_OPTIONAL if t in OPTIONAL_SECTIONS else 0)
+                             for t, p in encode_sections(case))
 
 
 def insert_section(data: bytes, section: bytes) -> bytes:

@@ -26,6 +26,7 @@ from walkfuzz.case import (
     Truth,
     Walk,
 )
+from walkfuzz.case_expected import MODES, WINDOWS, Expected, ExpectedFrame, Source
 from walkfuzz.case_queue import Opcode, QueueOp
 from walkfuzz.errors import CaseFormatError
 
@@ -123,6 +124,7 @@ QUEUE_OPERANDS: dict[int, tuple[str, ...]] = {
     Opcode.SAFEPOINT: ("pc", "sp", "fp", "inner_at", "inner_count"),
     Opcode.THREAD_EXIT: (),
     Opcode.POKE: ("pc", "arg"),   # address, value
+    Opcode.THREAD: ("which", "mode", "sp", "fp", "pc"),   # state, flags, the anchor
 }
 _HEX_OPERANDS = frozenset({"pc", "sp", "fp", "arg"})
 
@@ -219,7 +221,26 @@ def case_to_json(case: Case) -> Json:
             queue_op_to_json(i, op, describe) for i, op in enumerate(case.queue)],
         "code": [{"address": hex_(vm.CODE_HEAP + p.offset), "at": describe.code(
             vm.CODE_HEAP + p.offset), "bytes": p.data.hex()} for p in case.code],
+        "expected": None if case.expected is None else _expected_to_json(case.expected, describe),
     }
+
+
+def _expected_to_json(e: Expected, describe: Describer) -> Json:
+    return {"mode": e.mode, "mode_is": MODES.get(e.mode), "source": e.source,
+            "source_is": Source(e.source).name.lower(), "window": e.window,
+            "window_is": WINDOWS[e.window], "end_code": e.end_code,
+            "frames": [{"method": f.method, "method_name": describe.method(f.method),
+                        "bci": f.bci, "type": _enum_name(vm.FrameType, f.type),
+                        "comp_level": f.level} for f in e.frames]}
+
+
+def _expected_from_json(j: _Json, e: Any) -> Expected:
+    frames = tuple(
+        ExpectedFrame(j.int_(f, "method", p), j.int_(f, "bci", p),
+                      j.enum(f, "type", p, vm.FrameType), j.int_(f, "comp_level", p))
+        for i, f in enumerate(j.list_(e, "frames", "expected")) for p in [f"expected.frames[{i}]"])
+    return Expected(j.int_(e, "mode", "expected"), j.int_(e, "source", "expected"),
+                    j.int_(e, "window", "expected"), j.int_(e, "end_code", "expected"), frames)
 
 
 def _blob_to_json(index: int, blob: Blob, describe: Describer) -> Json:
@@ -349,7 +370,10 @@ def case_from_json(doc: Any, source: str = "<json>") -> Case:
         _queue_op_from_json(j, o, f"queue[{i}]") for i, o in enumerate(j.list_(doc, "queue", "")))
     code = tuple(_patch_from_json(j, p, f"code[{i}]")  # absent before section 10
                  for i, p in enumerate(j.list_(doc, "code", "") if "code" in doc else ()))
-    return Case(classes, methods, blobs, thread, stack, context, walk, truth, queue, code)
+    expected_doc = doc.get("expected")   # absent before section 11
+    expected = None if expected_doc is None else _expected_from_json(j, expected_doc)
+    return Case(classes, methods, blobs, thread, stack, context, walk, truth, queue, code,
+                expected)
 
 
 def _patch_from_json(j: _Json, p: Any, path: str) -> CodePatch:

@@ -13,12 +13,14 @@ from enum import IntEnum
 from typing import Protocol
 
 from walkfuzz.case import CaseDecodeError, CaseStatus
+from walkfuzz.vm_model import ThreadFlag, ThreadState
 
 SECTION_QUEUE = 9
 MAX_OPS = 4096
 MAX_REGISTRATIONS = 255
 STATUS_LIMIT = CaseStatus.LIMIT
 STATUS_BAD_FIELD = CaseStatus.BAD_FIELD
+THREAD_FLAGS = int(ThreadFlag.SUSPENDED | ThreadFlag.CURRENT)
 
 
 class Opcode(IntEnum):
@@ -33,6 +35,7 @@ class Opcode(IntEnum):
     SAFEPOINT = 9
     THREAD_EXIT = 10
     POKE = 11
+    THREAD = 12   # the thread's state, flags and anchor change (a live capture's safepoint)
 
 
 @dataclass(frozen=True)
@@ -43,9 +46,9 @@ class QueueOp:
     queue: int = 0
     n: int = 0            # REGISTER, RESIZE: size; SET_ARG: element index
     options: int = 0      # REGISTER, HANDLER
-    which: int = 0        # HANDLER: 0 start, 1 end
-    mode: int = 0         # HANDLER: 0 remove, 1 plain, 2 offered an iterator
-    pc: int = 0
+    which: int = 0        # HANDLER: 0 start, 1 end; THREAD: state
+    mode: int = 0         # HANDLER: 0 remove, 1 plain, 2 offered an iterator; THREAD: flags
+    pc: int = 0           # (THREAD: pc, sp, fp are the anchor's)
     sp: int = 0
     fp: int = 0
     arg: int = 0
@@ -137,6 +140,10 @@ def _operands(r: QueueReader, code: int, index: int) -> QueueOp:
     if code == q.POKE:
         addr = r.u64("poke address")
         return QueueOp(code, pc=addr, arg=r.u64("poke value"))
+    if code == q.THREAD:
+        state, flags = r.u8("thread state"), r.u8("thread flags")
+        sp, fp = r.u64("thread anchor sp"), r.u64("thread anchor fp")
+        return QueueOp(code, which=state, mode=flags, sp=sp, fp=fp, pc=r.u64("thread anchor pc"))
     raise r.fail(STATUS_BAD_FIELD, f"queue op {index}: opcode {code}")
 
 
@@ -148,6 +155,9 @@ def _check(r: QueueReader, op: QueueOp, i: int, count: int, inner_end: int,
     if op.code == Opcode.HANDLER and (op.which > 1 or op.mode > 2):
         raise r.fail(STATUS_BAD_FIELD,
                            f"queue op {i}: handler which {op.which} mode {op.mode}")
+    if op.code == Opcode.THREAD and (op.which > max(ThreadState) or op.mode & ~THREAD_FLAGS):
+        raise r.fail(STATUS_BAD_FIELD,
+                     f"queue op {i}: thread state {op.which} flags {op.mode:#x}")
     lo, hi = stack
     if op.code == Opcode.POKE and (op.pc % 8 or op.pc < lo or op.pc + 8 > hi):
         raise r.fail(STATUS_BAD_FIELD,
@@ -201,6 +211,8 @@ def _operand_bytes(op: QueueOp) -> bytes:
         return b""
     if op.code == q.POKE:
         return struct.pack("<QQ", op.pc, op.arg)
+    if op.code == q.THREAD:
+        return struct.pack("<BBQQQ", op.which, op.mode, op.sp, op.fp, op.pc)
     raise ValueError(f"queue op opcode {op.code} has no encoding")
 
 

@@ -1,6 +1,9 @@
 """`walkfuzz minimize`: the smallest case file that still shows the same finding.
 
-The predicate is "replays (bytes harness, same walker) to the same signature". Steps:
+The predicate is "replays (bytes harness, same walker) to the same signature"; a live stress
+capture (harness `stress`, a case with EXPECTED) replays against the live oracle instead, and
+keeps its EXPECTED section while everything else shrinks — and, so that the expected trace
+stays the truth of what is left, the reference walker must still walk it as expected. Steps:
 
  1. Materialize: an input of a generator harness (registers, layouts) becomes the case file of
     what it ran as (the generated, mutated layout the hot path mapped), so that every later
@@ -27,7 +30,7 @@ from typing import Any, TypeVar
 from walkfuzz import case as C
 from walkfuzz import vm_model as vm
 from walkfuzz.errors import UserError
-from walkfuzz.triage_replay import GENERATOR_HARNESSES, MinivmReplayer
+from walkfuzz.triage_replay import GENERATOR_HARNESSES, LIVE_HARNESS, MinivmReplayer
 
 DEFAULT_BUDGET = 5.0  # seconds
 MINIMIZE_HANG_NS = 20_000_000  # a minimizing replay of a hang needs no more than this
@@ -56,21 +59,28 @@ class Oracle:
     """Replays candidates and says whether they keep the signature; counts and times them."""
 
     def __init__(self, replayer: MinivmReplayer, walker: str, signature: str,
-                 deadline: float) -> None:
+                 deadline: float, case_harness: str = "bytes") -> None:
         self.replayer, self.walker, self.signature = replayer, walker, signature
         self.deadline = deadline
+        self.case_harness = case_harness  # how a candidate case file replays
+        # A live capture's EXPECTED is only the truth of a case the reference still walks so.
+        self.reference_clean = case_harness == LIVE_HARNESS and walker != "reference"
         self.tests = 0
 
     def expired(self) -> bool:
         return time.monotonic() > self.deadline
 
-    def keeps(self, data: bytes, harness: str = "bytes") -> bool:
+    def keeps(self, data: bytes, harness: str | None = None) -> bool:
         self.tests += 1
         try:
+            harness = harness or self.case_harness
             replay = self.replayer.run(data, harness, self.walker, "<candidate>")
+            if replay.finding is None or replay.finding.signature != self.signature:
+                return False
+            return not (self.reference_clean and harness == LIVE_HARNESS and
+                        self.replayer.run(data, harness, "reference", "<candidate>").finding)
         except UserError:
             return False
-        return replay.finding is not None and replay.finding.signature == self.signature
 
 
 # ---- sections of a case file -------------------------------------------------------------------
@@ -89,6 +99,17 @@ def split_queue(data: bytes) -> tuple[bytes, bytes]:
             kept.append(data[offset:end])
         offset = end
     return b"".join(kept), queue
+
+
+def decode_without_queue(without_queue: bytes, whole: bytes) -> C.Case | None:
+    """The case without its queue section (None: no case). An EXPECTED section about the queue
+    program does not decode without it: then the whole case, its queue dropped."""
+    for data in (without_queue, whole):
+        try:
+            return dataclasses.replace(C.decode(data), queue=None)
+        except C.CaseDecodeError:
+            continue
+    return None
 
 
 def queue_ops(queue: bytes, case: C.Case) -> tuple[Any, ...] | None:
@@ -383,21 +404,19 @@ def minimize(data: bytes, harness: str, walker: str, budget: float = DEFAULT_BUD
         raise MinimizeError(f"{source}: replays without a finding on walker {walker!r} "
                             f"(harness {harness}); nothing to minimize")
     signature = first.finding.signature
-    oracle = Oracle(replayer, walker, signature, started + budget)
+    case_harness = LIVE_HARNESS if harness == LIVE_HARNESS else "bytes"
+    oracle = Oracle(replayer, walker, signature, started + budget, case_harness)
     case_bytes = replayer.materialize(data, harness, walker, source)
     passes: list[str] = []
     if harness in GENERATOR_HARNESSES and not oracle.keeps(case_bytes):
         best, best_harness = shrink_bytes(oracle, data, harness), harness
         passes.append("ddmin-generator-bytes")
     else:
-        best, best_harness = case_bytes, "bytes"
+        best, best_harness = case_bytes, case_harness
         if harness in GENERATOR_HARNESSES:
             passes.append("materialize")
         without_queue, queue = split_queue(case_bytes)
-        try:
-            case = C.decode(without_queue)
-        except C.CaseDecodeError:
-            case = None
+        case = decode_without_queue(without_queue, case_bytes)
         if case is not None:
             shrinker = CaseShrinker(oracle, case, queue_ops(queue, case), queue)
             shrinker.run()
@@ -405,7 +424,7 @@ def minimize(data: bytes, harness: str, walker: str, budget: float = DEFAULT_BUD
             if len(candidate) < len(best) and oracle.keeps(candidate):
                 best = candidate
             passes += shrinker.passes
-        smaller = shrink_bytes(oracle, best, "bytes")
+        smaller = shrink_bytes(oracle, best, case_harness)
         if len(smaller) < len(best):
             best = smaller
             passes.append("ddmin-bytes")

@@ -279,7 +279,8 @@ class QueueModel:
             op = self.ops[i]
             code = self._op(i, op)
             queue = (len(self.queues) - 1 if op.code == Opcode.REGISTER
-                     else -1 if op.code in (Opcode.SAFEPOINT, Opcode.THREAD_EXIT, Opcode.POKE)
+                     else -1 if op.code in (Opcode.SAFEPOINT, Opcode.THREAD_EXIT, Opcode.POKE,
+                                            Opcode.THREAD)
                      else op.queue)
             q = self._live(queue) if queue >= 0 else None
             info = (len(q.elements), q.capacity, q.attempts) if q is not None else (0, 0, 0)
@@ -317,6 +318,9 @@ class QueueModel:
             return self._safepoint(i, op)
         if op.code == c.THREAD_EXIT:
             return self._thread_exit()
+        if op.code == c.THREAD:   # the oracle's true trace is of the case's thread as decoded
+            raise ValueError(f"queue op {i}: THREAD changes the thread, which the model's "
+                             "true trace does not follow")
         self.oracle.poke(op.pc, op.arg)
         return 0
 

@@ -130,9 +130,16 @@ class RunReport:
         return totals
 
 
+# Inputs `walkfuzz replay` recognizes by their bytes: a live stress capture (a case file with
+# the live oracle's EXPECTED section) needs no --target or --harness.
+SELF_DESCRIBING = frozenset({("minivm", "stress")})
+
+
 def reproducer_command(finding: Finding, input_path: Path) -> str:
     """The shell command that replays one stored input (`walkfuzz replay`, the triage tool)."""
     argv = ["walkfuzz", "replay", "--target", finding.target, "--harness", finding.harness]
+    if (finding.target, finding.harness) in SELF_DESCRIBING:
+        argv = ["walkfuzz", "replay"]
     walker = finding.details.get("walker")
     if isinstance(walker, str) and walker not in ("", "reference"):
         argv += ["--walker", walker]

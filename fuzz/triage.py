@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.exit_status import describe_exit
+from walkfuzz.report import SELF_DESCRIBING
 from walkfuzz.triage_cluster import Cluster, Member, cluster
 from walkfuzz.triage_inputs import Defaults, InputSpec, resolve
 from walkfuzz.triage_replay import DEFAULT_HANG_NS
@@ -161,6 +162,8 @@ def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
 def reproducer(m: Member) -> str:
     """The shell command that replays and explains one input (`walkfuzz replay`)."""
     argv = ["walkfuzz", "replay", "--target", m.target, "--harness", m.harness]
+    if (m.target, m.harness) in SELF_DESCRIBING:   # a live capture: replay knows it by its bytes
+        argv = ["walkfuzz", "replay"]
     if m.walker not in ("", "reference"):
         argv += ["--walker", m.walker]
     argv.append(m.path)

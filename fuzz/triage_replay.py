@@ -1,7 +1,9 @@
 """Replaying one stored input in this process, the way the harness that found it ran it.
 
 minivm inputs go through the hot path (`wf_worker_run`: decode or generate, map, walk under
-the guard, check) with the walker named in the finding (or `--walker`); libunwind inputs
+the guard, check) with the walker named in the finding (or `--walker`); a live stress capture
+(harness `stress`: a case with section 11 EXPECTED) is walked again the way the live run
+walked it and judged by the live oracle (`wf_live_replay`); libunwind inputs
 through the libunwind target's own one-call replay (`wf_uw_fuzz_one`). Each replay gives a
 `Replay`: the finding it reproduces (built exactly as the harness builds it, so signatures
 match the stored ones), its class on the walker scale (walkfuzz.classify), or an error line
@@ -19,11 +21,14 @@ from typing import Any
 
 from walkfuzz import classify
 from walkfuzz.case import CaseDecodeError, decode
+from walkfuzz.case_expected import has_expected
 from walkfuzz.errors import CaseFormatError, UserError, WalkerLibraryError
 from walkfuzz.findings import Finding
 from walkfuzz.native_finding import check_name, to_finding
 
 HARNESSES = {"registers": 1, "layouts": 2, "bytes": 3}  # enum wf_worker_harness
+LIVE_HARNESS = "stress"  # a live capture: a case file whose EXPECTED section is the oracle
+
 GENERATOR_HARNESSES = frozenset({"registers", "layouts"})
 DEFAULT_HANG_NS = 100_000_000  # the reference walker takes microseconds; a walk this long hangs
 LIBUNWIND_HARNESS = "perturb"
@@ -57,9 +62,10 @@ def case_error(data: bytes, source: str) -> str:
 
 
 def sniff_harness(data: bytes, source: str) -> str:
-    """The harness of a plain crash file with no description: a case file is `bytes`."""
+    """The harness of a plain crash file with no description: a case file is `bytes`, or
+    `stress` when it carries a live sample's EXPECTED section."""
     if data[:4] == CASE_MAGIC:
-        return "bytes"
+        return LIVE_HARNESS if has_expected(data) else "bytes"
     what = "empty file" if not data else f"starts with {data[:4]!r}, not {CASE_MAGIC!r}"
     raise ReplayError(f"{source}: not a case file ({what}) and no --harness says which "
                       "generator harness made it")
@@ -108,6 +114,8 @@ class MinivmReplayer:
 
     def run(self, data: bytes, harness: str, walker: str, source: str) -> Replay:
         """Replay once; ReplayError / CaseFormatError / WalkerLibraryError on bad input."""
+        if harness == LIVE_HARNESS:
+            return self.run_live(data, walker, source)
         number = HARNESSES.get(harness)
         if number is None:
             raise ReplayError(f"{source}: unknown minivm harness {harness!r}; one of "
@@ -124,6 +132,31 @@ class MinivmReplayer:
         finding = self._finding(data, harness, walker)
         klass, why = self._classify(finding)
         return Replay(finding, klass, why)
+
+    def run_live(self, data: bytes, walker: str, source: str) -> Replay:
+        """A live capture walked again and judged by the live oracle; `extra` has the
+        replay's result (walkfuzz.stress.replay)."""
+        from walkfuzz.stress.replay import replay_live
+
+        table = self.walker(walker)
+        if self.lib.wf_guard_budget_ns() != self.hang_ns:
+            self.lib.wf_guard_set_budget_ns(self.hang_ns)
+        if self.lib.wf_case_decode(data, len(data), self.case, self.ffi.NULL) != 0:
+            raise CaseFormatError(source, case_error(data, source))
+        live = replay_live(self.ffi, self.lib, table, self.case, data, walker)
+        if live.error:
+            raise ReplayError(f"{source}: {live.error}")
+        if live.finding is None:
+            return Replay(None, why=live.why, extra=live.doc)
+        if live.finding.kind == "crash":
+            klass, why = classify.fault_class(live.fault_addr, live.fault_si_code,
+                                              classify.MINIVM_REGIONS)
+        elif live.finding.kind == "hang":
+            klass = classify.HANG_CLASS
+            why = f"the walk ran past the {self.hang_ns / 1e6:g} ms budget"
+        else:
+            klass, why = live.klass, live.why
+        return Replay(live.finding, klass, why, extra=live.doc)
 
     def _finding(self, data: bytes, harness: str, walker: str) -> Finding:
         """The last run's finding, described as walkfuzz.native_harness describes it."""
@@ -169,8 +202,8 @@ class MinivmReplayer:
 
     def materialize(self, data: bytes, harness: str, walker: str, source: str) -> bytes:
         """The case file of what `data` ran as: for a generator harness, the generated (and
-        mutated) case as the hot path mapped it; for `bytes`, the case file itself."""
-        if harness == "bytes":
+        mutated) case as the hot path mapped it; for `bytes` and `stress`, the case file itself."""
+        if harness in ("bytes", LIVE_HARNESS):
             return data
         self.run(data, harness, walker, source)
         need = abs(int(self.lib.wf_case_encode(self.case, self.ffi.NULL, 0)))

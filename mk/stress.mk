@@ -1,7 +1,8 @@
 # Live stress (issue 6): the simulated VM sampled live, every trace checked (docs/stress.md).
 #   make test-stress   the short profile (~1.5 s a test, mode x interval x workload, -n auto)
 #   make soak          the same matrix, STRESS_SOAK_SECONDS (default 120) a test
-#   make bench-stress  samples per CPU-second, latency, slowdown per mode at 100 us and 10 us
+#   make bench-stress  samples per CPU-second, latency, slowdown per mode at 100 us and 10 us;
+#                      delivered samples with capture off and on, ns per capture
 # Each writes one aggregated report: reports/stress-tests/report.{json,html,md}.
 
 STRESS_SOAK_SECONDS ?= 120
@@ -19,4 +20,4 @@ soak-stress: .stamp-build
 	  tests/stress/test_live_matrix.py
 
 bench-stress: .stamp-build
-	$(PY) bench/runner.py stress
+	$(PY) bench/runner.py stress capture

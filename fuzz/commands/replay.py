@@ -1,5 +1,12 @@
 """`walkfuzz replay FILE`: decode one case, print it as readable JSON, walk it natively (the
 reference walker, or --walker PATH.so) and with the Python spec, and say how they compare.
+A live stress capture (a case with section 11 EXPECTED) is also walked again the way the live
+run walked it and judged by the live oracle (walkfuzz.stress.replay): the finding it shows is
+the live finding's (kind, `check:live-<class>`, shape, first differing frame).
+
+Exit status: 0 when the native walk equals the spec's (and a live capture's walk is what the
+live oracle expects); 1 when they differ or the live capture reproduces its finding; 2 for a
+file that is no case (one line).
 
 The report is a dict built step by step (`replay_report`), so later commands can add to it
 (per-step explanations come from the spec's `steps`)."""
@@ -37,7 +44,7 @@ def register(subparsers: Any) -> None:
 def case_file(args: argparse.Namespace) -> str:
     """FILE, or for a generator harness's input the case the hot path generated from it
     (walkfuzz.triage_replay), written to a temporary .case file that is named on stderr."""
-    if args.harness in (None, "bytes"):
+    if args.harness in (None, "bytes", "stress"):   # case files (stress: a live capture)
         return str(args.file)
     import sys
     import tempfile
@@ -117,6 +124,31 @@ def replay_report(path: str, walker: str | None) -> dict[str, Any]:
     }
 
 
+def live_report(path: str, walker: str | None) -> dict[str, Any] | None:
+    """A live capture's replay against its EXPECTED section; None for any other case."""
+    from walkfuzz.case_expected import has_expected
+    from walkfuzz.triage_replay import LIVE_HARNESS, MinivmReplayer
+
+    data = Path(path).read_bytes()
+    if not has_expected(data):
+        return None
+    replay = MinivmReplayer().run(data, LIVE_HARNESS, walker or "reference", path)
+    found = replay.finding
+    return {**replay.extra, "why": replay.why,
+            "finding": None if found is None else {
+                "kind": found.kind, "signature": found.signature, "location": found.location,
+                "shape": list(found.shape), "class": replay.klass}}
+
+
+def _live_lines(live: dict[str, Any]) -> list[str]:
+    found = live["finding"]
+    if found is None:
+        return [f"live oracle: {live['outcome']} ({live['why']})"]
+    return [f"live oracle: {found['kind']} {found['class']} at {found['location']}, first "
+            f"differing frame {live['first_diff']}, {live['walked_count']} frames walked, end "
+            f"{live['end_name']}", f"finding: {found['kind']} {found['signature']}"]
+
+
 def _summary(report: dict[str, Any]) -> str:
     native, want = report["native"], report["spec"]
     lines = [f"case {report['file']}:"]
@@ -132,6 +164,8 @@ def _summary(report: dict[str, Any]) -> str:
     lines.append("native == spec" if diff is None else f"DIFFERS: {json.dumps(diff)}")
     if report["queue"] is not None:
         lines += queue_summary_lines(report["queue"])
+    if report.get("live") is not None:
+        lines += _live_lines(report["live"])
     return "\n".join(lines)
 
 
@@ -150,11 +184,14 @@ def run(args: argparse.Namespace) -> int:
     if args.target != "minivm":
         raise UserError(f"replay: target {args.target!r} has no replay "
                         "(minivm, libunwind, hotspot)")
-    report = replay_report(case_file(args), walker)
+    path = case_file(args)
+    report = replay_report(path, walker)
+    report["live"] = live_report(path, walker)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
         print(json.dumps(report["case"], indent=1))
         print(_summary(report))
     queue_diff = report["queue"] is not None and report["queue"]["first_difference"] is not None
-    return 0 if report["first_difference"] is None and not queue_diff else 1
+    live_found = report["live"] is not None and report["live"]["finding"] is not None
+    return 0 if report["first_difference"] is None and not queue_diff and not live_found else 1

@@ -6,8 +6,12 @@
     walkfuzz stress --target libunwind [--mode ucontext|sigframe|alternate] --interval 100us
     walkfuzz stress ... --load 2          the same on a machine whose cores are all busy
 
-Exit status: 0 clean; 1 a fault or hang, or an invalid-trace rate above --max-invalid-rate;
-2 bad options (one line naming the value, or the flag a target does not take); 3 a missing tool.
+Every failed sample (fault, hang, invalid trace) is saved under --out as it happens, as a case
+file that `walkfuzz replay FILE [--walker PATH.so]` replays; --stop-on-first ends the run there.
+
+Exit status: 0 clean; 1 a fault or hang, or an invalid-trace rate above --max-invalid-rate
+(with --stop-on-first: any finding); 2 bad options (one line naming the value, or the flag a
+target does not take); 3 a missing tool.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--walk-budget", help="minivm, libunwind: a walk longer than this is a "
                    "hang (default 1s)")
+    p.add_argument("--stop-on-first", action="store_true",
+                   help="minivm: stop at the first finding (saved before the run ends)")
     p.add_argument("--max-invalid-rate", type=float, metavar="FRACTION",
                    help="exit 1 if invalid traces / walks is above this (CI)")
     p.add_argument("--out", type=Path, help="output directory (default reports/stress-MODE for "
@@ -76,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         walk_budget_ns=(None if args.walk_budget is None
                         else parse_duration_ns(args.walk_budget, "s", "walk budget")),
         workload=args.workload, jdk=args.jdk, walks=args.walks,
+        stop_on_first=args.stop_on_first,
         walker=str(check_walker_library(args.walker)) if args.walker else None)
     with cpu_load(check_load(args.load)):
         return runner(request)

@@ -1,35 +1,30 @@
 """One live stress run in this process (C: wf_live_run in native/src/live_run.c), turned into
-a JSON-able result. A process can run it once: it owns the VM's fixed addresses and SIGPROF,
-so callers other than tests use the child process (walkfuzz.stress.runner)."""
+a JSON-able result; its failed samples are drained and saved while it runs
+(walkfuzz.stress.drain). A process can run it once: it owns the VM's fixed addresses and
+SIGPROF, so callers other than tests use the child process (walkfuzz.stress.runner)."""
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
 from typing import Any
 
 from walkfuzz.errors import UserError
 from walkfuzz.native import load
+from walkfuzz.stress.drain import ERROR_NAMES, POLL_SECONDS, WINDOW_NAMES, Drain
+from walkfuzz.stress.hits import RunClock
 from walkfuzz.stress.options import MODES, WORKLOADS, StressOptions
-from walkfuzz.symbolize import symbolize
+from walkfuzz.stress.signature import CLASS_NAMES
 
-CLASS_NAMES = ("missing", "extra", "wrong-method", "wrong-bci", "wrong-type", "truncated",
-               "cycle", "contract", "wrong-result")
-WINDOW_NAMES = ("none", "call", "prologue", "epilogue", "bci")
-FRAME_TYPES = {1: "java", 2: "inlined", 3: "native", 4: "non-java"}
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 # Histogram edges in ns, 1 µs .. 100 ms, roughly three per decade; the last bucket is open.
 HISTOGRAM_EDGES_NS = (0, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000,
                       500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, 100_000_000)
-ERROR_NAMES = {0: "ASGST_NO_FRAME", -1: "ASGST_NO_THREAD", -2: "ASGST_THREAD_EXIT",
-               -3: "ASGST_UNSAFE_STATE", -4: "ASGST_NO_TOP_JAVA_FRAME",
-               -17: "ASGST_WF_BAD_PC", -18: "ASGST_WF_BAD_SP", -19: "ASGST_WF_BAD_FP",
-               -20: "ASGST_WF_BAD_METHOD", -21: "ASGST_WF_BAD_BCP",
-               -22: "ASGST_WF_DEPTH_LIMIT", -23: "ASGST_WF_BAD_ARGUMENT",
-               -24: "ASGST_WF_FRAME_GONE", -5: "ASGST_ENQUEUE_NO_QUEUE",
-               -6: "ASGST_ENQUEUE_FULL_QUEUE", -7: "ASGST_ENQUEUE_OTHER_ERROR"}
 STATS_FIELDS = ("requested", "delivered", "walked", "exact", "invalid", "faults", "hangs",
                 "frames", "safepoints", "invalid_in_window", "queue_rejected", "queue_gone",
                 "queue_resizes", "queue_checks", "queue_miscounts", "iterations_base",
-                "iterations_run", "cpu_ns_base", "cpu_ns_run", "wall_ns_base", "wall_ns_run")
+                "iterations_run", "cpu_ns_base", "cpu_ns_run", "wall_ns_base", "wall_ns_run",
+                "captured", "capture_dropped", "capture_copies", "capture_ns", "capture_bytes")
 
 
 def percentiles(values: list[int]) -> dict[str, float]:
@@ -68,39 +63,42 @@ def _stats(s: Any) -> dict[str, Any]:
             errors[ERROR_NAMES.get(code, str(code)) if isinstance(code, int) else code] = int(
                 s.errors[slot])
     doc["end_codes"] = errors
+    doc["capture_hist"] = [int(n) for n in s.capture_hist]
     return doc
 
 
-def _frames(frames: Any, count: int, names: list[str]) -> list[dict[str, Any]]:
-    out = []
-    for k in range(min(count, len(frames))):
-        f = frames[k]
-        method = int(f.method)
-        out.append({"method": names[method] if 0 <= method < len(names) else method,
-                    "bci": int(f.bci), "type": FRAME_TYPES.get(int(f.type), str(int(f.type))),
-                    "level": int(f.level)})
-    return out
+def capture_summary(lib: Any, total: dict[str, Any], ns_per_tick: float) -> dict[str, float]:
+    """What capturing cost: copies, bytes and time per copy (mean, and the median and p90 as
+    the upper edge of their bucket: four per power of two TSC ticks)."""
+    copies = total["capture_copies"]
+    doc: dict[str, float] = {"copies": copies, "captured": total["captured"],
+                             "dropped": total["capture_dropped"],
+                             "bytes_per_copy": total["capture_bytes"] / copies if copies else 0,
+                             "ns_per_copy": total["capture_ns"] / copies if copies else 0,
+                             "ns_per_delivered": (total["capture_ns"] / total["delivered"]
+                                                  if total["delivered"] else 0)}
+    for name, fraction in (("p50_ns", 0.5), ("p90_ns", 0.9)):
+        seen, need = 0, fraction * copies
+        for k, n in enumerate(total["capture_hist"]):
+            seen += n
+            if copies and seen >= need:
+                doc[name] = round(int(lib.wf_live_capture_bucket_end(k)) * ns_per_tick, 1)
+                break
+    return doc
 
 
-def _example(e: Any, names: list[str]) -> dict[str, Any]:
-    cls = int(e.cls)
-    kind = {-1: "fault", -2: "hang"}.get(cls) or CLASS_NAMES[cls]
-    return {
-        "class": kind, "window": WINDOW_NAMES[int(e.window)], "worker": int(e.worker),
-        "end_code": int(e.end_code),
-        "end_name": ERROR_NAMES.get(int(e.end_code), str(int(e.end_code))),
-        "first_diff": int(e.first_diff), "thread_state": int(e.thread_state),
-        "pc": int(e.pc), "sp": int(e.sp), "fault_pc": int(e.fault_pc),
-        "fault_addr": int(e.fault_addr), "fault_signo": int(e.fault_signo),
-        "fault_location": symbolize(int(e.fault_pc), with_offset=cls != -2) if cls < 0 else "",
-        "walked_count": int(e.walked_count), "expected_count": int(e.shadow_count),
-        "walked": _frames(e.walked, int(e.walked_count), names),
-        "expected": _frames(e.shadow, int(e.shadow_count), names),
-    }
+def _run_in_thread(lib: Any, args: tuple[Any, ...]) -> tuple[threading.Thread, list[int]]:
+    """wf_live_run on a thread of its own (cffi releases the GIL while it runs)."""
+    rc: list[int] = []
+    thread = threading.Thread(target=lambda: rc.append(lib.wf_live_run(*args)),
+                              name="wf_live_run")
+    thread.start()
+    return thread, rc
 
 
 def run_live(options: StressOptions) -> dict[str, Any]:
-    """Run `options` here and return the result document (see walkfuzz.stress.summary)."""
+    """Run `options` here and return the result document (see walkfuzz.stress.summary).
+    Failed samples are drained while the run goes on and saved under options.out, if set."""
     options.check()
     ffi, lib = load()
     cfg = ffi.new("wf_live_config *", {
@@ -108,21 +106,38 @@ def run_live(options: StressOptions) -> dict[str, Any]:
         "workload": WORKLOADS.index(options.workload), "seed": options.seed,
         "interval_ns": options.interval_ns, "duration_ns": options.duration_ns,
         "baseline_ns": options.baseline_ns, "walk_budget_ns": options.walk_budget_ns,
-        "safepoint_every": options.safepoint_every, "max_walks": options.max_walks})
+        "safepoint_every": options.safepoint_every, "max_walks": options.max_walks,
+        "capture": int(options.capture), "stop_on_first": int(options.stop_on_first)})
     out = ffi.new("wf_live_result *")
     err = ffi.new("char[512]")
     walker = ffi.new("char[]", options.walker.encode()) if options.walker else ffi.NULL
-    if lib.wf_live_run(cfg, walker, out, err, len(err)) != 0:
+    clock = RunClock.start()
+    drain = Drain(ffi, lib, clock, Path(options.out) if options.out else None,
+                  {"walker": options.walker or "reference", "workload": options.workload,
+                   "seed": options.seed, "interval_ns": options.interval_ns})
+    thread, rc = _run_in_thread(lib, (cfg, walker, out, err, len(err)))
+    while thread.is_alive():
+        if not drain.take():
+            thread.join(POLL_SECONDS)
+    thread.join()
+    if rc != [0]:
         raise UserError(ffi.string(err).decode(errors="replace"))
+    drain.take()
+    signatures = drain.write_hits()
     names = [ffi.string(lib.wf_live_method_name(i)).decode() for i in range(out.method_count)]
     kinds = [ffi.string(lib.wf_live_method_kind(i)).decode() for i in range(out.method_count)]
     intervals = list(ffi.unpack(out.intervals_ns, out.interval_count))
     latencies = list(ffi.unpack(out.latencies_ns, out.latency_count))
     return {
         "options": options.to_json(),
+        "started_at": clock.start_wall,
+        "stopped_early": bool(lib.wf_live_stopped_early()),
         "total": _stats(out.total),
+        "capture": capture_summary(lib, _stats(out.total), float(out.ns_per_tick)),
         "per_worker": [_stats(out.per_worker[i]) for i in range(out.workers)],
-        "examples": [_example(out.examples[i], names) for i in range(out.example_count)],
+        "examples": drain.examples,
+        "drained": drain.drained,
+        "signatures": signatures,
         "methods": [{"index": i, "name": n, "kind": k}
                     for i, (n, k) in enumerate(zip(names, kinds, strict=True))],
         "vm": {"blobs": int(out.blob_count), "descs": int(out.desc_count),

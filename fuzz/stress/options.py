@@ -51,6 +51,9 @@ class StressOptions:
     walk_budget_ns: int = 1_000_000_000  # watchdog: a walk longer than this is a hang
     safepoint_every: int = 64          # request a safepoint every n-th sample (0: never)
     max_walks: int = 0                 # stop once this many walks were judged (0: duration)
+    capture: bool = True               # capture failed samples as cases (docs/stress.md)
+    stop_on_first: bool = False        # end the sampled phase at the first failed sample
+    out: str | None = None             # where findings are saved as they happen (None: not)
 
     def check(self) -> None:
         if self.mode not in MODES:
@@ -68,6 +71,8 @@ class StressOptions:
             raise UserError(f"walks {self.max_walks} is negative")
         if self.safepoint_every < 0:
             raise UserError(f"safepoint-every {self.safepoint_every} is negative")
+        if self.stop_on_first and not self.capture:
+            raise UserError("stop-on-first needs capture: the first finding is a capture")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

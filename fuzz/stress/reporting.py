@@ -1,39 +1,52 @@
 """A live stress result as findings and a run report (walkfuzz.findings, walkfuzz.report).
 
-Findings: every kept example of a fault, a hang or an invalid trace, with its walked and
-expected frames in `details` and no input bytes (a live sample cannot be replayed; the seed,
-mode and workload in `details` rerun the same workload). The location of an invalid trace is
-the oracle's class (`check:live-<class>`), of a fault the symbolized faulting pc; the shape is
-the frame types walked up to the first difference.
+Findings: every failed sample the run captured and saved while it ran (walkfuzz.stress.drain)
+is a case file with the live oracle's expected trace (section 11), so `walkfuzz replay FILE`
+reproduces it; its description has the walked and the expected frames. The location of an
+invalid trace is the oracle's class (`check:live-<class>`), of a fault the symbolized faulting
+pc; the shape is the frame kinds walked up to the first difference (walkfuzz.stress.signature).
+Each signature's group in the report counts every failed sample of it (not only the stored
+ones) and carries when the first and the last was sampled (`details.hits`). A queue-mode run
+whose GetQueueSizeInfo disagreed with the worker's own count is one contract finding of the
+run (`check:live-queue-accounting`, no input).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings import Finding, FindingKind, save_finding
-from walkfuzz.report import Histogram, RunMeta, RunReport, group_findings, write_report
+from walkfuzz.findings import Finding, save_finding
+from walkfuzz.report import (
+    FindingGroup,
+    Histogram,
+    RunMeta,
+    RunReport,
+    group_findings,
+    write_report,
+)
+from walkfuzz.stress.hits import HITS
+from walkfuzz.stress.signature import HARNESS, TARGET
 from walkfuzz.stress.summary import figures
 
-TARGET = "minivm"
-HARNESS = "stress"
+
+def _stored(example: dict[str, Any]) -> Finding | None:
+    """The finding the run saved for `example`, read back (None: it saved none)."""
+    path = example.get("path")
+    if not path:
+        return None
+    data = Path(path).read_bytes()
+    doc = json.loads(Path(path).with_suffix(".json").read_text())
+    return Finding.from_json(doc, data)
 
 
-def _kind(example: dict[str, Any]) -> FindingKind:
-    cls = example["class"]
-    if cls == "fault":
-        return "crash"
-    if cls == "hang":
-        return "hang"
-    return "contract" if cls == "contract" else "invalid-trace"
-
-
-def _shape(example: dict[str, Any]) -> tuple[str, ...]:
-    walked = example["walked"]
-    upto = example["first_diff"] if example["first_diff"] >= 0 else len(walked)
-    return tuple(f["type"] for f in reversed(walked[: upto + 1]))  # outermost first, like a walk
+def findings_of(result: dict[str, Any], walker: str) -> list[Finding]:
+    """The findings the run stored (one per stored input), and the run's queue accounting
+    finding if GetQueueSizeInfo disagreed (saved by write_stress_report)."""
+    found = [_queue_miscount(result, walker)] if result["total"].get("queue_miscounts") else []
+    return found + [f for f in map(_stored, result["examples"]) if f is not None]
 
 
 def _queue_miscount(result: dict[str, Any], walker: str) -> Finding:
@@ -47,19 +60,25 @@ def _queue_miscount(result: dict[str, Any], walker: str) -> Finding:
                    location="check:live-queue-accounting", shape=(), data=b"", details=details)
 
 
-def findings_of(result: dict[str, Any], walker: str) -> list[Finding]:
-    options = result["options"]
-    found = [_queue_miscount(result, walker)] if result["total"].get("queue_miscounts") else []
-    for example in result["examples"]:
-        kind = _kind(example)
-        location = (example["fault_location"] if kind in ("crash", "hang")
-                    else f"check:live-{example['class']}")
-        details = {**example, "walker": walker, "mode": options["mode"],
-                   "workload": options["workload"], "seed": options["seed"],
-                   "interval_ns": options["interval_ns"]}
-        found.append(Finding(kind=kind, target=TARGET, harness=HARNESS, location=location,
-                             shape=_shape(example), data=b"", details=details))
-    return found
+def with_hits(groups: list[FindingGroup], result: dict[str, Any]) -> list[FindingGroup]:
+    """Each group counts every failed sample of its signature and says when the first and the
+    last was sampled; signatures no input was stored for get a group of their own."""
+    signatures: dict[str, dict[str, Any]] = result.get("signatures", {})
+    for group in groups:
+        if group.signature in signatures:
+            group.details[HITS] = signatures[group.signature][HITS]
+            group.count = signatures[group.signature][HITS]["count"]
+    known = {g.signature for g in groups}
+    command = " ".join(["walkfuzz", "stress", "--mode", result["options"]["mode"], "--workload",
+                        result["options"]["workload"], "--seed", str(result["options"]["seed"])])
+    for signature, doc in signatures.items():
+        if signature not in known:
+            groups.append(FindingGroup(
+                signature=signature, kind=doc["kind"], target=TARGET, harness=HARNESS,
+                location=doc["location"], shape=doc["shape"], count=doc[HITS]["count"],
+                examples=[], reproducer=f"{command} (no input stored: see capture_dropped)",
+                details={HITS: doc[HITS]}))
+    return groups
 
 
 def counters_of(result: dict[str, Any]) -> dict[str, Any]:
@@ -75,6 +94,8 @@ def counters_of(result: dict[str, Any]) -> dict[str, Any]:
     counters["end_codes"] = total["end_codes"]
     counters["interval_ns"] = {k: float(v) for k, v in result["interval"].items()}
     counters["walk_latency_ns"] = {k: float(v) for k, v in result["latency"].items()}
+    counters["capture"] = {k: round(float(v), 1) for k, v in result["capture"].items()}
+    counters["stopped_early"] = bool(result.get("stopped_early"))
     counters["vm"] = result["vm"]
     return counters
 
@@ -89,18 +110,22 @@ def build_report(out_dir: Path, result: dict[str, Any], command: list[str], star
              f"{options['interval_ns']} ns",
              "oracle: every walk must equal the shadow stack, moved by one step for a sample "
              "in a transition window (docs/stress.md); no tolerance"]
+    if result.get("stopped_early"):
+        notes.append("stopped at the first finding (--stop-on-first)")
     return RunReport(
         meta=meta, counters=counters_of(result),
         histograms={name: Histogram(**result[f"{name}_histogram"])
                     for name in ("interval", "latency")},
-        findings=group_findings(out_dir, found), notes=notes)
+        findings=with_hits(group_findings(out_dir, found), result), notes=notes)
 
 
 def write_stress_report(out_dir: Path, result: dict[str, Any], command: list[str],
                         started: float) -> dict[str, Path]:
-    """Save the findings of `result` under out_dir and write report.{json,html,md}."""
+    """Write report.{json,html,md} of `result` into out_dir; its findings are the ones the run
+    saved there while it ran."""
     walker = result["options"]["walker"] or "reference"
     found = findings_of(result, walker)
     for finding in found:
-        save_finding(out_dir, finding)
+        if not finding.data:   # the run's own finding (queue accounting): no sample to store
+            save_finding(out_dir, finding)
     return write_report(out_dir, build_report(out_dir, result, command, started, walker, found))

@@ -9,7 +9,8 @@ from typing import Any
 
 from walkfuzz.findings import save_finding
 from walkfuzz.report import RunMeta, RunReport, group_findings, write_report
-from walkfuzz.stress.reporting import HARNESS, TARGET, findings_of
+from walkfuzz.stress.reporting import findings_of
+from walkfuzz.stress.signature import HARNESS, TARGET
 from walkfuzz.stress.summary import figures
 
 SUMMED = ("walked", "exact", "invalid", "faults", "hangs")

@@ -45,6 +45,7 @@ class StressRequest:
     workload: str | None = None
     walker: str | None = None
     jdk: str | None = None
+    stop_on_first: bool = False
     walks: int | None = None
 
     def out_dir(self, name: str) -> Path:
@@ -55,23 +56,30 @@ StressRunner = Callable[[StressRequest], int]
 
 
 def stress_minivm(req: StressRequest) -> int:
-    """Run, report, and judge: 1 on a fault or hang, or an invalid-trace rate above the limit."""
+    """Run, report, and judge: 1 on a fault or hang, or an invalid-trace rate above the limit
+    (with --stop-on-first: on any finding). Findings are saved under the output directory as
+    they happen."""
     defaults = StressOptions()
+    out_dir = req.out_dir(req.mode or defaults.mode)
     options = StressOptions(
         mode=req.mode or defaults.mode, interval_ns=req.interval_ns, threads=req.threads,
         duration_ns=req.duration_ns,
         baseline_ns=defaults.baseline_ns if req.baseline_ns is None else req.baseline_ns,
         workload=req.workload or defaults.workload, seed=req.seed, walker=req.walker,
         walk_budget_ns=req.walk_budget_ns or defaults.walk_budget_ns,
-        max_walks=req.walks or 0)
+        max_walks=req.walks or 0, stop_on_first=req.stop_on_first, out=str(out_dir))
     options.check()
     started = time.time()
     result = run_minivm_stress(options)
-    paths = write_stress_report(req.out_dir(options.mode), result, req.command, started)
+    paths = write_stress_report(out_dir, result, req.command, started)
     total = result["total"]
     print(f"stress {options.label}: {one_line(result)}")
+    if result["stopped_early"]:
+        print("stopped at the first finding (--stop-on-first)")
     print(f"report: {paths['html']} (also {paths['json'].name}, {paths['md'].name})")
     failed = total["faults"] + total["hangs"] + total["queue_miscounts"] > 0
+    if req.stop_on_first and result["signatures"]:
+        failed = True
     if req.max_invalid_rate is not None and figures(result)["invalid_rate"] > req.max_invalid_rate:
         failed = True
     return 1 if failed else 0
@@ -106,9 +114,10 @@ STRESS_RUNNERS: dict[str, StressRunner] = {
 # Flags that only some targets take ({flag: argparse dest}; the rest apply to every target).
 TARGET_FLAGS = {"--walker": "walker", "--mode": "mode", "--workload": "workload",
                 "--baseline": "baseline", "--walk-budget": "walk_budget", "--jdk": "jdk",
-                "--walks": "walks"}
+                "--walks": "walks", "--stop-on-first": "stop_on_first"}
 APPLICABLE = {
-    "minivm": ("--walker", "--mode", "--workload", "--baseline", "--walk-budget", "--walks"),
+    "minivm": ("--walker", "--mode", "--workload", "--baseline", "--walk-budget", "--walks",
+               "--stop-on-first"),
     "hotspot": ("--jdk",),
     "libunwind": ("--mode", "--baseline", "--walk-budget"),
 }

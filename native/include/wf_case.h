@@ -7,7 +7,7 @@
  *            strictly increasing type; all little-endian, unaligned)
  *     1 CLASSES  2 METHODS  3 CODE  4 THREAD  5 STACK  6 CONTEXT  7 WALK   (required)
  *     8 TRUTH (optional)  9 QUEUE operations (optional)  10 CODE_BYTES (code other than
- *     the 0xCC fill)  >= 0x8000 experiments
+ *     the 0xCC fill)  11 EXPECTED (optional, wf_case_expected.h)  >= 0x8000 experiments
  *
  * The VM part of a case (classes, methods, code, thread, stack) lives only in the mapped
  * memory at WF_VM_ROOT; `wf_case` holds the rest (register context, walk options, truth).
@@ -41,7 +41,8 @@ enum wf_case_section {
     WF_SECTION_WALK = 7,
     WF_SECTION_TRUTH = 8,
     WF_SECTION_QUEUE = 9,
-    WF_SECTION_CODE_BYTES = 10
+    WF_SECTION_CODE_BYTES = 10,
+    WF_SECTION_EXPECTED = 11
 };
 
 enum wf_case_status {

@@ -17,6 +17,9 @@
  *                   this safepoint processes (skipped if it processes fewer)
  *    10 THREAD_EXIT
  *    11 POKE        u64 addr, u64 value   (a stack word changes, as the running thread would)
+ *    12 THREAD      u8 state, u8 flags, u64 anchor sp, u64 anchor fp, u64 anchor pc: the
+ *                   thread record becomes that (as the running thread would change it between
+ *                   a signal and its safepoint; restored after the run)
  *   A queue operand r names the r-th REGISTER of the program; its handle is NULL if that
  *   register failed or has not run yet, and stays the (dead) handle after DEREGISTER.
  */
@@ -40,7 +43,7 @@ struct wf_walker;   /* wf_walker.h */
 enum wf_queue_opcode {
     WF_QOP_REGISTER = 1, WF_QOP_DEREGISTER = 2, WF_QOP_ENQUEUE = 3, WF_QOP_SET_ARG = 4,
     WF_QOP_COMPRESS = 5, WF_QOP_RESIZE = 6, WF_QOP_SIZE_INFO = 7, WF_QOP_HANDLER = 8,
-    WF_QOP_SAFEPOINT = 9, WF_QOP_THREAD_EXIT = 10, WF_QOP_POKE = 11
+    WF_QOP_SAFEPOINT = 9, WF_QOP_THREAD_EXIT = 10, WF_QOP_POKE = 11, WF_QOP_THREAD = 12
 };
 
 enum wf_queue_event_kind {
@@ -60,6 +63,7 @@ typedef struct wf_queue_event {
     uint64_t pc, sp, fp; /* ELEMENT, PENDING: the element */
     int32_t size, capacity, attempts;  /* OP of SIZE_INFO (and every OP): size info after it */
     uint32_t frame_begin, frame_count; /* handlers: frames walked, in the result's frames */
+    int32_t state;       /* handlers with an iterator: ASGST_State after the walk */
 } wf_queue_event;
 
 typedef struct wf_queue_result {

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wf_case_expected.h"
+
 /* cffi:begin */
 #define WF_LIVE_MODE_SIGNAL 1
 #define WF_LIVE_MODE_THREAD 2
@@ -35,8 +37,6 @@
 #define WF_LIVE_WORKLOAD_CALLS 5
 
 #define WF_LIVE_MAX_WORKERS 16
-#define WF_LIVE_EXAMPLE_FRAMES 12
-#define WF_LIVE_EXAMPLES 64
 #define WF_LIVE_ERROR_SLOTS 32
 
 /* Invalid-trace classes (index into wf_live_stats.invalid). */
@@ -62,6 +62,8 @@ typedef struct wf_live_config {
     uint64_t walk_budget_ns;   /* watchdog budget of one walk (0: none) */
     uint32_t safepoint_every;  /* request a safepoint every n-th sample (0: never) */
     uint32_t record_cap;       /* interval/latency values kept per worker */
+    uint32_t capture;          /* 1: capture failed samples for wf_live_drain (wf_live_capture.h) */
+    uint32_t stop_on_first;    /* 1: end the sampled phase at the first failed sample */
     uint64_t max_walks;        /* end the sampled phase once this many walks were judged
                                   (0: run the whole duration) */
 } wf_live_config;
@@ -88,43 +90,28 @@ typedef struct wf_live_stats {
     uint64_t iterations_base, iterations_run;   /* root calls completed per phase */
     uint64_t cpu_ns_base, cpu_ns_run;           /* worker CPU time per phase */
     uint64_t wall_ns_base, wall_ns_run;
+    uint64_t captured;         /* failed samples captured for the drain */
+    uint64_t capture_dropped;  /* failed samples not captured: ring full or a capture running */
+    uint64_t capture_copies;   /* stack copies (captures; queue mode: every enqueue as well) */
+    uint64_t capture_ns;       /* time spent in them */
+    uint64_t capture_bytes;    /* stack bytes they copied */
+    uint64_t capture_hist[96]; /* copies by duration in TSC ticks (wf_live_result.ns_per_tick),
+                                  4 buckets per power of two: wf_live_capture_bucket */
 } wf_live_stats;
 
-typedef struct wf_live_frame {
-    int32_t method;            /* method index; -1 none (non-Java); -2 not a method handle */
-    int32_t bci;
-    int8_t type;
-    int8_t level;
-    uint8_t reserved[2];
-} wf_live_frame;
-
-typedef struct wf_live_example {
-    int32_t cls;               /* WF_LIVE_CLS_*, or -1 for a fault / -2 for a hang */
-    int32_t window;            /* wf_live_window_kind of the sampled pc */
-    int32_t worker;
-    int32_t end_code;          /* run result if < 0 before the walk, else NextFrame's end */
-    int32_t first_diff;
-    int32_t thread_state;
-    uint64_t pc, sp;           /* interrupted registers */
-    uint64_t fault_pc, fault_addr;
-    int32_t fault_signo;
-    uint32_t walked_count, shadow_count;   /* full lengths (examples keep the top ones) */
-    wf_live_frame walked[12];
-    wf_live_frame shadow[12];  /* expected, innermost first */
-} wf_live_example;
+typedef wf_expected_frame wf_live_frame;   /* method index, bci, type, comp level */
 
 typedef struct wf_live_result {
     wf_live_stats total;
     wf_live_stats per_worker[16];
     int workers;
-    uint32_t example_count;
-    wf_live_example examples[64];
     uint32_t method_count;
     uint64_t code_bytes;
     uint32_t blob_count, desc_count, window_count;
     uint64_t interval_count, latency_count;   /* values in the arrays below */
     uint32_t *intervals_ns;    /* achieved intervals between samples of one worker */
     uint32_t *latencies_ns;    /* walk latency (handler entry to check done) */
+    double ns_per_tick;        /* TSC tick length measured over the run */
 } wf_live_result;
 
 /* Run a live stress: generate and map the VM, start the workers, baseline phase, sampled
@@ -132,6 +119,9 @@ typedef struct wf_live_result {
    `walker` NULL = the in-core reference walker, else a library path (wf_walker_load). */
 int wf_live_run(const wf_live_config *cfg, const char *walker, wf_live_result *out, char *err,
                 size_t errlen);
+/* The capture_hist bucket of `ticks`, and the upper edge (in ticks) of bucket b. */
+uint32_t wf_live_capture_bucket(uint64_t ticks);
+uint64_t wf_live_capture_bucket_end(uint32_t b);
 /* Name of method i of the last run ("Class.method"), or NULL. */
 const char *wf_live_method_name(uint32_t i);
 /* Kind of method i: "interpreted", "compiled", "native"; NULL if none. */

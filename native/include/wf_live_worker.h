@@ -16,14 +16,16 @@
 #include "asgst.h"
 #include "wf_guard.h"
 #include "wf_live.h"
+#include "wf_live_capture.h"
 #include "wf_live_vm.h"
 #include "wf_walker.h"
 
 #define WF_LIVE_WALK_MAX 1024        /* frames kept per walk; more = a cycle (overflow) */
 #define WF_LIVE_END_OVERFLOW 1       /* wf_live_walk.end when the buffer filled up */
-#define WF_LIVE_WORKER_EXAMPLES 16
-#define WF_LIVE_EXAMPLES_PER_CLASS 3
 #define WF_LIVE_STACK_SIZE (512 * 1024)
+#define WF_LIVE_CAPTURE_RING 8       /* captures a worker holds until the drain takes them */
+#define WF_LIVE_CAPTURES_PER_KEY 4   /* captures per signature key and worker */
+#define WF_LIVE_SIGNATURE_KEYS 32    /* signature keys counted per worker; more: capture_dropped */
 
 enum wf_live_phase { WF_LIVE_STARTING, WF_LIVE_BASELINE, WF_LIVE_SAMPLING, WF_LIVE_STOPPING };
 
@@ -36,13 +38,62 @@ struct wf_live_snapshot {
     struct wf_live_shadow frames[WF_LIVE_SHADOW_MAX];
 };
 
+/* A thread as a capture saw it: registers, VM thread record, and its stack from `base` up. */
+struct wf_live_regs {
+    uint64_t pc, sp, fp;
+    uint32_t state, flags;
+    uint64_t anchor_sp, anchor_fp, anchor_pc;
+    uint64_t stack_lo, stack_hi; /* the live stack */
+    uint64_t base;               /* address of stack[0] */
+    uint32_t bytes;              /* copied: [base, base + bytes) */
+    uint32_t dropped;            /* bytes between base + bytes and the worker's C base left out
+                                    by the bound (the stack above the C base: the worker's) */
+};
+
+struct wf_live_stack_capture {
+    struct wf_live_regs r;
+    uint8_t stack[WF_LIVE_CAPTURE_STACK];
+};
+
 /* Where and when a sample was taken, and the trace expected of it (the shadow stack copied
    then, after wf_live_expect). */
 struct wf_live_sample_info {
-    uint64_t pc, sp, t0;
+    uint64_t pc, sp, fp, t0;
     uint32_t window;             /* wf_live_window_kind of pc */
     uint32_t state;              /* the VM thread's state */
+    uint32_t source;             /* wf_expected_source: which walk of the sample is judged */
     const struct wf_live_snapshot *snap;
+    const struct wf_live_stack_capture *signal;  /* queue: the thread at the signal (NULL:
+                                                    capture it now, it is still there) */
+};
+
+/* One failed sample, captured for the drain (wf_live_capture.h). */
+struct wf_live_capture {
+    int32_t cls;                 /* WF_LIVE_CLS_*, -1 fault, -2 hang */
+    int32_t first_diff;
+    uint32_t window, source;
+    uint64_t t_ns;               /* the sample's time (CLOCK_MONOTONIC) */
+    int32_t run_result, end, state_after;
+    uint32_t walked_count;       /* frames walked; walked[] has the first WF_LIVE_WALK_MAX */
+    uint32_t expected_count;
+    int32_t expected_end;
+    int faulted;
+    wf_fault fault;
+    uint64_t poll_sp, poll_fp, poll_pc;   /* ELEMENT: the safepoint's frame */
+    wf_live_frame walked[WF_LIVE_WALK_MAX];
+    wf_live_frame expected[WF_LIVE_SHADOW_MAX];
+    struct wf_live_stack_capture signal;
+    struct wf_live_stack_capture safepoint; /* ELEMENT: the thread at the safepoint */
+};
+
+/* Failed samples counted per signature key: the class, the shape's last frame kind and, for a
+   fault, its pc (the Python side turns a key into a finding signature). */
+struct wf_live_sigkey {
+    int32_t cls;
+    uint32_t tail;               /* wf_shape_kind, 0 for an empty walk */
+    uint64_t fault_pc;
+    volatile uint64_t count, first_ns, last_ns;
+    uint32_t captured;
 };
 
 /* What one walk returned. */
@@ -94,9 +145,17 @@ struct wf_live_worker {
     uint64_t interval_count, latency_count;
     struct wf_live_snapshot snap;
     struct wf_live_walk walk;
-    uint32_t example_count;
-    uint32_t examples_of_class[WF_LIVE_CLASSES + 2];
-    wf_live_example examples[WF_LIVE_WORKER_EXAMPLES];
+    struct wf_live_capture *ring;   /* WF_LIVE_CAPTURE_RING entries: the handler fills, the drain
+                                       empties (single producer, single consumer) */
+    uint64_t c_base;                /* the worker loop's frame: above it, C frames and TLS that
+                                       stay as they are while the worker runs Java code */
+    uint8_t *c_top;                 /* [c_base, stack_hi) copied once, when the worker started */
+    uint32_t c_top_bytes;
+    uint64_t capture_ticks;         /* TSC ticks spent capturing (-> st.capture_ns at the end) */
+    volatile uint32_t ring_head, ring_tail;
+    volatile uint32_t capturing;    /* a capture runs on this thread (a nested one drops) */
+    volatile uint32_t key_count;
+    struct wf_live_sigkey keys[WF_LIVE_SIGNATURE_KEYS];
     volatile uint32_t handshake; /* thread mode: wf_live_handshake */
     volatile uint32_t worker_sleeping;  /* thread mode: waits on `handshake` in the futex */
     int last_cpu;                /* thread mode: the CPU its handler last ran on, -1 unknown */
@@ -104,15 +163,19 @@ struct wf_live_worker {
     ASGST_Queue *queue;          /* queue mode: this worker's safepoint queue */
     struct wf_live_queued *queued;  /* WF_LIVE_QUEUED slots: what each element was at the signal */
     uint32_t queued_next;
+    int32_t queue_current;          /* the slot whose element is being walked, -1 none */
+    uint64_t poll_sp, poll_fp, poll_pc; /* the frame the running safepoint was given */
     struct wf_live_queue_model qm;  /* queue mode: what GetQueueSizeInfo must say */
 };
 
 /* Queue mode: the sample behind one queue element (its index is the element's arg). */
 #define WF_LIVE_QUEUED 64
+#define WF_LIVE_QUEUE_CAPACITY 32    /* elements of a worker's queue */
 struct wf_live_queued {
     volatile uint32_t busy;      /* enqueued, not processed yet */
     struct wf_live_sample_info at;
     struct wf_live_snapshot snap;
+    struct wf_live_stack_capture signal;  /* with capture on: the thread at the signal */
 };
 
 /* The queue API of the run's walker (the reference's, or a library's by dlsym). */
@@ -143,6 +206,8 @@ struct wf_live_run {
     volatile uint32_t sampler_sleeping;  /* thread mode: the sampler waits on `doorbell` */
     int sampler_cpu;                     /* thread mode: the CPU it last ran on, -1 unknown */
     struct wf_live_queue_api queue;  /* queue mode */
+    volatile int stop_requested;     /* end the sampled phase now (stop_on_first) */
+    uint64_t tsc0, ns0;              /* TSC and CLOCK_MONOTONIC at the start: capture timing */
 };
 
 extern struct wf_live_run wf_live_current_run;
@@ -158,6 +223,25 @@ void wf_live_expect(struct wf_live_snapshot *snap, uint32_t window, const void *
 
 /* Copy the worker's shadow stack. Async-signal-safe. */
 void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapshot *snap);
+
+/* Count a failed sample (invalid class cls, -1 fault, -2 hang) under its signature key and
+   capture it into the ring if there is room (live_capture.c). Async-signal-safe. */
+void wf_live_capture_keep(struct wf_live_worker *w, const struct wf_live_sample_info *at,
+                          int cls, int first_diff, const wf_fault *fault);
+/* Count one capture of `ticks` TSC ticks in the worker's statistics. Async-signal-safe. */
+void wf_live_capture_timed(struct wf_live_worker *w, uint64_t ticks);
+/* Copy the thread's registers pc/sp/fp, VM record and stack from `from` up into d; the bytes
+   count in the worker's statistics. Async-signal-safe. */
+void wf_live_capture_stack(struct wf_live_worker *w, struct wf_live_stack_capture *d,
+                           uint64_t pc, uint64_t sp, uint64_t fp, uint64_t from);
+/* Write every page of [p, p + n) so that a handler writing there takes no page fault (a
+   first touch costs microseconds on a virtual machine). Not signal-safe. */
+void wf_live_prefault(void *p, size_t n);
+/* Allocate a worker's capture ring (not in a handler). 0, or -1 out of memory. */
+int wf_live_capture_init(struct wf_live_worker *w);
+/* On the worker's thread, before it enters Java: copy its stack from `base` (its loop's frame)
+   to the top once; captures copy only below it. Not signal-safe. */
+void wf_live_capture_c_top(struct wf_live_worker *w, uint64_t base);
 
 /* Walk `uc` with options inside the guard, check it, record statistics and an example.
    `t0` is the sample's start (ns). Async-signal-safe. */
@@ -179,6 +263,9 @@ void wf_live_note_delivery(struct wf_live_worker *w, uint64_t t0);
 
 /* Monotonic time in ns. Async-signal-safe. */
 uint64_t wf_live_now_ns(void);
+/* The TSC: what captures are timed with (two clock_gettime calls would cost more than most
+   captures on a virtual machine). Async-signal-safe. */
+static inline uint64_t wf_live_ticks(void) { return __builtin_ia32_rdtsc(); }
 
 /* Make the calling thread the sampled worker w (NULL: none) for the SIGPROF handler. */
 void wf_live_worker_bind(struct wf_live_worker *w);

@@ -113,4 +113,15 @@ uint32_t wf_walk_twice_rewound(const struct wf_walker *w, const wf_case *c, ASGS
                                ASGST_Frame *out2, uint32_t cap, uint32_t *count2);
 /* cffi:end */
 
+/* The wf_shape_kind of a frame of this type and comp level. */
+static inline uint8_t wf_shape_kind_of(int type, int comp_level) {
+    switch (type) {
+    case ASGST_FRAME_JAVA: return comp_level == 0 ? WF_SHAPE_INTERPRETED : WF_SHAPE_COMPILED;
+    case ASGST_FRAME_JAVA_INLINED: return WF_SHAPE_INLINED;
+    case ASGST_FRAME_JAVA_NATIVE: return WF_SHAPE_NATIVE;
+    case ASGST_FRAME_NON_JAVA: return WF_SHAPE_NON_JAVA;
+    default: return WF_SHAPE_OTHER;
+    }
+}
+
 #endif /* WALKFUZZ_WF_RUN_H */

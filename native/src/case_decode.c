@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "case_expected.h"
 #include "case_queue.h" /* queue: section 9 (issue 4) */
 #include "case_reader.h"
 #include "vm_image.h"
@@ -322,6 +323,11 @@ static int decode_code_bytes(decode_state *st) {
     return 0;
 }
 
+/* section 11, the live oracle's expected trace (case_expected.c) */
+static int decode_expected(decode_state *st) {
+    return wf_case_expected_decode(&st->r, st->methods, wf_case_queue_op_count());
+}
+
 typedef int (*section_decoder)(decode_state *st);
 static const section_decoder DECODERS[] = {
     [WF_SECTION_CLASSES] = decode_classes, [WF_SECTION_METHODS] = decode_methods,
@@ -330,6 +336,7 @@ static const section_decoder DECODERS[] = {
     [WF_SECTION_WALK] = decode_walk,       [WF_SECTION_TRUTH] = decode_truth,
     [WF_SECTION_QUEUE] = decode_queue, /* queue (issue 4) */
     [WF_SECTION_CODE_BYTES] = decode_code_bytes,
+    [WF_SECTION_EXPECTED] = decode_expected,
 };
 #define KNOWN_SECTIONS ((int)(sizeof DECODERS / sizeof DECODERS[0]))
 #define REQUIRED_SECTIONS 0xFEu /* bits 1..7 */
@@ -414,6 +421,7 @@ int wf_case_decode(const uint8_t *data, size_t len, wf_case *c, wf_case_error *e
     c->truth_count = 0;
     c->mutations = 0;
     wf_case_queue_clear(); /* queue (issue 4): no program unless section 9 says so */
+    wf_case_expected_clear();
     wf_gen_layout_reset();
     if (decode_header(&st.r)) return st.r.status;
     if (wf_vm_image_begin() != 0)

@@ -2,6 +2,8 @@
  * docs/case-format.md §2. Deterministic: the same case gives the same bytes. */
 #include <string.h>
 
+#include "case_encode.h"
+#include "case_expected.h"
 #include "case_queue.h" /* queue: section 9 (issue 4) */
 #include "vm_image.h"
 #include "wf_case.h"
@@ -138,9 +140,36 @@ static void encode_truth(writer *w, const wf_case *c) {
     end_section(w, s);
 }
 
-int64_t wf_case_encode(const wf_case *c, uint8_t *out, size_t cap) {
+/* A section written by another module's encoder (size first, then the bytes). */
+static void put_encoded(writer *w, size_t size, void (*write)(const void *, uint8_t *),
+                        const void *what) {
+    if (size > 0 && w->len + size <= w->cap) write(what, w->out + w->len);
+    w->len += size;
+}
+
+static void write_queue(const void *parts, uint8_t *out) {
+    const wf_case_parts *p = parts;
+    wf_case_queue_encode(p->queue, p->queue_count, out);
+}
+
+static void write_expected(const void *e, uint8_t *out) { wf_case_expected_write(e, out); }
+
+/* Section 10: the code heap's bytes of each patch range, read where they are mapped. */
+static void encode_code_bytes(writer *w, const wf_case_parts *p) {
+    size_t s = begin_section(w, WF_SECTION_CODE_BYTES);
+    U32(w, p->patch_count);
+    for (uint32_t i = 0; i < p->patch_count; i++) {
+        U32(w, p->patches[i].offset);
+        U32(w, p->patches[i].length);
+        put(w, (const void *)(uintptr_t)(WF_VM_CODE_HEAP + p->patches[i].offset),
+            p->patches[i].length);
+    }
+    end_section(w, s);
+}
+
+int64_t wf_case_encode_parts(const wf_case_parts *p, uint8_t *out, size_t cap) {
     const struct wf_vm *vm = WF_VM;
-    if (!wf_vm_is_mapped() || vm->magic != WF_VM_MAGIC) return 0;
+    const wf_case *c = p->c;
     writer w = {.out = out, .cap = out == NULL ? 0 : cap};
     put(&w, "WFCS", 4);
     U16(&w, WF_CASE_VERSION);
@@ -148,9 +177,9 @@ int64_t wf_case_encode(const wf_case *c, uint8_t *out, size_t cap) {
     encode_classes(&w, vm);
     encode_methods(&w, vm);
     encode_code(&w, vm);
-    encode_thread(&w, vm->thread);
+    encode_thread(&w, p->thread);
     size_t s = begin_section(&w, WF_SECTION_STACK);
-    put(&w, (const void *)vm->thread->stack_lo, c->stack_size);
+    put(&w, p->stack, p->stack_size);
     end_section(&w, s);
     s = begin_section(&w, WF_SECTION_CONTEXT);
     U64(&w, c->pc);
@@ -164,21 +193,26 @@ int64_t wf_case_encode(const wf_case *c, uint8_t *out, size_t cap) {
     U16(&w, 0);
     end_section(&w, s);
     if (c->has_truth) encode_truth(&w, c);
-    size_t queue_len = wf_case_queue_encoded_size(); /* queue (issue 4): section 9 */
-    if (queue_len > 0 && w.len + queue_len <= w.cap) wf_case_queue_write(w.out + w.len);
-    w.len += queue_len;
-    uint32_t patches = wf_vm_image_patch_count();
-    if (patches > 0) {
-        s = begin_section(&w, WF_SECTION_CODE_BYTES);
-        U32(&w, patches);
-        for (uint32_t i = 0; i < patches; i++) {
-            uint32_t offset, length;
-            wf_vm_image_patch(i, &offset, &length);
-            U32(&w, offset);
-            U32(&w, length);
-            put(&w, (const void *)(uintptr_t)(WF_VM_CODE_HEAP + offset), length);
-        }
-        end_section(&w, s);
-    }
+    if (p->has_queue)   /* queue (issue 4): section 9 */
+        put_encoded(&w, wf_case_queue_encode(p->queue, p->queue_count, NULL), write_queue, p);
+    if (p->patch_count > 0) encode_code_bytes(&w, p);
+    if (p->expected != NULL)
+        put_encoded(&w, wf_case_expected_encoded_size(p->expected), write_expected, p->expected);
     return w.len <= w.cap ? (int64_t)w.len : -(int64_t)w.len;
+}
+
+int64_t wf_case_encode(const wf_case *c, uint8_t *out, size_t cap) {
+    const struct wf_vm *vm = WF_VM;
+    if (!wf_vm_is_mapped() || vm->magic != WF_VM_MAGIC) return 0;
+    wf_case_parts p = {.thread = vm->thread, .stack = (const uint8_t *)vm->thread->stack_lo,
+                       .stack_size = c->stack_size, .c = c,
+                       .expected = wf_case_expected_get()};
+    p.queue = wf_case_queue_ops(&p.queue_count);
+    p.has_queue = wf_case_queue_encoded_size() > 0;
+    static wf_code_patch patches[WF_CASE_MAX_CODE_PATCHES];
+    p.patch_count = wf_vm_image_patch_count();
+    for (uint32_t i = 0; i < p.patch_count; i++)
+        wf_vm_image_patch(i, &patches[i].offset, &patches[i].length);
+    p.patches = patches;
+    return wf_case_encode_parts(&p, out, cap);
 }

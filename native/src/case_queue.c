@@ -64,6 +64,10 @@ static int read_operands(case_reader *r, wf_queue_op *op) {
     case WF_QOP_THREAD_EXIT: return 0;
     case WF_QOP_POKE:
         return case_u64(r, &op->pc, "poke address") || case_u64(r, &op->arg, "poke value");
+    case WF_QOP_THREAD:
+        return case_u8(r, &op->which, "thread state") || case_u8(r, &op->mode, "thread flags") ||
+               case_u64(r, &op->sp, "thread anchor sp") ||
+               case_u64(r, &op->fp, "thread anchor fp") || case_u64(r, &op->pc, "thread anchor pc");
     default:
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "queue op %u: opcode %u", program_count,
                          op->code);
@@ -85,6 +89,10 @@ static int check_op(case_reader *r, const wf_queue_op *op, uint32_t i, uint32_t 
          t->stack_hi - op->pc < 8))
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "queue op %u: poke address %#llx off the stack",
                          i, (unsigned long long)op->pc);
+    if (op->code == WF_QOP_THREAD &&
+        (op->which > WF_THREAD_EXITING || (op->mode & ~(WF_THREAD_SUSPENDED | WF_THREAD_CURRENT))))
+        return case_fail(r, WF_CASE_ERR_BAD_FIELD, "queue op %u: thread state %u flags %#x", i,
+                         op->which, op->mode);
     if (op->code == WF_QOP_SAFEPOINT && op->inner_count > 0 &&
         (inner_end != 0 || i + 1 + op->inner_count > count))
         return case_fail(r, WF_CASE_ERR_BAD_FIELD,
@@ -124,14 +132,17 @@ static uint8_t *put_le(uint8_t *p, uint64_t v, int n) {
 static const uint8_t OPERAND_BYTES[] = {
     [WF_QOP_REGISTER] = 8, [WF_QOP_DEREGISTER] = 1, [WF_QOP_ENQUEUE] = 33, [WF_QOP_SET_ARG] = 13,
     [WF_QOP_COMPRESS] = 25, [WF_QOP_RESIZE] = 5, [WF_QOP_SIZE_INFO] = 1, [WF_QOP_HANDLER] = 7,
-    [WF_QOP_SAFEPOINT] = 28, [WF_QOP_THREAD_EXIT] = 0, [WF_QOP_POKE] = 16,
+    [WF_QOP_SAFEPOINT] = 28, [WF_QOP_THREAD_EXIT] = 0, [WF_QOP_POKE] = 16, [WF_QOP_THREAD] = 26,
 };
 
-size_t wf_case_queue_encoded_size(void) {
-    if (!program_present) return 0;
+static size_t ops_size(const wf_queue_op *ops, uint32_t count) {
     size_t n = WF_CASE_SECTION_HEADER_SIZE + 4;
-    for (uint32_t i = 0; i < program_count; i++) n += 1 + OPERAND_BYTES[program[i].code];
+    for (uint32_t i = 0; i < count; i++) n += 1 + OPERAND_BYTES[ops[i].code];
     return n;
+}
+
+size_t wf_case_queue_encoded_size(void) {
+    return program_present ? ops_size(program, program_count) : 0;
 }
 
 static uint8_t *put_frame(uint8_t *p, const wf_queue_op *op) {
@@ -154,14 +165,22 @@ static uint8_t *write_op(uint8_t *p, const wf_queue_op *op) {
     case WF_QOP_SAFEPOINT:
         return put_le(put_le(put_frame(p, op), op->inner_at, 2), op->inner_count, 2);
     case WF_QOP_POKE: return put_le(put_le(p, op->pc, 8), op->arg, 8);
+    case WF_QOP_THREAD:
+        p = put_le(put_le(p, op->which, 1), op->mode, 1);
+        return put_le(put_le(put_le(p, op->sp, 8), op->fp, 8), op->pc, 8);
     default: return p;                    /* THREAD_EXIT: no operands */
     }
 }
 
-void wf_case_queue_write(uint8_t *out) {
-    size_t size = wf_case_queue_encoded_size();
-    if (size == 0) return;                /* no section 9 */
+size_t wf_case_queue_encode(const wf_queue_op *ops, uint32_t count, uint8_t *out) {
+    size_t size = ops_size(ops, count);
+    if (out == NULL) return size;
     uint8_t *p = put_le(put_le(out, WF_SECTION_QUEUE, 2), 0, 2);
-    p = put_le(put_le(p, size - WF_CASE_SECTION_HEADER_SIZE, 4), program_count, 4);
-    for (uint32_t i = 0; i < program_count; i++) p = write_op(p, &program[i]);
+    p = put_le(put_le(p, size - WF_CASE_SECTION_HEADER_SIZE, 4), count, 4);
+    for (uint32_t i = 0; i < count; i++) p = write_op(p, &ops[i]);
+    return size;
+}
+
+void wf_case_queue_write(uint8_t *out) {
+    if (program_present) wf_case_queue_encode(program, program_count, out); /* else no section 9 */
 }

@@ -42,6 +42,9 @@ typedef struct executor {
     /* POKE undo log */
     uint64_t undo_addr[WF_QUEUE_MAX_OPS], undo_old[WF_QUEUE_MAX_OPS];
     uint32_t undo_count;
+    /* the thread record before the first THREAD op */
+    struct wf_vm_thread thread_before;
+    int thread_changed;
 } executor;
 
 static executor X;
@@ -98,6 +101,7 @@ static void log_walk(executor *x, wf_queue_event *e, ASGST_Iterator *it) {
         e->frame_count++;
     }
     e->code = rc;
+    e->state = x->w->state(it);
 }
 
 static void set_size_info(const executor *x, wf_queue_event *e, ASGST_Queue *q) {
@@ -239,6 +243,16 @@ static int do_poke(executor *x, const wf_queue_op *op) {
     return 0;
 }
 
+static int do_thread(executor *x, const wf_queue_op *op) {
+    struct wf_vm_thread *t = (struct wf_vm_thread *)(uintptr_t)WF_VM_THREAD;
+    if (!x->thread_changed) x->thread_before = *t;
+    x->thread_changed = 1;
+    t->state = op->which;
+    t->flags = op->mode;
+    t->anchor = (struct wf_vm_anchor){.sp = op->sp, .fp = op->fp, .pc = op->pc};
+    return 0;
+}
+
 static int do_deregister(executor *x, const wf_queue_op *op) {
     int rc = x->w->deregister_queue(NULL, handle(x, op->queue));
     if (rc == 1) x->live[op->queue] = 0;
@@ -271,12 +285,14 @@ static int run_op(executor *x, int32_t i, const wf_queue_op *op) {
     case WF_QOP_HANDLER: return do_handler(x, op);
     case WF_QOP_SAFEPOINT: return do_safepoint(x, i, op);
     case WF_QOP_THREAD_EXIT: return do_thread_exit(x);
+    case WF_QOP_THREAD: return do_thread(x, op);
     default: return do_poke(x, op);
     }
 }
 
 static int has_queue_operand(uint8_t code) {
-    return code != WF_QOP_SAFEPOINT && code != WF_QOP_THREAD_EXIT && code != WF_QOP_POKE;
+    return code != WF_QOP_SAFEPOINT && code != WF_QOP_THREAD_EXIT && code != WF_QOP_POKE &&
+           code != WF_QOP_THREAD;
 }
 
 /* Ops [begin, end); a SAFEPOINT's inner block runs inside it, not after it. */
@@ -300,6 +316,16 @@ static void log_pending(executor *x) {
     }
 }
 
+void wf_case_queue_undo(void) {
+    executor *x = &X;
+    while (x->undo_count > 0) {            /* the stack as decoded, for the next run */
+        x->undo_count--;
+        *(uint64_t *)(uintptr_t)x->undo_addr[x->undo_count] = x->undo_old[x->undo_count];
+    }
+    if (x->thread_changed) *(struct wf_vm_thread *)(uintptr_t)WF_VM_THREAD = x->thread_before;
+    x->thread_changed = 0;
+}
+
 int wf_case_queue_run(wf_queue_result *r) {
     return wf_case_queue_run_walker(wf_walker_reference(), r);
 }
@@ -321,9 +347,6 @@ int wf_case_queue_run_walker(const wf_walker *w, wf_queue_result *r) {
     run_ops(x, 0, count);
     log_pending(x);
     w->queue_thread_reset();
-    while (x->undo_count > 0) {            /* the stack as decoded, for the next run */
-        x->undo_count--;
-        *(uint64_t *)(uintptr_t)x->undo_addr[x->undo_count] = x->undo_old[x->undo_count];
-    }
+    wf_case_queue_undo();
     return r->status;
 }

@@ -27,7 +27,6 @@
 #include "wf_live_worker.h"
 #include "wf_queue.h"
 
-#define QUEUE_CAPACITY 32
 #define STUB_FRAME 32    /* the safepoint stub's frame size (live_emit.c TRANSITION_FRAME) */
 
 static const struct wf_live_queue_api REFERENCE_QUEUE = {
@@ -77,7 +76,10 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
     if (k >= WF_LIVE_QUEUED) return;
     struct wf_live_queued *slot = &w->queued[k];
     wf_live_walk_reset(&w->walk, ASGST_JAVA_TRACE);
+    slot->at.source = WF_EXPECTED_ELEMENT;
+    w->queue_current = (int32_t)k;            /* a fault in the walk is this element's */
     wf_live_collect(it, &w->walk);
+    w->queue_current = -1;
     if (w->walk.end == ASGST_WF_FRAME_GONE && w->walk.count == 0) w->st.queue_gone++;
     else wf_live_judge(w, &slot->at, NULL);
     slot->busy = 0;
@@ -87,8 +89,9 @@ int wf_live_queue_register(struct wf_live_worker *w) {
     const struct wf_live_run *run = &wf_live_current_run;
     w->queued = calloc(WF_LIVE_QUEUED, sizeof *w->queued);
     if (w->queued == NULL) return -1;
-    w->queue = run->queue.register_queue(NULL, QUEUE_CAPACITY, 0, on_element, w);
-    wf_live_queue_model_start(w, QUEUE_CAPACITY);
+    if (run->cfg.capture) wf_live_prefault(w->queued, WF_LIVE_QUEUED * sizeof *w->queued);
+    w->queue = run->queue.register_queue(NULL, WF_LIVE_QUEUE_CAPACITY, 0, on_element, w);
+    wf_live_queue_model_start(w, WF_LIVE_QUEUE_CAPACITY);
     return w->queue != NULL ? 0 : -1;
 }
 
@@ -116,6 +119,18 @@ static intptr_t guarded_enqueue(void *arg) {
     return wf_live_current_run.queue.enqueue(c->w->queue, c->uc, (void *)c->slot);
 }
 
+/* With capture on, every element's thread at the signal goes into its slot: whether its walk
+   at the safepoint is right is not known yet, and by then the stack has moved on. */
+static void capture_signal(struct wf_live_worker *w, struct wf_live_queued *slot) {
+    slot->at.signal = NULL;
+    if (!wf_live_current_run.cfg.capture) return;
+    uint64_t t0 = wf_live_ticks();
+    const struct wf_live_sample_info *at = &slot->at;
+    wf_live_capture_stack(w, &slot->signal, at->pc, at->sp, at->fp, at->sp);
+    slot->at.signal = &slot->signal;
+    wf_live_capture_timed(w, wf_live_ticks() - t0);
+}
+
 void wf_live_queue_sample(struct wf_live_worker *w, void *uc) {
     uint64_t t0 = wf_live_now_ns();
     wf_live_note_delivery(w, t0);
@@ -128,10 +143,12 @@ void wf_live_queue_sample(struct wf_live_worker *w, void *uc) {
     wf_live_snapshot_take(&w->jt, &slot->snap);
     wf_live_info(&slot->at, w, &slot->snap, uc, t0);    /* the trace at the signal, then */
     drop_native_top(&slot->snap);                        /* from the top bytecode frame */
+    slot->at.source = WF_EXPECTED_ENQUEUE;
     struct enqueue_call call = {.w = w, .uc = uc, .slot = k};
     intptr_t rc;
     wf_fault fault;
     __atomic_or_fetch(&w->vm->flags, WF_THREAD_CURRENT, __ATOMIC_RELAXED);
+    capture_signal(w, slot);                   /* as the Enqueue sees the thread */
     int faulted = wf_guard_call(guarded_enqueue, &call, &rc, &fault);
     __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_CURRENT, __ATOMIC_RELAXED);
     wf_live_queue_count_enqueue(w, faulted, rc);
@@ -166,10 +183,21 @@ void wf_live_queue_safepoint(struct wf_live_worker *w) {
                                   .fp = stub[STUB_FRAME / 8 - 2], .pc = stub[STUB_FRAME / 8 - 1]};
     intptr_t processed;
     wf_fault fault;
+    w->poll_sp = call.sp;                      /* what a capture of an element replays */
+    w->poll_fp = call.fp;
+    w->poll_pc = call.pc;
+    w->queue_current = -1;
     wf_live_queue_check_before(w);
     int faulted = wf_guard_call(guarded_safepoint, &call, &processed, &fault);
     wf_live_queue_check_after(w, faulted);
     if (faulted) {
+        int32_t k = w->queue_current;          /* the element whose walk faulted, if any */
+        w->queue_current = -1;
+        if (k >= 0) {
+            wf_live_judge(w, &w->queued[k].at, &fault);
+            w->queued[k].busy = 0;
+            return;
+        }
         struct wf_live_sample_info at = {.pc = fault.pc, .sp = call.sp, .t0 = wf_live_now_ns(),
                                          .state = w->vm->state, .snap = NULL};
         wf_live_walk_reset(&w->walk, 0);

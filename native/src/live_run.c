@@ -48,6 +48,7 @@ static void *worker_main(void *arg) {
     wf_live_guard_prepare(run->cfg.mode == WF_LIVE_MODE_THREAD ? 0 : run->cfg.walk_budget_ns);
     if (run->cfg.mode == WF_LIVE_MODE_QUEUE && wf_live_queue_register(w) != 0)
         w->start_failed = 1;                   /* await_workers reports it */
+    wf_live_capture_c_top(w, (uintptr_t)__builtin_frame_address(0));
     wf_live_worker_bind(w);
     wf_live_entry_fn enter = (wf_live_entry_fn)run->vm.entry_stub;
     __atomic_store_n(&w->iterations, 1, __ATOMIC_SEQ_CST);   /* started */
@@ -70,7 +71,8 @@ static int start_worker(struct wf_live_run *run, int i, char *err, size_t errlen
     w->latencies = calloc(cap ? cap : 1, sizeof *w->latencies);
     w->stack = mmap(NULL, PAGE + WF_LIVE_STACK_SIZE, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (w->intervals == NULL || w->latencies == NULL || w->stack == MAP_FAILED) {
+    if (w->intervals == NULL || w->latencies == NULL || w->stack == MAP_FAILED ||
+        wf_live_capture_init(w) != 0) {
         snprintf(err, errlen, "worker %d: out of memory", i);
         return -1;
     }
@@ -105,13 +107,7 @@ static int await_workers(struct wf_live_run *run, char *err, size_t errlen) {
     return 0;
 }
 
-static void sleep_ns(uint64_t ns) {
-    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-#define WALK_CHECK_NS 10000000ull  /* how often a sampled phase looks at the walk count */
+#define STOP_CHECK_NS 10000000ull  /* how often a phase looks for a reason to end early */
 
 /* The run has judged its max_walks walks (racy reads of the workers' counters: each is one
    aligned 64-bit word, and a late look only costs one more slice). */
@@ -123,15 +119,21 @@ static int walks_done(const struct wf_live_run *run) {
     return walked >= run->cfg.max_walks;
 }
 
-/* Sleep for ns, in slices when sampling so that the phase ends once the walks are done. */
+/* Whether the run ends now: a stop request (stop_on_first), or, sampling, its walks done. */
+static int should_stop(const struct wf_live_run *run, int sampled) {
+    return run->stop_requested || (sampled && walks_done(run));
+}
+
+/* Sleep for ns, in slices of STOP_CHECK_NS, until should_stop. */
 static void phase_sleep(const struct wf_live_run *run, uint64_t ns, int sampled) {
-    if (!sampled || run->cfg.max_walks == 0) {
-        sleep_ns(ns);
-        return;
-    }
     uint64_t end = wf_live_now_ns() + ns;
-    for (uint64_t now = wf_live_now_ns(); now < end && !walks_done(run); now = wf_live_now_ns())
-        sleep_ns(end - now < WALK_CHECK_NS ? end - now : WALK_CHECK_NS);
+    for (uint64_t now = wf_live_now_ns(); now < end && !should_stop(run, sampled);
+         now = wf_live_now_ns()) {
+        uint64_t slice = end - now < STOP_CHECK_NS ? end - now : STOP_CHECK_NS;
+        struct timespec ts = {(time_t)(slice / 1000000000ull), (long)(slice % 1000000000ull)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+    }
 }
 
 /* Run one phase of `ns`; per worker iterations, CPU and wall time add to its phase's stats. */
@@ -187,14 +189,15 @@ static uint32_t *concat(struct wf_live_run *run, int latencies, uint64_t *count)
 static void collect_results(struct wf_live_run *run, wf_live_result *out) {
     memset(out, 0, sizeof *out);
     out->workers = run->worker_count;
+    uint64_t ticks = wf_live_ticks() - run->tsc0, ns = wf_live_now_ns() - run->ns0;
+    out->ns_per_tick = ticks ? (double)ns / (double)ticks : 0;
     for (int i = 0; i < run->worker_count; i++) {
         struct wf_live_worker *w = &run->workers[i];
+        w->st.capture_ns = (uint64_t)((double)w->capture_ticks * out->ns_per_tick);
         if (run->cfg.mode != WF_LIVE_MODE_THREAD)
             w->st.requested = w->st.wall_ns_run / run->cfg.interval_ns;
         out->per_worker[i] = w->st;
         add_stats(&out->total, &w->st);
-        for (uint32_t k = 0; k < w->example_count && out->example_count < WF_LIVE_EXAMPLES; k++)
-            out->examples[out->example_count++] = w->examples[k];
     }
     out->method_count = run->vm.method_count;
     const struct wf_vm *root = WF_VM;
@@ -245,7 +248,7 @@ static int start(struct wf_live_run *run, char *err, size_t errlen) {
     run->phase = WF_LIVE_BASELINE;
     for (int i = 0; i < run->cfg.threads; i++) {
         if (start_worker(run, i, err, errlen) != 0) return -1;
-        run->worker_count = i + 1;
+        __atomic_store_n(&run->worker_count, i + 1, __ATOMIC_RELEASE);  /* for the drain */
     }
     return await_workers(run, err, errlen);
 }
@@ -271,7 +274,7 @@ static int alternate_phases(struct wf_live_run *run, char *err, size_t errlen) {
         if (wf_live_sampler_start(run, err, errlen) != 0) return -1;
         phase(run, WF_LIVE_SAMPLING, c->duration_ns / rounds, 1);
         wf_live_sampler_stop(run);
-        if (walks_done(run)) break;
+        if (should_stop(run, 1)) break;
     }
     return 0;
 }
@@ -286,6 +289,8 @@ int wf_live_run(const wf_live_config *cfg, const char *walker, wf_live_result *o
     if (check_config(cfg, err, errlen) != 0) return -1;
     run_done = 1;
     run->cfg = *cfg;
+    run->tsc0 = wf_live_ticks();
+    run->ns0 = wf_live_now_ns();
     if (run->cfg.record_cap == 0) run->cfg.record_cap = 1u << 20;
     if (choose_walker(run, walker, err, errlen) != 0) return -1;
     int rc = start(run, err, errlen);

@@ -55,56 +55,6 @@ static intptr_t guarded_walk(void *arg) {
     return 0;
 }
 
-static int32_t frame_method(uintptr_t handle) {
-    if (handle == 0) return -1;
-    const struct wf_vm_method *m = wf_vm_method_at(handle);
-    return m ? (int32_t)m->index : -2;
-}
-
-static void keep_frames(wf_live_example *ex, const struct wf_live_walk *w,
-                        const struct wf_live_snapshot *s) {
-    ex->walked_count = w->count;
-    ex->shadow_count = s->depth;
-    for (uint32_t k = 0; k < w->count && k < WF_LIVE_EXAMPLE_FRAMES; k++) {
-        const ASGST_Frame *f = &w->frames[k];
-        ex->walked[k] = (wf_live_frame){.method = frame_method((uintptr_t)f->method),
-                                        .bci = f->bci, .type = (int8_t)f->type,
-                                        .level = (int8_t)f->comp_level};
-    }
-    for (uint32_t k = 0; k < s->depth && k < WF_LIVE_EXAMPLE_FRAMES; k++) {
-        const struct wf_live_shadow *e = &s->frames[s->depth - 1 - k];
-        ex->shadow[k] = (wf_live_frame){.method = (int32_t)e->method, .bci = e->bci,
-                                        .type = (int8_t)(e->type & 0xff),
-                                        .level = (int8_t)(e->type >> 8)};
-    }
-}
-
-/* Keep an example of class `cls` (or -1 fault, -2 hang) if the worker has room for it. */
-static void keep_example(struct wf_live_worker *w, const struct wf_live_sample_info *at,
-                         int cls, int first_diff, const wf_fault *fault) {
-    uint32_t slot = (uint32_t)(cls + 2);
-    if (w->example_count >= WF_LIVE_WORKER_EXAMPLES ||
-        w->examples_of_class[slot] >= WF_LIVE_EXAMPLES_PER_CLASS)
-        return;
-    w->examples_of_class[slot]++;
-    wf_live_example *ex = &w->examples[w->example_count++];
-    memset(ex, 0, sizeof *ex);
-    ex->cls = cls;
-    ex->window = (int32_t)at->window;
-    ex->worker = w->index;
-    ex->end_code = w->walk.run_result < 0 ? w->walk.run_result : w->walk.end;
-    ex->first_diff = first_diff;
-    ex->thread_state = (int32_t)at->state;
-    ex->pc = at->pc;
-    ex->sp = at->sp;
-    if (fault != NULL) {
-        ex->fault_pc = fault->pc;
-        ex->fault_addr = fault->addr;
-        ex->fault_signo = fault->signo;
-    }
-    if (at->snap != NULL) keep_frames(ex, &w->walk, at->snap);
-}
-
 static void count_end(wf_live_stats *st, int32_t code) {
     st->errors[code <= 0 && code > -WF_LIVE_ERROR_SLOTS + 1 ? -code : WF_LIVE_ERROR_SLOTS - 1]++;
 }
@@ -124,7 +74,7 @@ void wf_live_judge(struct wf_live_worker *w, const struct wf_live_sample_info *a
         int hang = fault->kind == WF_FAULT_HANG;
         if (hang) st->hangs++;
         else st->faults++;
-        keep_example(w, at, hang ? -2 : -1, -1, fault);
+        wf_live_capture_keep(w, at, hang ? -2 : -1, -1, fault);
     } else {
         st->frames += walk->count;
         count_end(st, walk->run_result < 0 ? walk->run_result : walk->end);
@@ -135,7 +85,7 @@ void wf_live_judge(struct wf_live_worker *w, const struct wf_live_sample_info *a
             st->invalid++;
             st->invalid_by_class[v.cls]++;
             st->invalid_in_window += at->window != WF_LIVE_WIN_NONE;
-            keep_example(w, at, v.cls, v.first_diff, NULL);
+            wf_live_capture_keep(w, at, v.cls, v.first_diff, NULL);
         }
     }
     const struct wf_live_run *run = &wf_live_current_run;
@@ -159,6 +109,9 @@ void wf_live_info(struct wf_live_sample_info *at, const struct wf_live_worker *w
     const ucontext_t *ctx = uc;
     at->pc = (uint64_t)ctx->uc_mcontext.gregs[REG_RIP];
     at->sp = (uint64_t)ctx->uc_mcontext.gregs[REG_RSP];
+    at->fp = (uint64_t)ctx->uc_mcontext.gregs[REG_RBP];
+    at->source = WF_EXPECTED_WALK;
+    at->signal = NULL;
     at->window = wf_live_window_at(&wf_live_current_run.vm, at->pc);
     wf_live_expect(snap, at->window, uc);
     at->state = w->vm->state;

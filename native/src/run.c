@@ -92,15 +92,7 @@ static int walk(const wf_walker *w, const wf_case *c, walk_record *rec, ASGST_Fr
 
 /* ---- the result ------------------------------------------------------------------------ */
 
-static uint8_t shape_kind(const ASGST_Frame *f) {
-    switch (f->type) {
-    case ASGST_FRAME_JAVA: return f->comp_level == 0 ? WF_SHAPE_INTERPRETED : WF_SHAPE_COMPILED;
-    case ASGST_FRAME_JAVA_INLINED: return WF_SHAPE_INLINED;
-    case ASGST_FRAME_JAVA_NATIVE: return WF_SHAPE_NATIVE;
-    case ASGST_FRAME_NON_JAVA: return WF_SHAPE_NON_JAVA;
-    default: return WF_SHAPE_OTHER;
-    }
-}
+static uint8_t shape_kind(const ASGST_Frame *f) { return wf_shape_kind_of(f->type, f->comp_level); }
 
 void wf_fill_shape(wf_run_result *r, const walk_record *rec, int64_t upto) {
     uint32_t end = upto < 0 || upto >= (int64_t)rec->count ? rec->count : (uint32_t)upto + 1;

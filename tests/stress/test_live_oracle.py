@@ -51,7 +51,8 @@ def test_windows_are_sampled_and_every_walk_there_is_exact(file_result: Any) -> 
 @pytest.mark.parametrize("bug", sorted(CAUGHT_AT_LEAST))
 def test_planted_bug_walker_is_caught(bug: str, tmp_path: Path, file_result: Any) -> None:
     walker = build(planted_bug(bug), "plain")
-    result = live(mode="signal", interval_ns=100_000, workload="mixed", walker=str(walker))
+    result = live(mode="signal", interval_ns=100_000, workload="mixed", walker=str(walker),
+                  out=str(tmp_path))   # findings are saved there as they happen
     file_result(result)
     total = result["total"]
     caught = (total["invalid"] + total["faults"]) / total["walked"]
@@ -60,7 +61,7 @@ def test_planted_bug_walker_is_caught(bug: str, tmp_path: Path, file_result: Any
     assert kept & (INVALID_CLASSES | {"fault"}), kept
     write_stress_report(tmp_path, result, ["test"], 0.0)
     findings = load_findings(tmp_path)
-    assert findings and all(f.details["walker"] == str(walker) for f in findings)
+    assert findings and all(f.details["walker"] == str(walker) and f.data for f in findings)
     example = next(e for e in result["examples"] if e["class"] in INVALID_CLASSES)
     if example["class"] == "wrong-result":  # the expected frames, then an error for an end
         assert example["walked"] == example["expected"] and example["end_code"] < 0, example
