@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz.libunwind.native import module_name
-
-pytest.importorskip(module_name(), reason=f"{module_name()} not built")
-
+from tests.opt_outs import skip_if_opted_out
 from walkfuzz.libunwind.case import INPUT_SIZE
 from walkfuzz.libunwind.fuzz import run_libunwind_fuzz
+from walkfuzz.libunwind.native import load
+
+skip_if_opted_out("libunwind", module=True)
+load()  # not built: an error naming the module and how to build it, never a skip
 
 
 def _children() -> list[int]:

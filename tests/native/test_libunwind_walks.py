@@ -8,9 +8,13 @@ import sys
 
 import pytest
 
-from walkfuzz.libunwind.native import module_name
+from tests.opt_outs import skip_if_opted_out
 
-unwind = pytest.importorskip(module_name(), reason=f"{module_name()} not built")
+skip_if_opted_out("libunwind", module=True)
+
+from walkfuzz.libunwind.native import load  # noqa: E402
+
+unwind = load()  # not built: an error naming the module and how to build it, never a skip
 ffi, lib = unwind.ffi, unwind.lib
 
 from walkfuzz.libunwind import chaingen  # noqa: E402
