@@ -50,6 +50,7 @@ def code(index: int) -> bytes:
 
 def test_generated_functions_really_differ_in_frame_pointer_use() -> None:
     """The per-file flags took: fp functions set up rbp early, the others never do."""
+    assert FP and NOFP_STATIC, (FP, NOFP_STATIC)
     assert all(MOV_RSP_RBP in code(i)[:16] for i in FP)
     assert not any(MOV_RSP_RBP in code(i) for i in NOFP_STATIC)
 
