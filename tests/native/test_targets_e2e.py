@@ -45,11 +45,14 @@ def run_reproducer(command: str) -> subprocess.CompletedProcess[str]:
 def test_libunwind_campaign_finds_faults_and_its_reproducer_runs(tmp_path: Path) -> None:
     skip_if_opted_out("libunwind")
     load_unwind()  # not built: an error naming the module, never a skip
-    done = fuzz(tmp_path, "--target", "libunwind", "--time", "5", timeout=60)
-    assert done.returncode == 1, done.stderr[-2000:]  # libunwind faults within a second
-    groups = assert_layout(tmp_path)
-    crash = next(g for g in groups if g["kind"] == "crash")
-    replay = run_reproducer(str(crash["reproducer"]))
+    # Until the first finding (a guarded fault, mostly, within a second of walking with the
+    # plain build; ASan's is many times slower), with a generous cap.
+    done = fuzz(tmp_path, "--target", "libunwind", "--stop-on-first", "--time", "120",
+                timeout=300)
+    assert done.returncode == 1, done.stderr[-2000:]
+    group = assert_layout(tmp_path)[0]
+    assert group["kind"] in ("crash", "hang", "invalid-trace"), group
+    replay = run_reproducer(str(group["reproducer"]))
     assert replay.returncode in (0, 1), replay.stderr[-2000:]
     assert json.loads(replay.stdout)["case"]["perturbations"]
 
