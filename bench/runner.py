@@ -10,19 +10,26 @@ names as `baseline` in the same group. A module without `measure()` is a script:
 `python bench/bench_<area>.py` and its own output is printed under its name.
 
     bench/runner.py [NAME ...]      only the named benchmarks (e.g. `guard`, `fuzz`)
+    bench/runner.py --results DIR   also record the run in DIR (bench/record.py): `make bench`
+                                    keeps it in bench/results/, where the docs quote it from
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib.util
+import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import record
 
 BENCH_DIR = Path(__file__).resolve().parent
 
@@ -74,15 +81,36 @@ def print_table(rows: list[Row]) -> None:
         print(format_row(row, by_case))
 
 
-def run_script(path: Path) -> int:
+def row_record(row: Row, by_case: dict[tuple[str, str], Row]) -> dict[str, Any]:
+    """A row as the results file keeps it, with its ratio to its baseline."""
+    ratio = None
+    if row.baseline is not None:
+        ratio = row.value / by_case[(row.group, row.baseline)].value
+    return {**asdict(row), "ratio": ratio}
+
+
+def run_script(path: Path) -> record.ScriptOutput:
+    """Run a script benchmark, printing its output as it comes and keeping it."""
     print(f"\n== {path.name} (its own output) ==", flush=True)
-    return subprocess.run([sys.executable, str(path)], check=False).returncode
+    output = []
+    with subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            print(line, end="", flush=True)
+            output.append(line.rstrip("\n"))
+    return record.ScriptOutput(path.stem, proc.returncode, output)
 
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench/runner.py", description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
+    parser.add_argument("--results", type=Path, metavar="DIR",
+                        help="write the run's results file (.json and .md) into DIR")
     args = parser.parse_args(argv)
+    run = record.BenchRun(command=["bench/runner.py", *argv],
+                          started=datetime.datetime.now().astimezone(),
+                          load_before=os.getloadavg())
     rows: list[Row] = []
     scripts: list[Path] = []
     for path in discover(args.names):
@@ -93,13 +121,23 @@ def main(argv: Sequence[str]) -> int:
             continue
         started = time.monotonic()
         rows.extend(measure())
-        print(f"measured {path.name} in {time.monotonic() - started:.1f}s", flush=True)
+        run.seconds[path.stem] = round(time.monotonic() - started, 1)
+        print(f"measured {path.name} in {run.seconds[path.stem]:.1f}s", flush=True)
     if rows:
         print()
         print_table(rows)
-    failures = [p.name for p in scripts if run_script(p) != 0]
+    by_case = {(r.group, r.case): r for r in rows}
+    run.rows = [row_record(r, by_case) for r in rows]
+    for path in scripts:
+        started = time.monotonic()
+        run.scripts.append(run_script(path))
+        run.seconds[path.stem] = round(time.monotonic() - started, 1)
+    failures = [s.name for s in run.scripts if s.returncode != 0]
     if failures:
         print(f"bench: failed: {', '.join(failures)}", file=sys.stderr)
+    if args.results is not None:
+        json_path, md_path = record.write(args.results, run)
+        print(f"\nbench results: {json_path} and {md_path.name}")
     return 1 if failures else 0
 
 

@@ -225,6 +225,10 @@ class FindingSink:
         signature = finding.signature
         if self.seen.get(signature, 0) >= self.examples:
             return None
+        if (finding_dir(self.out_dir, signature) / f"{finding.sha1}.json").exists():
+            # This very input is stored already; writing it again (three fsyncs) would make a
+            # run that meets one input thousands of times, as a HotSpot replay does, crawl.
+            return None
         stored = count_examples(self.out_dir, signature)
         if stored >= self.examples:
             self.seen[signature] = stored

@@ -18,10 +18,6 @@ build-hotspot: .stamp-build
 	from walkfuzz.hotspot.agent_build import build_agent; \
 	print(build_agent(build_jdk().include))"
 
-# The bad-input tests start JVMs, the record-codec tests load the agent: neither loads the
-# flavoured core, so neither is in the ASan run.
-ASAN_IGNORE += tests/native/test_hotspot_errors.py tests/native/test_hotspot_record_c.py
-
 test-hotspot: .stamp-build
 	@$(RUN_PYTEST) hotspot -- $(PYTEST) tests/unit/test_hotspot_record.py \
 	  tests/native/test_hotspot_record_c.py tests/native/test_hotspot_errors.py \

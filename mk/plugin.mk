@@ -16,4 +16,5 @@ build-walkers: .stamp-walkers
 build: .stamp-walkers
 
 test-plugin: .stamp-walkers
-	$(PY) -m pytest -q tests/native/test_user_walker.py tests/native/test_user_walker_load.py
+	@$(RUN_PYTEST) plugin -- $(PYTEST) tests/native/test_user_walker.py \
+	  tests/native/test_user_walker_load.py

@@ -16,8 +16,8 @@ test-stress: .stamp-build
 
 soak: soak-stress
 soak-stress: .stamp-build
-	WALKFUZZ_STRESS_SECONDS=$(STRESS_SOAK_SECONDS) WALKFUZZ_STRESS_WALKS=0 $(PYTEST) -m stress -n $(STRESS_JOBS) \
-	  tests/stress/test_live_matrix.py
+	@$(RUN_PYTEST) soak-stress -- env WALKFUZZ_STRESS_SECONDS=$(STRESS_SOAK_SECONDS) \
+	  WALKFUZZ_STRESS_WALKS=0 $(PYTEST) -m stress -n $(STRESS_JOBS) tests/stress/test_live_matrix.py
 
 bench-stress: .stamp-build
 	$(PY) bench/runner.py stress capture

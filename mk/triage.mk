@@ -1,7 +1,7 @@
 # Triage (issue 7): grouping, classification, minimization, regression replays.
 #   tests/unit/test_triage*.py, test_minimize.py and the regression-corpus replay run in
-#   `make test-core` (tests/unit); the planted-bug corpus check (225 findings -> 5 groups,
-#   minimized reproducers) is a quality suite, ~30 s.
+#   `make test-core` (tests/unit); the planted-bug corpus check (the findings of
+#   tests/fixtures/planted_corpus.py grouped by bug, minimized reproducers) is a quality suite.
 
 .PHONY: test-triage
 

@@ -12,7 +12,8 @@ test-walker-py: .stamp-build
 
 soak: soak-walker-py
 soak-walker-py: .stamp-build
-	WALKFUZZ_HYPOTHESIS=soak $(PY) -m pytest -q $(WALKER_PY_TESTS)
+	@$(RUN_PYTEST) soak-walker-py -- env WALKFUZZ_HYPOTHESIS=soak $(PYTEST) $(WALKER_PY_TESTS)
 
 million-walker-py: .stamp-build
-	WALKFUZZ_MILLION=1 $(PY) -m pytest -q -s -m quality tests/quality/test_walker_vs_spec_million.py
+	@$(RUN_PYTEST) million-walker-py -- env WALKFUZZ_MILLION=1 $(PYTEST) -s -m quality \
+	  tests/quality/test_walker_vs_spec_million.py

@@ -5,9 +5,10 @@
 .PHONY: test-walker million-walker
 
 test-walker: .stamp-build
-	$(PY) -m pytest -q tests/native/test_reference_walker.py \
+	@$(RUN_PYTEST) walker -- $(PYTEST) tests/native/test_reference_walker.py \
 	  tests/native/test_reference_walker_decode.py tests/native/test_reference_walker_plugin.py \
 	  tests/native/test_reference_walker_runner.py
 
 million-walker: .stamp-build
-	WALKFUZZ_MILLION=1 $(PY) -m pytest -q -s -m quality tests/quality/test_reference_walker_million.py
+	@$(RUN_PYTEST) million-walker -- env WALKFUZZ_MILLION=1 $(PYTEST) -s -m quality \
+	  tests/quality/test_reference_walker_million.py

@@ -1,4 +1,5 @@
-"""Test set-up shared by every suite: the native flavour this run uses.
+"""Test set-up shared by every suite: the native flavour this run uses, and the skip policy
+(a skip fails unless an opt-out of tests/opt_outs.py covers it; opt-in suites are deselected).
 
 `make test` runs tests/native twice: with the plain core, and with `WALKFUZZ_NATIVE=asan` under
 the ASan runtime. Tests take their module from `walkfuzz.native.load()` (or the `native_core`
@@ -11,6 +12,12 @@ import sys
 
 import pytest
 
+from tests.opt_outs import (  # noqa: F401  (the skip policy's hooks, registered from here)
+    pytest_collection_modifyitems,
+    pytest_make_collect_report,
+    pytest_runtest_makereport,
+    pytest_terminal_summary,
+)
 from walkfuzz import native
 
 
@@ -41,3 +48,4 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         print(f"\nwalkfuzz: this {chosen} run also imported {', '.join(others)}; "
               "tests must take the core from walkfuzz.native.load()", file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+

@@ -9,6 +9,9 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   echo "walkfuzz setup: installing ${missing[*]}"
+  # Slim Debian images have no man directories, and the JDK's postinst (update-alternatives
+  # linking java.1.gz) fails without this one.
+  mkdir -p /usr/share/man/man1
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 else

@@ -18,7 +18,7 @@ from walkfuzz.errors import MissingDependencyError, UserError
 from walkfuzz.hotspot.elfsyms import exported_functions
 
 REQUIRED_SYMBOLS = ("AsyncGetCallTrace", "JVM_handle_linux_signal")
-KNOWN = ("17", "25")
+KNOWN = ("17", "25")  # the labels find_jdk knows; tests run on each, and fail on one missing
 
 
 class JdkError(UserError):
@@ -120,17 +120,6 @@ def check_usable(jdk: Jdk) -> None:
     missing = [name for name in REQUIRED_SYMBOLS if name not in exported]
     if missing:
         raise JdkError(f"JDK {jdk.label!r}: {jdk.libjvm} does not export {', '.join(missing)}")
-
-
-def available_jdks() -> list[Jdk]:
-    """Every usable JDK among the known labels (for tests and `make test`)."""
-    found = []
-    for label in KNOWN:
-        try:
-            found.append(find_jdk(label))
-        except UserError:
-            continue
-    return found
 
 
 def build_jdk() -> Jdk:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.opt_outs import skip_if_opted_out
 from walkfuzz.hotspot import workload
 from walkfuzz.hotspot.elfsyms import exported_functions, symbolize
-from walkfuzz.hotspot.jdk import JdkError, find_jdk
+from walkfuzz.hotspot.jdk import JdkError, build_jdk, find_jdk
 
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
 
@@ -31,13 +32,12 @@ def test_no_jdk_is_one_clear_error(tmp_path: Path) -> None:
 
 
 def test_jdk_without_asyncgetcalltrace_is_one_clear_error(tmp_path: Path) -> None:
-    java = shutil.which("java")
-    if java is None:
-        pytest.skip("no java on PATH")
+    skip_if_opted_out("hotspot")
+    java = find_jdk("17").java
     fake = tmp_path / "fakejdk"
     (fake / "bin").mkdir(parents=True)
     (fake / "lib" / "server").mkdir(parents=True)
-    (fake / "bin" / "java").symlink_to(Path(java).resolve())
+    (fake / "bin" / "java").symlink_to(java.resolve())
     # a real ELF library that exports no JVM symbols stands in for libjvm.so
     shutil.copy("/lib/x86_64-linux-gnu/libm.so.6", fake / "lib" / "server" / "libjvm.so")
     with pytest.raises(JdkError, match="does not export AsyncGetCallTrace"):
@@ -48,12 +48,12 @@ def test_jdk_without_asyncgetcalltrace_is_one_clear_error(tmp_path: Path) -> Non
 
 
 def test_workload_that_fails_to_compile_is_one_clear_error(tmp_path: Path) -> None:
-    javac = shutil.which("javac")
-    if javac is None:
-        pytest.skip("no javac on PATH")
+    skip_if_opted_out("hotspot")
+    javac = build_jdk().javac
+    assert javac is not None  # build_jdk() raises without one
     broken = {"wf/Main.java": "package wf; public final class Main { int x = ; }\n"}
     with pytest.raises(workload.WorkloadCompileError, match=r"javac failed.*error"):
-        workload.compile_sources(Path(javac), tmp_path, 1, broken, {}, "", "broken")
+        workload.compile_sources(javac, tmp_path, 1, broken, {}, "", "broken")
 
 
 def test_generated_workload_is_deterministic_and_tracks_every_feature() -> None:
@@ -67,16 +67,11 @@ def test_generated_workload_is_deterministic_and_tracks_every_feature() -> None:
 
 
 def test_libjvm_symbols_name_asgct() -> None:
-    try:
-        jdk = find_jdk("17")
-    except JdkError:
-        pytest.skip("no JDK 17")
+    skip_if_opted_out("hotspot")
+    jdk = find_jdk("17")
     assert "AsyncGetCallTrace" in exported_functions(jdk.libjvm)
-    nm = shutil.which("nm")
-    if nm is None:
-        pytest.skip("no nm to cross-check")
-    out = subprocess.run([nm, "-D", "--defined-only", str(jdk.libjvm)], capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(["nm", "-D", "--defined-only", str(jdk.libjvm)], capture_output=True,
+                         text=True, check=True).stdout
     line = next(ln for ln in out.splitlines() if ln.endswith(" AsyncGetCallTrace@@SUNWprivate_1.1"))
     offset = int(line.split()[0], 16)
     assert symbolize(jdk.libjvm, offset + 4) == "AsyncGetCallTrace+0x4"

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import pytest
 
-from walkfuzz.libunwind.native import module_name
-
-pytest.importorskip(module_name(), reason=f"{module_name()} not built")
-
+from tests.opt_outs import skip_if_opted_out
 from walkfuzz.errors import UserError
+from walkfuzz.libunwind.native import load
 from walkfuzz.libunwind.stress import (
     StressConfig,
     percentile_ns,
     run_libunwind_stress,
 )
+
+skip_if_opted_out("libunwind", module=True)
+load()  # not built: an error naming the module and how to build it, never a skip
 
 MIN_MATCH_RATE = 0.999
 

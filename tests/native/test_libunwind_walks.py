@@ -8,9 +8,13 @@ import sys
 
 import pytest
 
-from walkfuzz.libunwind.native import module_name
+from tests.opt_outs import skip_if_opted_out
 
-unwind = pytest.importorskip(module_name(), reason=f"{module_name()} not built")
+skip_if_opted_out("libunwind", module=True)
+
+from walkfuzz.libunwind.native import load  # noqa: E402
+
+unwind = load()  # not built: an error naming the module and how to build it, never a skip
 ffi, lib = unwind.ffi, unwind.lib
 
 from walkfuzz.libunwind import chaingen  # noqa: E402
@@ -46,6 +50,7 @@ def code(index: int) -> bytes:
 
 def test_generated_functions_really_differ_in_frame_pointer_use() -> None:
     """The per-file flags took: fp functions set up rbp early, the others never do."""
+    assert FP and NOFP_STATIC, (FP, NOFP_STATIC)
     assert all(MOV_RSP_RBP in code(i)[:16] for i in FP)
     assert not any(MOV_RSP_RBP in code(i) for i in NOFP_STATIC)
 

@@ -9,16 +9,12 @@ import signal
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.native.refwalk_helpers import CASE, ffi, generate, lib, run
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "native" / "include"
 REFERENCE = ROOT / "native" / "walkers" / "reference"
-CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-
-pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to build walker libraries")
+CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang") or "cc"
 
 BROKEN = r"""
 #include <stddef.h>

@@ -291,5 +291,5 @@ def test_include_non_java_option_changes_what_is_reported() -> None:
     case = C.decode(data)
     java_only = spec.walk(case)
     with_c = spec.walk(case, options=int(Option.INCLUDE_NON_JAVA_FRAMES))
-    assert all(f.type != vm.FrameType.NON_JAVA for f in java_only.frames)
+    assert java_only.frames and all(f.type != vm.FrameType.NON_JAVA for f in java_only.frames)
     assert any(f.type == vm.FrameType.NON_JAVA for f in with_c.frames)

@@ -19,8 +19,7 @@ WATCHDOG_NS = 200_000_000
 pytestmark = [
     pytest.mark.quality,
     pytest.mark.slow,
-    pytest.mark.skipif(os.environ.get("WALKFUZZ_MILLION") != "1",
-                       reason="opt-in: WALKFUZZ_MILLION=1 runs a million walks"),
+    pytest.mark.million,  # opt-in: WALKFUZZ_MILLION=1 (tests/conftest.py deselects it otherwise)
 ]
 
 

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from walkfuzz.findings import load_findings
@@ -51,7 +52,6 @@ def test_campaign_saves_findings_and_writes_a_valid_report(tmp_path: Path) -> No
     assert report["findings"][0]["kind"] == "contract"
     assert report["series"]["execs"][-1][1] > 1000
     assert max(v for _, v in report["series"]["coverage"]) > 0
-    jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads((ROOT / "reports" / "run.schema.json").read_text())
     jsonschema.validate(report, schema)
     assert "report.html" in run.stdout and "1 distinct findings" in run.stdout

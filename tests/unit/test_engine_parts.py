@@ -11,8 +11,9 @@ import pytest
 from walkfuzz.commands.fuzz import duration, libfuzzer_flags
 from walkfuzz.corpus import import_seeds
 from walkfuzz.errors import UserError, WalkerLibraryError
-from walkfuzz.input_journal import JournalWriter, read_execs, read_journal
+from walkfuzz.input_journal import HEADER, JournalWriter, read_execs, read_journal
 from walkfuzz.libfuzzer_log import LogTail, parse_error, parse_status
+from walkfuzz.native import Native
 from walkfuzz.targets import find_harness
 from walkfuzz.walker_library import check_walker_library
 
@@ -140,7 +141,6 @@ def test_unknown_target_and_harness_are_named() -> None:
 
 
 def test_walker_library_without_api_symbols_is_named(tmp_path: Path) -> None:
-    pytest.importorskip("walkfuzz._native")
     libm = next(Path(p) for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib64/libm.so.6")
                 if Path(p).exists())
     with pytest.raises(WalkerLibraryError, match="lacks: ASGST_RunWithIterator ASGST_Run"):
@@ -153,9 +153,10 @@ def test_walker_library_without_api_symbols_is_named(tmp_path: Path) -> None:
         check_walker_library(str(tmp_path / "missing.so"))
 
 
-def test_native_journal_writes_the_format_the_supervisor_reads(tmp_path: Path) -> None:
-    native = pytest.importorskip("walkfuzz._native")
-    lib, ffi = native.lib, native.ffi
+def test_native_journal_writes_the_format_the_supervisor_reads(
+        tmp_path: Path, native_core: Native) -> None:
+    _, lib = native_core
+    assert HEADER.size == lib.WF_JOURNAL_HEADER_SIZE  # the two sides of one format
     path = tmp_path / "current-input"
     assert lib.wf_journal_open(str(path).encode(), 4) == 0
     lib.wf_journal_record(b"ab", 2)
@@ -167,7 +168,6 @@ def test_native_journal_writes_the_format_the_supervisor_reads(tmp_path: Path) -
     lib.wf_journal_record(b"ignored", 7)
     assert read_journal(path).data == big
     assert lib.wf_journal_open(str(tmp_path / "no" / "dir").encode(), 4) < 0
-    assert ffi is not None
 
 
 def test_coverage_summary_reads_the_total_row() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from walkfuzz import findings as findings_module
 from walkfuzz.findings import (
     Finding,
     FindingFileWarning,
@@ -128,6 +129,25 @@ def test_sink_dedups_in_process_and_across_sinks(tmp_path: Path) -> None:
     assert second.offer(make(data=b"4")) is None
     assert first.offer(make(kind="hang", data=b"5")) is not None
     assert len(load_findings(tmp_path)) == 3
+
+
+def test_sink_writes_an_input_it_already_stored_only_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writes: list[Path] = []
+    real = findings_module.write_atomic
+
+    def counted(path: Path, content: bytes) -> None:
+        writes.append(path)
+        real(path, content)
+
+    monkeypatch.setattr(findings_module, "write_atomic", counted)
+    sink = FindingSink(tmp_path, examples=3)
+    assert sink.offer(make(data=b"same")) is not None
+    assert [sink.offer(make(data=b"same")) for _ in range(100)] == [None] * 100
+    assert FindingSink(tmp_path, examples=3).offer(make(data=b"same")) is None  # another worker
+    assert len(writes) == 3  # .bin, .json, crash-<sha1>: once
+    assert sink.offer(make(data=b"other")) is not None  # the signature still takes examples
+    assert len(load_findings(tmp_path)) == 2
 
 
 def _save_many(args: tuple[str, int]) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from walkfuzz.findings import Finding, save_finding
@@ -60,7 +61,6 @@ def test_groups_count_findings_per_signature_with_a_reproducer(tmp_path: Path) -
 
 
 def test_json_validates_against_schema_and_round_trips(tmp_path: Path) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     doc = sample_report(tmp_path)
     paths = write_report(tmp_path / "r", doc)
     schema = json.loads((ROOT / "reports" / "run.schema.json").read_text())
@@ -69,7 +69,6 @@ def test_json_validates_against_schema_and_round_trips(tmp_path: Path) -> None:
 
 
 def test_schema_rejects_a_bad_finding_kind(tmp_path: Path) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     raw = sample_report(tmp_path).to_json()
     raw["findings"][0]["kind"] = "explosion"  # type: ignore[index]
     schema = json.loads((ROOT / "reports" / "run.schema.json").read_text())
