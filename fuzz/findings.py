@@ -442,6 +442,7 @@ class FindingSink:
         self.out_dir = out_dir
         self.examples = examples
         self.seen: dict[str, int] = {}
+        self.saved: set[str] = set()  # inputs (sha1) this sink stored: not stored again
         self.hits = HitStore(out_dir, clock or RunClock.start())
 
     def offer(self, finding: Finding) -> Path | None:
@@ -455,10 +456,14 @@ class FindingSink:
         signature = finding.signature
         if self.seen.get(signature, 0) >= self.examples:
             return None
+        sha1 = finding.sha1
+        if sha1 in self.saved:  # the same input again (a replayed record): one copy is enough
+            return None
         stored = count_examples(self.out_dir, signature)
         if stored >= self.examples:
             self.seen[signature] = stored
             return None
         directory = save_finding(self.out_dir, finding, hits)
-        self.seen[signature] = stored + 1
+        self.saved.add(sha1)
+        self.seen[signature] = count_examples(self.out_dir, signature)
         return directory

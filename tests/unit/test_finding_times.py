@@ -309,3 +309,12 @@ def test_libunwind_stress_counts_every_invalid_sample_by_signature() -> None:
     assert set(found) == {"check:missing", "check:extra"}
     assert hits[found["check:missing"].signature] == Hits(42, 0.5, WALL0 + 0.5, 9.0, WALL0 + 9.0)
     assert hits[found["check:extra"].signature].count == 1
+
+
+def test_the_same_input_offered_again_is_counted_but_stored_once(tmp_path: Path) -> None:
+    sink = FindingSink(tmp_path, examples=3, clock=FakeTime().clock())
+    for _ in range(50):  # a replayed perturbation record faults again and again
+        sink.offer(make(data=b"same"))
+    assert sink.offer(make(data=b"other")) is not None  # room for other examples remains
+    assert len(list(tmp_path.glob("findings/*/*.json"))) == 2
+    assert load_hits(tmp_path)[make().signature].count == 51
