@@ -22,8 +22,8 @@ from walkfuzz.case import CaseDecodeError, decode
 from walkfuzz.errors import CaseFormatError, UserError, WalkerLibraryError
 from walkfuzz.findings import Finding
 from walkfuzz.native_finding import check_name, to_finding
+from walkfuzz.native_harness import HARNESSES, NEEDS_QUEUE
 
-HARNESSES = {"registers": 1, "layouts": 2, "bytes": 3}  # enum wf_worker_harness
 GENERATOR_HARNESSES = frozenset({"registers", "layouts"})
 DEFAULT_HANG_NS = 100_000_000  # the reference walker takes microseconds; a walk this long hangs
 LIBUNWIND_HARNESS = "perturb"
@@ -113,6 +113,9 @@ class MinivmReplayer:
             raise ReplayError(f"{source}: unknown minivm harness {harness!r}; one of "
                               f"{sorted(HARNESSES)}")
         table = self.walker(walker)
+        if harness in NEEDS_QUEUE and walker != "reference" and not table.has_queue:
+            reason = self.ffi.string(table.queue_error).decode(errors="replace")
+            raise ReplayError(f"{source}: harness {harness}: {reason}")
         lib, r = self.lib, self.result
         if lib.wf_guard_budget_ns() != self.hang_ns:
             lib.wf_guard_set_budget_ns(self.hang_ns)
@@ -127,7 +130,8 @@ class MinivmReplayer:
 
     def _finding(self, data: bytes, harness: str, walker: str) -> Finding:
         """The last run's finding, described as walkfuzz.native_harness describes it."""
-        return to_finding(self.ffi, self.lib, self.result, data, harness, walker)
+        return to_finding(self.ffi, self.lib, self.result, data, harness, walker,
+                          with_queue_op=harness in NEEDS_QUEUE)
 
     def _classify(self, finding: Finding) -> tuple[str, str]:
         r = self.result

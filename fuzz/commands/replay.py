@@ -1,5 +1,10 @@
 """`walkfuzz replay FILE`: decode one case, print it as readable JSON, walk it natively (the
 reference walker, or --walker PATH.so) and with the Python spec, and say how they compare.
+It also runs FILE as the harness that made it ran it (walkfuzz.triage_replay, the campaign's
+hot path) and names the finding's signature, so a reproducer from a report shows the same one.
+
+Exit status: 0 when the native walk equals the spec's and the input is no finding; 1 when
+they differ or it is a finding (`finding: KIND SIGNATURE`); 2 for a file that is no case.
 
 The report is a dict built step by step (`replay_report`), so later commands can add to it
 (per-step explanations come from the spec's `steps`)."""
@@ -34,27 +39,39 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def case_file(args: argparse.Namespace) -> str:
-    """FILE, or for a generator harness's input the case the hot path generated from it
-    (walkfuzz.triage_replay), written to a temporary .case file that is named on stderr."""
-    if args.harness in (None, "bytes"):
-        return str(args.file)
+def _input(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as err:
+        raise CaseFormatError(path, f"cannot read: {err.strerror}") from err
+
+
+def hot_path(args: argparse.Namespace) -> tuple[str, dict[str, Any] | None]:
+    """Run FILE as its harness did: the case file it maps to (FILE, or for a generator
+    harness's input the case generated from it, written to a temporary .case file named on
+    stderr) and the finding it makes (None: none)."""
     import sys
     import tempfile
 
     from walkfuzz.triage_replay import MinivmReplayer
 
-    try:
-        data = Path(args.file).read_bytes()
-    except OSError as err:
-        raise CaseFormatError(args.file, f"cannot read: {err.strerror}") from err
+    data = _input(args.file)
+    harness = args.harness or "bytes"
     walker = str(Path(args.walker).resolve()) if args.walker else "reference"
-    case = MinivmReplayer().materialize(data, args.harness, walker, args.file)
+    replayer = MinivmReplayer()
+    if harness == "bytes" and not data:
+        return str(args.file), None  # read_case names the problem
+    found = replayer.run(data, harness, walker, args.file).finding
+    finding = None if found is None else {"kind": found.kind, "signature": found.signature,
+                                          "location": found.location, "shape": list(found.shape)}
+    if harness == "bytes":
+        return str(args.file), finding
+    case = replayer.materialize(data, harness, walker, args.file)
     with tempfile.NamedTemporaryFile("wb", suffix=".case", delete=False) as out:
         out.write(case)
-    print(f"walkfuzz replay: {args.file} ({args.harness} harness) generates the case "
+    print(f"walkfuzz replay: {args.file} ({harness} harness) generates the case "
           f"{out.name}", file=sys.stderr)
-    return out.name
+    return out.name, finding
 
 
 def read_case(path: str) -> tuple[bytes, C.Case]:
@@ -132,6 +149,9 @@ def _summary(report: dict[str, Any]) -> str:
     lines.append("native == spec" if diff is None else f"DIFFERS: {json.dumps(diff)}")
     if report["queue"] is not None:
         lines += queue_summary_lines(report["queue"])
+    found = report.get("finding")
+    lines.append("finding: none" if found is None
+                 else f"finding: {found['kind']} {found['signature']}")
     return "\n".join(lines)
 
 
@@ -150,11 +170,14 @@ def run(args: argparse.Namespace) -> int:
     if args.target != "minivm":
         raise UserError(f"replay: target {args.target!r} has no replay "
                         "(minivm, libunwind, hotspot)")
-    report = replay_report(case_file(args), walker)
+    path, finding = hot_path(args)
+    report = replay_report(path, walker)
+    report["finding"] = finding
     if args.json:
         print(json.dumps(report, indent=1))
     else:
         print(json.dumps(report["case"], indent=1))
         print(_summary(report))
     queue_diff = report["queue"] is not None and report["queue"]["first_difference"] is not None
-    return 0 if report["first_difference"] is None and not queue_diff else 1
+    clean = report["first_difference"] is None and not queue_diff and finding is None
+    return 0 if clean else 1
