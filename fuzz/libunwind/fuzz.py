@@ -93,7 +93,8 @@ def _start(out_dir: Path, worker: int, life: int, seed: int, seconds: float,
     return _Life(process, directory, life_seed, now, last_progress=now)
 
 
-def _death_location(status: int, stalled: bool) -> str:
+def death_location(status: int, stalled: bool) -> str:
+    """The location of a finding whose process died (or stalled) on it."""
     if stalled:
         return "process-stall"
     return f"process-death:{describe_exit(status)}"
@@ -104,7 +105,7 @@ def _death_finding(life: _Life, status: int, worker: int, stalled: bool) -> Find
     if state.data is None:
         return None
     kind: FindingKind = "hang" if stalled else "crash"
-    location = _death_location(status, stalled)
+    location = death_location(status, stalled)
     return Finding(kind=kind, target=TARGET, harness=HARNESS, location=location, shape=(),
                    data=state.data,
                    details={"worker": worker, "seed": life.seed, "exit_status": status,
