@@ -427,6 +427,14 @@ def load_findings(out_dir: Path) -> list[Finding]:
     return found
 
 
+def stored_findings(out_dir: Path, findings: Iterable[Finding]) -> list[Finding]:
+    """The inputs stored under out_dir of the signatures among `findings`: a run that made
+    many findings of one signature stored a few of them, or none when an earlier run into the
+    same directory had stored enough."""
+    signatures = {f.signature for f in findings}
+    return [f for f in load_findings(out_dir) if f.signature in signatures]
+
+
 def count_examples(out_dir: Path, signature: str) -> int:
     """How many inputs are stored for `signature` (by any process)."""
     return sum(1 for _ in finding_dir(out_dir, signature).glob("*.json"))

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from walkfuzz.findings import Finding, FindingSink, RunClock, finding_dir
+from walkfuzz.findings import Finding, FindingSink, RunClock, stored_findings
 from walkfuzz.hotspot import results
 from walkfuzz.hotspot.agent_build import ROOT, build_agent
 from walkfuzz.hotspot.jdk import Jdk, build_jdk, find_jdk
@@ -117,12 +117,7 @@ def _save(out_dir: Path, clock: RunClock, examples: int,
 def _write(out_dir: Path, hs: HotspotRun, mode: str, clock: RunClock, argv: list[str],
            series: dict[str, list[tuple[float, float]]], notes: list[str]) -> None:
     summary = hs.run.summary or {}
-    # Only stored inputs: the sink keeps a few per signature of the many findings of a run
-    # (a replayed record makes thousands of one input).
-    unique = {(f.signature, f.sha1): f for f in hs.findings}
-    stored = [f for (signature, sha1), f in unique.items()
-              if (finding_dir(out_dir, signature) / f"{sha1}.bin").exists()]
-    groups = group_findings(out_dir, stored, run_command=argv)
+    groups = group_findings(out_dir, stored_findings(out_dir, hs.findings), run_command=argv)
     status = "completed" if hs.run.watchdog is None and hs.run.returncode == 0 else "failed"
     doc = RunReport(
         meta=RunMeta(run_type="hotspot", command=argv, target="hotspot", mode=mode,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from walkfuzz.findings import FindingSink, RunClock
+from walkfuzz.findings import FindingSink, RunClock, stored_findings
 from walkfuzz.libunwind.fuzz import LibunwindFuzzResult
 from walkfuzz.libunwind.stress import LibunwindStressResult, percentile_ns
 from walkfuzz.report import (
@@ -93,7 +93,7 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
         histograms={"interval_ns": _log2_histogram(result.interval_hist),
                     "walk_latency_ns": _log2_histogram(result.latency_hist)} if result.walked
         else {},
-        findings=group_findings(out_dir, found, run_command=command),
+        findings=group_findings(out_dir, stored_findings(out_dir, found), run_command=command),
         notes=[f"samples walked from the handler ({cfg.mode}); compared with the shadow stack, "
                "one work function on top tolerated in prologue/epilogue windows"],
     )
