@@ -14,6 +14,7 @@ triage driver runs replays in child processes for that reason (walkfuzz.triage_w
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,8 @@ DEFAULT_HANG_NS = 100_000_000  # the reference walker takes microseconds; a walk
 LIBUNWIND_HARNESS = "perturb"
 ERRLEN = 512
 CASE_MAGIC = b"WFCS"
+# What a walker built with -fsanitize=fuzzer-no-link misses until libFuzzer is loaded.
+_NEEDS_LIBFUZZER = re.compile(r"undefined symbol: __(sanitizer_cov|sancov)")
 
 
 class ReplayError(UserError):
@@ -91,7 +94,7 @@ class MinivmReplayer:
         table = self.ffi.new("wf_walker *")
         err = self.ffi.new("char[]", ERRLEN)
         rc = self.lib.wf_walker_load(path.encode(), table, err, ERRLEN)
-        if rc != 0 and "__sanitizer_cov" in self.ffi.string(err).decode(errors="replace"):
+        if rc != 0 and _NEEDS_LIBFUZZER.search(self.ffi.string(err).decode(errors="replace")):
             self._load_libfuzzer()  # a coverage-instrumented walker (a campaign's build)
             rc = self.lib.wf_walker_load(path.encode(), table, err, ERRLEN)
         if rc != 0:
