@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,17 +23,21 @@ import pytest
 from tests.native.reproducers import (
     FUZZ_FOUND,
     REPLAY_FOUND,
+    ROOT,
     STRESS_CLEAN,
     STRESS_FAILED,
+    TIMEOUT,
     check_replay,
     replayed_signatures,
     report_groups,
     report_signatures,
     run_reproducer,
+    user_env,
     walkfuzz,
 )
 from walkfuzz import planted
 from walkfuzz.errors import UserError
+from walkfuzz.findings import load_findings
 
 # Seconds: only a cap. --stop-on-first ends a campaign at its first finding, usually within
 # seconds (docs/fuzzing.md has the planted bugs' times to find).
@@ -233,3 +238,21 @@ def test_minivm_live_stress_reproducer(tmp_path: Path) -> None:
         pytest.xfail(f"the live-stress reproducer does not replay yet: {replay.stderr.strip()}")
     assert replay.returncode == 1, replay.stderr[-2000:]
     assert replayed_signatures("minivm", replay.stdout) == {group["signature"]}
+
+
+def test_a_harness_run_by_hand_replays_a_crash_file(
+        minivm_campaign: Callable[[str, str], Path], tmp_path: Path) -> None:
+    """docs/fuzzing.md: `harnesses/H.py crash-<sha1>` replays one input (libFuzzer runs the
+    file once, exit 0) and saves what it finds under $WALKFUZZ_OUT."""
+    bug, harness = MINIVM_BUGS[1]
+    out = minivm_campaign(bug, harness)
+    group = next(g for g in report_groups(out) if g["kind"] == "crash")
+    crash_file = out / f"crash-{Path(group['examples'][0]).stem}"
+    walker = planted.library_path(planted.planted_bug(bug), "cov")
+    done = subprocess.run(
+        [str(ROOT / "harnesses" / f"{harness}.py"), str(crash_file)], capture_output=True,
+        text=True, cwd=tmp_path, timeout=TIMEOUT,
+        env={**user_env(), "WALKFUZZ_OUT": str(tmp_path / "by-hand"),
+             "WALKFUZZ_WALKER": str(walker)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert {f.signature for f in load_findings(tmp_path / "by-hand")} == {group["signature"]}
