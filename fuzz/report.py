@@ -99,7 +99,7 @@ class FindingGroup:
     shape: list[str]
     count: int  # hits, every one (a few inputs are stored)
     examples: list[str]  # paths of stored inputs
-    reproducer: str  # a shell command that replays the first example
+    reproducer: str  # replays the first example, or reruns the run for an input without bytes
     details: dict[str, object] = field(default_factory=dict)
     first_seen_s: float | None = None
     first_seen_at: float | None = None
