@@ -3,11 +3,13 @@ of truth that the HTML page (report_html) and the Markdown summary (report_md) a
 
 Every run type writes through it: fuzz campaigns, stress jobs, the hotspot and libunwind runs.
 What differs between them goes into free-form `counters` and named `series`/`histograms`;
-what they share (metadata, findings grouped by signature with a reproducer) has a fixed shape.
+what they share (metadata, findings grouped by signature with a reproducer, hit count and
+first/last seen) has a fixed shape.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import platform
@@ -19,9 +21,17 @@ from pathlib import Path
 from typing import cast
 
 from walkfuzz import __version__
-from walkfuzz.findings import Finding, finding_dir, write_atomic
+from walkfuzz.findings import (
+    Finding,
+    Hits,
+    finding_dir,
+    load_hits,
+    saved_at,
+    update_descriptions,
+    write_atomic,
+)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 REPORT_STEM = "report"
 # Series a fuzz campaign records; other run types may add their own names.
 STANDARD_SERIES = ("coverage", "features", "exec_per_sec", "corpus", "findings", "execs")
@@ -77,7 +87,9 @@ class Histogram:
 
 @dataclass
 class FindingGroup:
-    """All findings of one signature: how many, one description, where the inputs are."""
+    """All findings of one signature: how often and when it was hit, one description, where
+    the inputs are. Times: seconds since the start of the run (`*_s`), Unix seconds (`*_at`);
+    None only until write_report fills them."""
 
     signature: str
     kind: str
@@ -85,10 +97,27 @@ class FindingGroup:
     harness: str
     location: str
     shape: list[str]
-    count: int
+    count: int  # hits, every one (a few inputs are stored)
     examples: list[str]  # paths of stored inputs
-    reproducer: str  # a shell command that replays the first example
+    reproducer: str  # replays the first example, or reruns the run for an input without bytes
     details: dict[str, object] = field(default_factory=dict)
+    first_seen_s: float | None = None
+    first_seen_at: float | None = None
+    last_seen_s: float | None = None
+    last_seen_at: float | None = None
+
+    @property
+    def hits(self) -> Hits | None:
+        if self.first_seen_s is None or self.first_seen_at is None or \
+                self.last_seen_s is None or self.last_seen_at is None:
+            return None
+        return Hits(self.count, self.first_seen_s, self.first_seen_at, self.last_seen_s,
+                    self.last_seen_at)
+
+    def take(self, hits: Hits) -> None:
+        self.count = hits.count
+        self.first_seen_s, self.first_seen_at = round(hits.first_s, 3), round(hits.first_at, 3)
+        self.last_seen_s, self.last_seen_at = round(hits.last_s, 3), round(hits.last_at, 3)
 
 
 @dataclass
@@ -101,6 +130,7 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
+        complete_times(self)
         doc = asdict(self)
         doc["schema_version"] = SCHEMA_VERSION
         doc["meta"]["duration"] = self.meta.duration
@@ -130,25 +160,55 @@ class RunReport:
         return totals
 
 
+def seen(seconds: float | None, wall: float | None) -> str:
+    """`+12.3 s (14:02:07 UTC)`: since the start of the run, and the time of day."""
+    if seconds is None or wall is None:
+        return "n/a"
+    clock = dt.datetime.fromtimestamp(wall, tz=dt.UTC).strftime("%H:%M:%S UTC")
+    return f"+{seconds:.1f} s ({clock})"
+
+
 # Inputs `walkfuzz replay` recognizes by their bytes: a live stress capture (a case file with
 # the live oracle's EXPECTED section) needs no --target or --harness.
 SELF_DESCRIBING = frozenset({("minivm", "stress")})
 
 
-def reproducer_command(finding: Finding, input_path: Path) -> str:
-    """The shell command that replays one stored input (`walkfuzz replay`, the triage tool)."""
-    argv = ["walkfuzz", "replay", "--target", finding.target, "--harness", finding.harness]
-    if (finding.target, finding.harness) in SELF_DESCRIBING:
+def replay_command(target: str, harness: str, walker: str, input_path: str) -> str:
+    """`walkfuzz replay` of one input, as reports and triage print it."""
+    argv = ["walkfuzz", "replay", "--target", target, "--harness", harness]
+    if (target, harness) in SELF_DESCRIBING:
         argv = ["walkfuzz", "replay"]
-    walker = finding.details.get("walker")
-    if isinstance(walker, str) and walker not in ("", "reference"):
+    if walker not in ("", "reference"):
         argv += ["--walker", walker]
-    argv.append(str(input_path))
+    argv.append(input_path)
     return shlex.join(argv)
 
 
-def group_findings(out_dir: Path, findings: Iterable[Finding]) -> list[FindingGroup]:
-    """One group per signature, in order of first appearance in `findings`."""
+def reproducer_command(finding: Finding, input_path: Path,
+                       run_command: Sequence[str] | None = None) -> str:
+    """The shell command that reproduces one stored finding: `walkfuzz replay` of its input,
+    or, for a finding without input bytes (a live sample, a hang of a whole run), the command
+    of the run that found it when it is known."""
+    if not finding.data and run_command:
+        return shlex.join(run_command)
+    walker = finding.details.get("walker")
+    return replay_command(finding.target, finding.harness,
+                          walker if isinstance(walker, str) else "", str(input_path))
+
+
+def _times_of_examples(group: FindingGroup) -> None:
+    """A signature no process counted hits of (saved by save_finding alone): one hit per
+    stored input, at the wall times they were saved (write_report derives the seconds)."""
+    times = [t for t in (saved_at(Path(e).with_suffix(".json")) for e in group.examples) if t]
+    if times:
+        group.first_seen_at, group.last_seen_at = min(times), max(times)
+
+
+def group_findings(out_dir: Path, findings: Iterable[Finding],
+                   run_command: Sequence[str] | None = None) -> list[FindingGroup]:
+    """One group per signature, in order of first appearance in `findings`, with the hits
+    counted under out_dir (walkfuzz.findings.load_hits). `run_command` reproduces findings
+    that have no input bytes (reproducer_command)."""
     groups: dict[str, FindingGroup] = {}
     for finding in findings:
         signature = finding.signature
@@ -164,20 +224,49 @@ def group_findings(out_dir: Path, findings: Iterable[Finding]) -> list[FindingGr
                 shape=list(finding.shape),
                 count=1,
                 examples=[str(path)],
-                reproducer=reproducer_command(finding, path),
+                reproducer=reproducer_command(finding, path, run_command),
                 details=dict(finding.details),
             )
         else:
             group.count += 1
             group.examples.append(str(path))
+    counted = load_hits(out_dir) if groups else {}
+    for group in groups.values():
+        hits = counted.get(group.signature)
+        if hits is None:
+            _times_of_examples(group)
+        else:
+            group.take(Hits(max(hits.count, group.count), hits.first_s, hits.first_at,
+                            hits.last_s, hits.last_at))
     return list(groups.values())
 
 
+def complete_times(doc: RunReport) -> None:
+    """Fill the findings' times a run did not count: seconds from the wall times where only
+    those are known (inputs saved without hits), the run's end where neither is."""
+    m = doc.meta
+    for group in doc.findings:
+        if group.first_seen_at is None or group.last_seen_at is None:
+            group.first_seen_at = group.last_seen_at = m.ended_at
+        if group.first_seen_s is None:
+            group.first_seen_s = round(max(0.0, group.first_seen_at - m.started_at), 3)
+        if group.last_seen_s is None:
+            group.last_seen_s = round(max(0.0, group.last_seen_at - m.started_at), 3)
+
+
 def write_report(out_dir: Path, doc: RunReport) -> dict[str, Path]:
-    """Write report.json, report.html and report.md into out_dir (each atomically)."""
+    """Write report.json, report.html and report.md into out_dir (each atomically), and bring
+    the description of every stored finding up to date with its group: hits and reproducer."""
     from walkfuzz.report_html import render_html
     from walkfuzz.report_md import render_markdown
 
+    complete_times(doc)
+    for group in doc.findings:
+        hits = group.hits
+        fields: dict[str, object] = {"reproducer": group.reproducer}
+        if hits is not None:
+            fields["hits"] = hits.to_json()
+        update_descriptions(out_dir, group.signature, fields)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
         "json": out_dir / f"{REPORT_STEM}.json",

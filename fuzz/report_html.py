@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from html import escape
 
-from walkfuzz.report import STANDARD_SERIES, FindingGroup, RunReport
+from walkfuzz.report import STANDARD_SERIES, FindingGroup, RunReport, seen
 from walkfuzz.report_svg import bar_histogram, line_plot
 
 STYLE = """
@@ -84,6 +84,8 @@ def _finding_row(group: FindingGroup) -> str:
         f'<tr><td class="{_e(group.kind)}">{_e(group.kind)}</td>'
         f"<td><code>{_e(group.signature)}</code></td><td>{_e(group.location)}</td>"
         f"<td>{_e(' > '.join(group.shape))}</td><td>{group.count}</td>"
+        f"<td>{_e(seen(group.first_seen_s, group.first_seen_at))}</td>"
+        f"<td>{_e(seen(group.last_seen_s, group.last_seen_at))}</td>"
         f"<td><code>{_e(group.reproducer)}</code></td><td><code>{_e(details)}</code></td></tr>"
     )
 
@@ -94,7 +96,8 @@ def _findings_table(doc: RunReport) -> str:
     totals = ", ".join(f"{k}: {v}" for k, v in sorted(doc.findings_by_kind().items()))
     head = "".join(
         f"<th>{h}</th>"
-        for h in ("kind", "signature", "location", "shape", "count", "reproducer", "details")
+        for h in ("kind", "signature", "location", "shape", "hits", "first seen", "last seen",
+                  "reproducer", "details")
     )
     body = "".join(_finding_row(g) for g in doc.findings)
     return (

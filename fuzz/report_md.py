@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
-from walkfuzz.report import RunReport
+from walkfuzz.report import FindingGroup, RunReport, seen
 
 
 def _cell(value: object) -> str:
@@ -34,6 +34,12 @@ def _mean_rate(doc: RunReport) -> str:
     return f"{points[-1][1] / points[-1][0]:.0f}"
 
 
+def _finding_row(g: FindingGroup) -> str:
+    return (f"| {_cell(g.kind)} | {g.count} | {seen(g.first_seen_s, g.first_seen_at)} | "
+            f"{seen(g.last_seen_s, g.last_seen_at)} | {_cell(g.location)} | "
+            f"{_cell(' > '.join(g.shape))} | {_cell(g.reproducer)} |")
+
+
 def render_markdown(doc: RunReport) -> str:
     m = doc.meta
     lines = [
@@ -51,12 +57,9 @@ def render_markdown(doc: RunReport) -> str:
         lines.append(f"- {_cell(name)}: {_cell(value)}")
     lines += ["", f"### Findings: {len(doc.findings)} distinct signatures", ""]
     if doc.findings:
-        lines += ["| kind | count | location | shape | reproducer |", "|---|---|---|---|---|"]
-        lines += [
-            f"| {_cell(g.kind)} | {g.count} | {_cell(g.location)} | "
-            f"{_cell(' > '.join(g.shape))} | {_cell(g.reproducer)} |"
-            for g in doc.findings
-        ]
+        lines += ["| kind | hits | first seen | last seen | location | shape | reproducer |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [_finding_row(g) for g in doc.findings]
     else:
         lines.append("None.")
     lines += [f"- {_cell(n)}" for n in doc.notes]

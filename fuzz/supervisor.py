@@ -31,7 +31,7 @@ from walkfuzz.campaign import CampaignDir, CampaignSpec, Sample
 from walkfuzz.corpus import entries
 from walkfuzz.errors import UserError
 from walkfuzz.exit_status import describe_exit
-from walkfuzz.findings import Finding, FindingSink
+from walkfuzz.findings import Finding, FindingSink, RunClock
 from walkfuzz.input_journal import JOURNAL_NAME, read_execs, read_journal
 from walkfuzz.libfuzzer_log import LogTail, Status, parse_error, parse_status
 from walkfuzz.worker import WorkerEnv
@@ -97,7 +97,9 @@ class Supervisor:
         self.offset = previous.t if previous else 0.0  # fuzzing time of earlier sessions
         self.execs_offset = previous.execs if previous else 0
         self.slots = [WorkerSlot(i, out.worker_dir(i)) for i in range(spec.jobs)]
-        self.sink = FindingSink(out.root)
+        # Findings are timed on the axis of the samples (Sample.t), workers' and ours alike.
+        self.clock = RunClock(started, self.offset)
+        self.sink = FindingSink(out.root, clock=self.clock)
         self.counters = {"restarts": 0, "worker_deaths": 0, "worker_findings": 0}
         self.messages: list[str] = []  # not yet shown
         self.notes: list[str] = []  # everything noted, for the report
@@ -134,7 +136,7 @@ class Supervisor:
         slot.directory.mkdir(parents=True, exist_ok=True)
         slot.journal.unlink(missing_ok=True)  # a life that dies before writing one ran nothing
         env = WorkerEnv(self.out.root, slot.directory, self.spec.target, self.spec.walker,
-                        self.spec.native)
+                        self.spec.native, self.clock)
         with slot.log.open("ab") as log:
             log.write(f"=== walkfuzz: worker {slot.index} life {slot.lives + 1}: "
                       f"{' '.join(self.argv(slot))}\n".encode())

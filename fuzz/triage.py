@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.exit_status import describe_exit
-from walkfuzz.report import SELF_DESCRIBING
+from walkfuzz.report import replay_command
 from walkfuzz.triage_cluster import Cluster, Member, cluster
 from walkfuzz.triage_inputs import Defaults, InputSpec, resolve
 from walkfuzz.triage_replay import DEFAULT_HANG_NS
@@ -159,15 +158,24 @@ def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
 # ---- presenting -------------------------------------------------------------------------------
 
 
+def _stored_reproducer(path: str) -> str | None:
+    """The reproducer a finding's description names (write_report keeps it there)."""
+    try:
+        value = json.loads(Path(path).with_suffix(".json").read_text()).get("reproducer")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
 def reproducer(m: Member) -> str:
-    """The shell command that replays and explains one input (`walkfuzz replay`)."""
-    argv = ["walkfuzz", "replay", "--target", m.target, "--harness", m.harness]
-    if (m.target, m.harness) in SELF_DESCRIBING:   # a live capture: replay knows it by its bytes
-        argv = ["walkfuzz", "replay"]
-    if m.walker not in ("", "reference"):
-        argv += ["--walker", m.walker]
-    argv.append(m.path)
-    return shlex.join(argv)
+    """The shell command that replays and explains one input (`walkfuzz replay`, as the run
+    reports print it); for a stored finding without input bytes, the reproducer its
+    description names (the command of the run that found it)."""
+    if m.size == 0:
+        stored = _stored_reproducer(m.path)
+        if stored is not None:
+            return stored
+    return replay_command(m.target, m.harness, m.walker, m.path)
 
 
 def cluster_json(c: Cluster) -> dict[str, object]:

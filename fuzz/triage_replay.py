@@ -16,6 +16,7 @@ triage driver runs replays in child processes for that reason (walkfuzz.triage_w
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +26,8 @@ from walkfuzz.case_expected import has_expected
 from walkfuzz.errors import CaseFormatError, UserError, WalkerLibraryError
 from walkfuzz.findings import Finding
 from walkfuzz.native_finding import check_name, to_finding
+from walkfuzz.native_harness import HARNESSES, NEEDS_QUEUE
 
-HARNESSES = {"registers": 1, "layouts": 2, "bytes": 3}  # enum wf_worker_harness
 LIVE_HARNESS = "stress"  # a live capture: a case file whose EXPECTED section is the oracle
 
 GENERATOR_HARNESSES = frozenset({"registers", "layouts"})
@@ -34,6 +35,8 @@ DEFAULT_HANG_NS = 100_000_000  # the reference walker takes microseconds; a walk
 LIBUNWIND_HARNESS = "perturb"
 ERRLEN = 512
 CASE_MAGIC = b"WFCS"
+# What a walker built with -fsanitize=fuzzer-no-link misses until libFuzzer is loaded.
+_NEEDS_LIBFUZZER = re.compile(r"undefined symbol: __(sanitizer_cov|sancov)")
 
 
 class ReplayError(UserError):
@@ -97,7 +100,7 @@ class MinivmReplayer:
         table = self.ffi.new("wf_walker *")
         err = self.ffi.new("char[]", ERRLEN)
         rc = self.lib.wf_walker_load(path.encode(), table, err, ERRLEN)
-        if rc != 0 and "__sanitizer_cov" in self.ffi.string(err).decode(errors="replace"):
+        if rc != 0 and _NEEDS_LIBFUZZER.search(self.ffi.string(err).decode(errors="replace")):
             self._load_libfuzzer()  # a coverage-instrumented walker (a campaign's build)
             rc = self.lib.wf_walker_load(path.encode(), table, err, ERRLEN)
         if rc != 0:
@@ -119,8 +122,11 @@ class MinivmReplayer:
         number = HARNESSES.get(harness)
         if number is None:
             raise ReplayError(f"{source}: unknown minivm harness {harness!r}; one of "
-                              f"{sorted(HARNESSES)}")
+                              f"{sorted([*HARNESSES, LIVE_HARNESS])}")
         table = self.walker(walker)
+        if harness in NEEDS_QUEUE and walker != "reference" and not table.has_queue:
+            reason = self.ffi.string(table.queue_error).decode(errors="replace")
+            raise ReplayError(f"{source}: harness {harness}: {reason}")
         lib, r = self.lib, self.result
         if lib.wf_guard_budget_ns() != self.hang_ns:
             lib.wf_guard_set_budget_ns(self.hang_ns)
@@ -160,7 +166,8 @@ class MinivmReplayer:
 
     def _finding(self, data: bytes, harness: str, walker: str) -> Finding:
         """The last run's finding, described as walkfuzz.native_harness describes it."""
-        return to_finding(self.ffi, self.lib, self.result, data, harness, walker)
+        return to_finding(self.ffi, self.lib, self.result, data, harness, walker,
+                          with_queue_op=harness in NEEDS_QUEUE)
 
     def _classify(self, finding: Finding) -> tuple[str, str]:
         r = self.result

@@ -3,6 +3,9 @@ of seconds (`walkfuzz replay --target hotspot FILE`), so triage groups such find
 description stored next to each input instead, and says they were not replayed (runs 0).
 
     result: {"runs": 0, "signatures": [], "finding": <the description>, "class": ..., "why": ...}
+
+The reproducer named is the description's (write_report keeps the report's there: a replay of
+the record, or for a finding without one the command of the run that found it).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.classify import HANG_CLASS
+from walkfuzz.report import replay_command
 from walkfuzz.triage_replay import ReplayError
 
 STORED_TARGETS = ("hotspot",)
@@ -39,6 +43,8 @@ def stored_result(source: str) -> dict[str, Any]:
     details = doc.get("details")
     details = details if isinstance(details, dict) else {}
     what = details.get("perturbation") or details.get("oracle") or doc.get("location")
+    reproducer = doc.get("reproducer") or replay_command(
+        str(doc.get("target")), str(doc.get("harness")), "", source)
     return {"runs": 0, "signatures": [], "finding": doc, "class": _class(doc),
-            "why": f"stored, not replayed ({what}); replay: walkfuzz replay --target "
-                   f"{doc.get('target')} FILE", "harness": doc.get("harness")}
+            "why": f"stored, not replayed ({what}); reproduce: {reproducer}",
+            "harness": doc.get("harness")}

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from walkfuzz.findings import Finding, FindingSink
+from walkfuzz.findings import CLOCK_ENV, Finding, FindingSink, RunClock
 from walkfuzz.input_journal import DEFAULT_CAPACITY, JOURNAL_NAME, JournalWriter
 
 ENV_OUT = "WALKFUZZ_OUT"
@@ -52,17 +52,20 @@ class WorkerEnv:
     target: str
     walker: str  # "reference" or the path of a walker library
     native: str  # build flavour to load
+    clock: RunClock | None = None  # the campaign's; None when run by hand (a run of its own)
 
     @classmethod
     def read(cls, environ: dict[str, str] | None = None) -> WorkerEnv:
         env = dict(os.environ if environ is None else environ)
         worker_dir = env.get(ENV_WORKER_DIR)
+        clock = env.get(CLOCK_ENV)
         return cls(
             out_dir=Path(env.get(ENV_OUT, DEFAULT_OUT)),
             worker_dir=Path(worker_dir) if worker_dir else None,
             target=env.get(ENV_TARGET, "minivm"),
             walker=env.get(ENV_WALKER, "") or "reference",
             native=env.get(ENV_NATIVE, "cov"),
+            clock=RunClock.from_text(clock) if clock else None,
         )
 
     def to_environ(self) -> dict[str, str]:
@@ -74,6 +77,8 @@ class WorkerEnv:
         }
         if self.worker_dir is not None:
             env[ENV_WORKER_DIR] = str(self.worker_dir)
+        if self.clock is not None:
+            env[CLOCK_ENV] = self.clock.to_text()
         return env
 
 
@@ -83,7 +88,7 @@ class Worker:
     def __init__(self, harness: str, env: WorkerEnv) -> None:
         self.harness = harness
         self.env = env
-        self.sink = FindingSink(env.out_dir)
+        self.sink = FindingSink(env.out_dir, clock=env.clock)
         self.journal = (
             JournalWriter(env.worker_dir / JOURNAL_NAME) if env.worker_dir is not None else None
         )

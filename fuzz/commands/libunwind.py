@@ -77,8 +77,15 @@ def run_replay(args: argparse.Namespace) -> int:
         raise UserError(f"input {str(args.input)!r} is not a file")
     done = subprocess.run([sys.executable, "-m", "walkfuzz.libunwind.replay", str(args.input)],
                           check=False)
-    if done.returncode < 0:
-        died = describe_exit(done.returncode)
-        print(json.dumps({"input": str(args.input), "process_died": died}))
+    if done.returncode < 0:  # as `walkfuzz libunwind fuzz` names a death of its worker
+        from walkfuzz.findings import Finding
+        from walkfuzz.libunwind.fuzz import death_location
+        from walkfuzz.libunwind.outcome import TARGET
+        from walkfuzz.libunwind.worker import HARNESS
+
+        location = death_location(done.returncode, stalled=False)
+        died = Finding("crash", TARGET, HARNESS, location, (), args.input.read_bytes())
+        print(json.dumps({"input": str(args.input), "process_died": describe_exit(done.returncode),
+                          "location": location, "signature": died.signature}))
         return 1
     return done.returncode

@@ -1,12 +1,14 @@
 """`walkfuzz replay FILE`: decode one case, print it as readable JSON, walk it natively (the
 reference walker, or --walker PATH.so) and with the Python spec, and say how they compare.
-A live stress capture (a case with section 11 EXPECTED) is also walked again the way the live
-run walked it and judged by the live oracle (walkfuzz.stress.replay): the finding it shows is
-the live finding's (kind, `check:live-<class>`, shape, first differing frame).
+It also runs FILE as the harness that made it ran it (walkfuzz.triage_replay, the campaign's
+hot path) and names the finding's signature, so a reproducer from a report shows the same one.
+A live stress capture (a case with section 11 EXPECTED; no --harness needed) is walked again
+the way the live run walked it and judged by the live oracle (walkfuzz.stress.replay): the
+finding it shows is the live finding's (kind, `check:live-<class>`, shape, first differing
+frame).
 
-Exit status: 0 when the native walk equals the spec's (and a live capture's walk is what the
-live oracle expects); 1 when they differ or the live capture reproduces its finding; 2 for a
-file that is no case (one line).
+Exit status: 0 when the native walk equals the spec's and the input is no finding; 1 when
+they differ or it is a finding (`finding: KIND SIGNATURE`); 2 for a file that is no case.
 
 The report is a dict built step by step (`replay_report`), so later commands can add to it
 (per-step explanations come from the spec's `steps`)."""
@@ -37,31 +39,52 @@ def register(subparsers: Any) -> None:
     p.add_argument("--harness", default="bytes",
                    help="harness that made FILE: bytes (a case file, the default), or a "
                    "generator harness (registers, layouts) whose input is first turned into "
-                   "the case it generates")
+                   "the case it generates; a live stress capture (stress) is known by its bytes")
     p.set_defaults(func=run)
 
 
-def case_file(args: argparse.Namespace) -> str:
-    """FILE, or for a generator harness's input the case the hot path generated from it
-    (walkfuzz.triage_replay), written to a temporary .case file that is named on stderr."""
-    if args.harness in (None, "bytes", "stress"):   # case files (stress: a live capture)
-        return str(args.file)
+def _input(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as err:
+        raise CaseFormatError(path, f"cannot read: {err.strerror}") from err
+
+
+def hot_path(args: argparse.Namespace) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
+    """Run FILE as its harness did: the case file it maps to (FILE, or for a generator
+    harness's input the case generated from it, written to a temporary .case file named on
+    stderr), the finding it makes (None: none), and for a live capture what the live oracle
+    said of its walk (None for any other input)."""
     import sys
     import tempfile
 
-    from walkfuzz.triage_replay import MinivmReplayer
+    from walkfuzz.case_expected import has_expected
+    from walkfuzz.triage_replay import LIVE_HARNESS, MinivmReplayer
 
-    try:
-        data = Path(args.file).read_bytes()
-    except OSError as err:
-        raise CaseFormatError(args.file, f"cannot read: {err.strerror}") from err
+    data = _input(args.file)
+    harness = args.harness or "bytes"
+    if harness in ("bytes", LIVE_HARNESS) and has_expected(data):
+        harness = LIVE_HARNESS                  # a live capture says what it is
     walker = str(Path(args.walker).resolve()) if args.walker else "reference"
-    case = MinivmReplayer().materialize(data, args.harness, walker, args.file)
+    replayer = MinivmReplayer()
+    if harness == "bytes" and not data:
+        return str(args.file), None, None  # read_case names the problem
+    replay = replayer.run(data, harness, walker, args.file)
+    found = replay.finding
+    finding = None if found is None else {"kind": found.kind, "signature": found.signature,
+                                          "location": found.location, "shape": list(found.shape)}
+    if harness == LIVE_HARNESS:
+        live = {**replay.extra, "why": replay.why,
+                "finding": None if finding is None else {**finding, "class": replay.klass}}
+        return str(args.file), finding, live
+    if harness == "bytes":
+        return str(args.file), finding, None
+    case = replayer.materialize(data, harness, walker, args.file)
     with tempfile.NamedTemporaryFile("wb", suffix=".case", delete=False) as out:
         out.write(case)
-    print(f"walkfuzz replay: {args.file} ({args.harness} harness) generates the case "
+    print(f"walkfuzz replay: {args.file} ({harness} harness) generates the case "
           f"{out.name}", file=sys.stderr)
-    return out.name
+    return out.name, finding, None
 
 
 def read_case(path: str) -> tuple[bytes, C.Case]:
@@ -124,22 +147,6 @@ def replay_report(path: str, walker: str | None) -> dict[str, Any]:
     }
 
 
-def live_report(path: str, walker: str | None) -> dict[str, Any] | None:
-    """A live capture's replay against its EXPECTED section; None for any other case."""
-    from walkfuzz.case_expected import has_expected
-    from walkfuzz.triage_replay import LIVE_HARNESS, MinivmReplayer
-
-    data = Path(path).read_bytes()
-    if not has_expected(data):
-        return None
-    replay = MinivmReplayer().run(data, LIVE_HARNESS, walker or "reference", path)
-    found = replay.finding
-    return {**replay.extra, "why": replay.why,
-            "finding": None if found is None else {
-                "kind": found.kind, "signature": found.signature, "location": found.location,
-                "shape": list(found.shape), "class": replay.klass}}
-
-
 def _live_lines(live: dict[str, Any]) -> list[str]:
     found = live["finding"]
     if found is None:
@@ -164,8 +171,12 @@ def _summary(report: dict[str, Any]) -> str:
     lines.append("native == spec" if diff is None else f"DIFFERS: {json.dumps(diff)}")
     if report["queue"] is not None:
         lines += queue_summary_lines(report["queue"])
-    if report.get("live") is not None:
+    if report.get("live") is not None:       # the live oracle's lines name the finding
         lines += _live_lines(report["live"])
+    else:
+        found = report.get("finding")
+        lines.append("finding: none" if found is None
+                     else f"finding: {found['kind']} {found['signature']}")
     return "\n".join(lines)
 
 
@@ -184,14 +195,15 @@ def run(args: argparse.Namespace) -> int:
     if args.target != "minivm":
         raise UserError(f"replay: target {args.target!r} has no replay "
                         "(minivm, libunwind, hotspot)")
-    path = case_file(args)
+    path, finding, live = hot_path(args)
     report = replay_report(path, walker)
-    report["live"] = live_report(path, walker)
+    report["finding"] = finding
+    report["live"] = live
     if args.json:
         print(json.dumps(report, indent=1))
     else:
         print(json.dumps(report["case"], indent=1))
         print(_summary(report))
     queue_diff = report["queue"] is not None and report["queue"]["first_difference"] is not None
-    live_found = report["live"] is not None and report["live"]["finding"] is not None
-    return 0 if report["first_difference"] is None and not queue_diff and not live_found else 1
+    clean = report["first_difference"] is None and not queue_diff and finding is None
+    return 0 if clean else 1

@@ -4,20 +4,21 @@
     run_hotspot_stress(out_dir, jdk=None, duration_s=10, ...) -> HotspotRun
 
 Each builds the agent and a generated workload (both cached), runs the JVM under the watchdog,
-saves findings (walkfuzz.findings, a few examples per signature) and writes one report
-(walkfuzz.report: JSON, HTML, Markdown) into out_dir.
+saves findings (walkfuzz.findings, a few examples per signature, every hit counted with its
+time: results.hit_spans) and writes one report (walkfuzz.report: JSON, HTML, Markdown) into
+out_dir. A finding with a perturbation record replays with `walkfuzz replay --target hotspot`;
+one without (a hang, an invalid trace) is reproduced by the run's command.
 """
 
 from __future__ import annotations
 
 import itertools
-import shlex
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from walkfuzz.findings import Finding, FindingSink
+from walkfuzz.findings import Finding, FindingSink, RunClock, stored_findings
 from walkfuzz.hotspot import results
 from walkfuzz.hotspot.agent_build import ROOT, build_agent
 from walkfuzz.hotspot.jdk import Jdk, build_jdk, find_jdk
@@ -100,26 +101,27 @@ def _histogram(counts: object, unit: str) -> Histogram:
     return Histogram(unit=unit, edges=edges, counts=values)
 
 
-def _save(out_dir: Path, findings: list[Finding], examples: int) -> None:
-    sink = FindingSink(out_dir, examples=examples)
-    for f in findings:
-        sink.offer(f)
+def _save(out_dir: Path, clock: RunClock, examples: int,
+          runs: list[tuple[JvmRun, list[Finding]]]) -> None:
+    """Every hit of each JVM run's findings (results.hit_spans), then a few examples each."""
+    sink = FindingSink(out_dir, examples=examples, clock=clock)
+    totals = {}
+    for run, findings in runs:
+        for signature, span in results.hit_spans(run, findings).items():
+            totals[signature] = sink.hits.add(signature, clock.span(*span))
+    for _run, findings in runs:
+        for f in findings:
+            sink.store(f, totals.get(f.signature))
 
 
-def _write(out_dir: Path, hs: HotspotRun, mode: str, started: float, argv: list[str],
+def _write(out_dir: Path, hs: HotspotRun, mode: str, clock: RunClock, argv: list[str],
            series: dict[str, list[tuple[float, float]]], notes: list[str]) -> None:
     summary = hs.run.summary or {}
-    groups = group_findings(out_dir, hs.findings)
-    for g in groups:
-        g.examples = [e for e in g.examples if Path(e).exists()][:5]
-        # A perturbation record replays with `walkfuzz replay --target hotspot` (the default
-        # reproducer); a finding without one (a hang, an invalid trace) only with the run.
-        if not (g.examples and Path(g.examples[0]).stat().st_size):
-            g.reproducer = shlex.join(argv)
+    groups = group_findings(out_dir, stored_findings(out_dir, hs.findings), run_command=argv)
     status = "completed" if hs.run.watchdog is None and hs.run.returncode == 0 else "failed"
     doc = RunReport(
         meta=RunMeta(run_type="hotspot", command=argv, target="hotspot", mode=mode,
-                     started_at=started, ended_at=time.time(),
+                     started_at=clock.at(clock.origin)[1], ended_at=time.time(),
                      walker=f"AsyncGetCallTrace (JDK {hs.jdk.version})", status=status),
         series=series,
         counters=hs.counters,  # type: ignore[arg-type]  # nested JSON values
@@ -159,7 +161,7 @@ def run_hotspot_fuzz(
 ) -> HotspotRun:
     """Perturbed-context ASGCT calls on the workload's threads, inside the JVM-aware guard.
     With control=True, then the same calls unguarded, expected to crash the VM (hs_err)."""
-    started = time.time()
+    clock = RunClock.start()
     out_dir = out_dir.resolve()
     the_jdk, agent, workload = _prepare(jdk, seed)
     corpus_file = _corpus_file(corpus, out_dir / "jvm")
@@ -183,16 +185,18 @@ def run_hotspot_fuzz(
     counters["signals_not_in_java"] = int(str((run.summary or {}).get("skipped_not_java", 0)))
     counters["faults_by_signature"] = dict(results.signature_counts(findings))
     hs = HotspotRun(the_jdk, run, findings, counters)
+    saved = [(run, list(findings))]
     if control:
         hs.control = _control(the_jdk, agent, workload, out_dir, seed, threads, control_timeout_s)
         crash = results.crash_finding(the_jdk, hs.control, "perturb-unguarded")
         counters["control_crashed_vm"] = hs.control.hs_err is not None
         if crash:
             findings.append(crash)
+            saved.append((hs.control, [crash]))
             counters["control_crash_location"] = crash.location
-    _save(out_dir, findings, examples)
+    _save(out_dir, clock, examples, saved)
     calls_series = _series(run, "calls")
-    _write(out_dir, hs, "perturb", started, argv or sys.argv,
+    _write(out_dir, hs, "perturb", clock, argv or sys.argv,
            {"execs": calls_series, "exec_per_sec": _rate(calls_series),
             "findings": _series(run, "faults")},
            [f"workload seed {seed}: {workload.root}", f"agent: {agent}",
@@ -218,7 +222,7 @@ def run_hotspot_stress(
 ) -> HotspotRun:
     """Per-thread sampling at interval_us; every trace checked against the shadow stack, and
     some against JVMTI GetStackTrace (held: exact; running: bottom frame)."""
-    started = time.time()
+    clock = RunClock.start()
     out_dir = out_dir.resolve()
     the_jdk, agent, workload = _prepare(jdk, seed)
     options = {"mode": "stress", "interval_ns": interval_us * 1000,
@@ -236,8 +240,8 @@ def run_hotspot_stress(
     counters.update(stress_counters(run))
     counters["debug_non_safepoints"] = debug_non_safepoints
     hs = HotspotRun(the_jdk, run, findings, counters)
-    _save(out_dir, findings, examples)
-    _write(out_dir, hs, "stress", started, argv or sys.argv,
+    _save(out_dir, clock, examples, [(run, findings)])
+    _write(out_dir, hs, "stress", clock, argv or sys.argv,
            {"execs": _series(run, "signals"), "exec_per_sec": _rate(_series(run, "signals"))},
            [f"workload seed {seed}: {workload.root}", f"interval {interval_us} us per thread",
             "invalid-trace rate = classified samples that are neither exact nor top-tolerated"])

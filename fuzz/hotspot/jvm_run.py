@@ -37,6 +37,11 @@ class JvmRun:
     flight: Path | None
     watchdog: str | None = None  # "unresponsive" or "overran" when the watchdog killed it
     last_tick: dict[str, object] = field(default_factory=dict)
+    started_mono: float = 0.0  # time.monotonic() (CLOCK_MONOTONIC) when the JVM was started
+
+    @property
+    def ended_mono(self) -> float:
+        return self.started_mono + self.wall_s
 
     def of_type(self, kind: str) -> list[dict[str, object]]:
         return [e for e in self.events if e.get("type") == kind]
@@ -114,4 +119,5 @@ def run_jvm(
     flight = opts.get("flight")
     ticks = [e for e in events if e.get("type") == "tick"]
     return JvmRun(proc.returncode, events, stdout, stderr, wall, hs_errs[0] if hs_errs else None,
-                  Path(str(flight)) if flight else None, watchdog, ticks[-1] if ticks else {})
+                  Path(str(flight)) if flight else None, watchdog, ticks[-1] if ticks else {},
+                  start)

@@ -7,6 +7,11 @@ Finding kinds and locations:
   hang           JVM stopped responding      jvm!unresponsive / jvm!overran
   invalid-trace  shadow-stack oracle         check:shadow:<class>
   invalid-trace  GetStackTrace oracle        check:gst-held / check:gst-bottom
+
+Hits (`hit_spans`): a fault is one hit at its event's time; an invalid class or a kind of
+GetStackTrace disagreement is every one the agent counted (it writes only the first few as
+events), between the first and the last time it saw one; a hang or a crashed JVM is one hit
+when the JVM ended. Times are CLOCK_MONOTONIC seconds ("mono" in the agent's lines).
 """
 
 from __future__ import annotations
@@ -86,7 +91,7 @@ def fault_findings(jdk: Jdk, run: JvmRun, harness: str) -> Iterator[Finding]:
             shape=_shape(rec) or ("java",),
             data=record,
             details={"jdk": jdk.label, "jdk_version": jdk.version, "strategy": ev.get("strategy"),
-                     "perturbation": perturbation,
+                     "perturbation": perturbation, "mono": ev.get("mono"),
                      "signal": ev.get("signo"), "si_code": ev.get("si_code"),
                      "address": ev.get("addr"), "pc": ev.get("pc"), "real": ev.get("real"),
                      "perturbed": ev.get("perturbed")},
@@ -146,4 +151,46 @@ def crash_finding(jdk: Jdk, run: JvmRun, harness: str) -> Finding | None:
 
 def signature_counts(findings: list[Finding]) -> Counter[str]:
     return Counter(f.signature for f in findings)
+
+
+Span = tuple[int, float, float]  # hits, first and last CLOCK_MONOTONIC second
+
+
+def _summary_span(summary: Mapping[str, object], location: str) -> Span | None:
+    """Every invalid trace of a class, or GetStackTrace disagreement of a kind, the summary
+    counted: how many and when the first and the last was; None if the summary has none."""
+    if location.startswith("check:shadow:"):
+        name = location.rsplit(":", 1)[-1]
+        index = CLASS_NAMES.index(name) if name in CLASS_NAMES else -1
+        counts = summary.get("classes")
+        firsts, lasts = summary.get("class_first_mono"), summary.get("class_last_mono")
+        if index < 0 or not (isinstance(counts, list) and isinstance(firsts, list)
+                             and isinstance(lasts, list)) or index >= len(firsts):
+            return None
+        return int(counts[index]), float(firsts[index]), float(lasts[index])
+    if location.startswith("check:gst-"):
+        kind = location.removeprefix("check:gst-")
+        times = summary.get(f"{kind}_disagree_mono")
+        if not isinstance(times, list) or f"{kind}_checks" not in summary:
+            return None
+        count = int(str(summary[f"{kind}_checks"])) - int(str(summary.get(f"{kind}_agree", 0)))
+        return count, float(times[0]), float(times[1])
+    return None
+
+
+def hit_spans(run: JvmRun, findings: list[Finding]) -> dict[str, Span]:
+    """The hits of each signature among `findings` (all of `run`), see the module docstring."""
+    spans: dict[str, Span] = {}
+    summary = run.summary or {}
+    for f in findings:
+        signature = f.signature
+        counted = _summary_span(summary, f.location) if f.kind == "invalid-trace" else None
+        if counted is not None and counted[0] > 0 and counted[1] > 0:
+            spans[signature] = counted
+            continue
+        mono = f.details.get("mono")
+        at = float(mono) if isinstance(mono, int | float) else run.ended_mono
+        count, first, last = spans.get(signature, (0, at, at))
+        spans[signature] = (count + 1, min(first, at), max(last, at))
+    return spans
 

@@ -7,7 +7,8 @@
 A worker that dies (a fault while libunwind has signals blocked kills the process whatever
 handler is installed) or stops making progress (a hang the watchdog signal cannot interrupt)
 costs one process: the input in its journal becomes a finding and a new life starts on a new
-generator stream. Counters of all lives are summed into the result and the run report.
+generator stream. Counters of all lives are summed into the result and the run report; every
+process counts its findings' hits on the run's clock (walkfuzz.findings), deaths included.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.exit_status import describe_exit
-from walkfuzz.findings import Finding, FindingKind, FindingSink, load_findings
+from walkfuzz.findings import Finding, FindingKind, FindingSink, RunClock, load_findings, load_hits
 from walkfuzz.input_journal import JOURNAL_NAME, read_journal
 from walkfuzz.libunwind.outcome import TARGET
 from walkfuzz.libunwind.worker import HARNESS, STATS_NAME
@@ -56,7 +57,7 @@ class LibunwindFuzzResult:
     seconds: float
     jobs: int
     counters: dict[str, Any]
-    signatures: dict[str, int]  # every finding counted, not just the stored examples
+    signatures: dict[str, int]  # hits of every signature found, not just stored examples
     deaths: list[dict[str, Any]]
     findings: list[Finding]
     series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
@@ -76,13 +77,14 @@ def _life_seed(seed: int, worker: int, life: int) -> int:
 
 
 def _start(out_dir: Path, worker: int, life: int, seed: int, seconds: float,
-           budget_ms: float) -> _Life:
+           budget_ms: float, clock: RunClock) -> _Life:
     directory = out_dir / "workers" / f"{worker}" / f"life-{life}"
     directory.mkdir(parents=True, exist_ok=True)
     life_seed = _life_seed(seed, worker, life)
     argv = [sys.executable, "-m", "walkfuzz.libunwind.worker", "--out", str(out_dir),
             "--worker-dir", str(directory), "--seed", str(life_seed),
-            "--seconds", f"{seconds:.3f}", "--budget-ms", str(budget_ms)]
+            "--seconds", f"{seconds:.3f}", "--budget-ms", str(budget_ms),
+            "--clock", clock.to_text()]
     log = (directory / "log").open("wb")
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                preexec_fn=_die_with_parent)
@@ -91,7 +93,8 @@ def _start(out_dir: Path, worker: int, life: int, seed: int, seconds: float,
     return _Life(process, directory, life_seed, now, last_progress=now)
 
 
-def _death_location(status: int, stalled: bool) -> str:
+def death_location(status: int, stalled: bool) -> str:
+    """The location of a finding whose process died (or stalled) on it."""
     if stalled:
         return "process-stall"
     return f"process-death:{describe_exit(status)}"
@@ -102,7 +105,7 @@ def _death_finding(life: _Life, status: int, worker: int, stalled: bool) -> Find
     if state.data is None:
         return None
     kind: FindingKind = "hang" if stalled else "crash"
-    location = _death_location(status, stalled)
+    location = death_location(status, stalled)
     return Finding(kind=kind, target=TARGET, harness=HARNESS, location=location, shape=(),
                    data=state.data,
                    details={"worker": worker, "seed": life.seed, "exit_status": status,
@@ -119,20 +122,17 @@ def _read_stats(directory: Path) -> dict[str, Any]:
         return {}
 
 
-def _sum_stats(docs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, int]]:
+def _sum_stats(docs: list[dict[str, Any]]) -> dict[str, Any]:
     counters: dict[str, Any] = {key: 0 for key in COUNTER_KEYS}
     nested: dict[str, dict[str, int]] = {"stops": {}, "invalid_kinds": {}, "kinds_used": {}}
-    signatures: dict[str, int] = {}
     for doc in docs:
         for key in COUNTER_KEYS:
             counters[key] += int(doc.get(key, 0))
         for group, table in nested.items():
             for name, value in doc.get(group, {}).items():
                 table[name] = table.get(name, 0) + int(value)
-        for signature, count in doc.get("signatures", {}).items():
-            signatures[signature] = signatures.get(signature, 0) + int(count)
     counters.update(nested)
-    return counters, signatures
+    return counters
 
 
 def _stop(lives: list[_Life]) -> None:
@@ -154,10 +154,11 @@ def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int =
                        ) -> LibunwindFuzzResult:
     """Fuzz libunwind for `seconds` with `jobs` worker processes; findings under out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    sink = FindingSink(out_dir)
-    start = time.monotonic()
+    clock = RunClock.start()
+    sink = FindingSink(out_dir, clock=clock)
+    start = clock.origin
     deadline = start + seconds
-    active = [_start(out_dir, w, 0, seed, seconds, budget_ms) for w in range(jobs)]
+    active = [_start(out_dir, w, 0, seed, seconds, budget_ms, clock) for w in range(jobs)]
     all_lives = list(active)
     lives_per_worker = [1] * jobs
     deaths: list[dict[str, Any]] = []
@@ -185,11 +186,11 @@ def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int =
                            "at": round(now - start, 3)})
             if deadline - now > 1.0:
                 active[w] = _start(out_dir, w, lives_per_worker[w], seed, deadline - now,
-                                   budget_ms)
+                                   budget_ms, clock)
                 all_lives.append(active[w])
                 lives_per_worker[w] += 1
         if now >= next_sample:
-            counters, _ = _sum_stats([_read_stats(life.directory) for life in all_lives])
+            counters = _sum_stats([_read_stats(life.directory) for life in all_lives])
             t = round(now - start, 3)
             series["execs"].append((t, counters["inputs"]))
             series["exec_per_sec"].append((t, (counters["inputs"] - last_execs) / SAMPLE_EVERY))
@@ -201,23 +202,13 @@ def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int =
                 progress(now - start, counters)
     _stop(active)
     elapsed = time.monotonic() - start
-    counters, signatures = _sum_stats([_read_stats(life.directory) for life in all_lives])
+    counters = _sum_stats([_read_stats(life.directory) for life in all_lives])
     counters["worker_deaths"] = len(deaths)
     counters["worker_lives"] = len(all_lives)
     findings = [f for f in load_findings(out_dir) if f.target == TARGET]
-    _count_deaths(signatures, findings, deaths)
+    hits = load_hits(out_dir)
+    signatures = {f.signature: hits[f.signature].count for f in findings if f.signature in hits}
     return LibunwindFuzzResult(seconds=elapsed, jobs=jobs, counters=counters,
                                signatures=signatures, deaths=deaths, findings=findings,
                                series=series)
 
-
-def _count_deaths(signatures: dict[str, int], findings: list[Finding],
-                  deaths: list[dict[str, Any]]) -> None:
-    """Deaths are counted by the supervisor, not by a worker's stats: add them per signature."""
-    by_location: dict[str, int] = {}
-    for death in deaths:
-        key = _death_location(death["status"], death["stalled"])
-        by_location[key] = by_location.get(key, 0) + 1
-    for finding in findings:
-        if finding.location in by_location:
-            signatures[finding.signature] = by_location.pop(finding.location)

@@ -1,6 +1,7 @@
 """Replay one libunwind fuzz input and print what happened as JSON
 (`python -m walkfuzz.libunwind.replay FILE`; the CLI runs it in a child process, since an
-input may kill the process that runs it)."""
+input may kill the process that runs it). A finding is named by its signature, built as the
+harness builds it, so it compares with the one a report stored. Exit 0 clean, 1 a finding."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from walkfuzz.libunwind.case import decode
 from walkfuzz.libunwind.native import load
-from walkfuzz.libunwind.outcome import Namer, WalkOutcome
+from walkfuzz.libunwind.outcome import Namer, WalkOutcome, to_finding
 
 
 def replay(data: bytes) -> dict[str, Any]:
@@ -29,7 +30,9 @@ def replay(data: bytes) -> dict[str, Any]:
         "expected": [namer.kind(i, 0) for i in outcome.expected],
     }
     if outcome.finding_kind is not None:
-        doc["location"] = outcome.location(namer)
+        finding = to_finding(outcome, data, namer, "perturb")
+        doc["location"] = finding.location
+        doc["signature"] = finding.signature
     if outcome.stop in ("fault", "hang"):
         doc["fault"] = {k: hex(v) if k in ("addr", "pc") else v
                         for k, v in outcome.fault.items()}

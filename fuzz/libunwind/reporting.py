@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from walkfuzz.findings import Finding, FindingSink
+from walkfuzz.findings import FindingSink, RunClock, stored_findings
 from walkfuzz.libunwind.fuzz import LibunwindFuzzResult
 from walkfuzz.libunwind.stress import LibunwindStressResult, percentile_ns
 from walkfuzz.report import (
@@ -41,9 +41,7 @@ def fuzz_report(out_dir: Path, result: LibunwindFuzzResult, command: list[str],
         "ns_per_unw_step": round(int(c["walk_ns"]) / steps, 1) if steps else 0.0,
         "jobs": result.jobs,
     }
-    groups = group_findings(out_dir, result.findings)
-    for group in groups:  # the workers count every occurrence; only examples are stored
-        group.count = max(group.count, result.signatures.get(group.signature, 0))
+    groups = group_findings(out_dir, result.findings, run_command=command)
     doc = RunReport(
         meta=RunMeta(run_type=RUN_TYPE, command=command, target="libunwind", mode="perturb",
                      started_at=started_at, ended_at=time.time(), walker="libunwind"),
@@ -56,7 +54,9 @@ def fuzz_report(out_dir: Path, result: LibunwindFuzzResult, command: list[str],
 
 
 def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[str],
-                  started_at: float) -> dict[str, Path]:
+                  clock: RunClock) -> dict[str, Path]:
+    """Save the kept examples and every invalid sample's hits (on `clock`, the run's: it
+    started when the run did); the reproducer of a sample is the run's command."""
     c = result.counters
     cfg = result.config
     elapsed_s = c.get("elapsed_ns", 0) / 1e9
@@ -78,10 +78,13 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
     }
     if result.died is not None:
         counters["child_exit_status"] = result.died
-    sink = FindingSink(out_dir)
-    for finding in result.findings:
-        sink.offer(finding)
-    stored: list[Finding] = result.findings
+    sink = FindingSink(out_dir, clock=clock)
+    totals = {signature: sink.hits.add(signature, hits)
+              for signature, hits in result.signature_hits(clock).items()}
+    found = result.all_findings()
+    for finding in found:
+        sink.store(finding, totals.get(finding.signature))
+    started_at = clock.at(clock.origin)[1]
     doc = RunReport(
         meta=RunMeta(run_type=RUN_TYPE, command=command, target="libunwind", mode="stress",
                      started_at=started_at, ended_at=time.time(), walker="libunwind",
@@ -90,7 +93,7 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
         histograms={"interval_ns": _log2_histogram(result.interval_hist),
                     "walk_latency_ns": _log2_histogram(result.latency_hist)} if result.walked
         else {},
-        findings=group_findings(out_dir, stored),
+        findings=group_findings(out_dir, stored_findings(out_dir, found), run_command=command),
         notes=[f"samples walked from the handler ({cfg.mode}); compared with the shadow stack, "
                "one work function on top tolerated in prologue/epilogue windows"],
     )

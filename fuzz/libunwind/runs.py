@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from walkfuzz.errors import UserError
+from walkfuzz.findings import RunClock
 from walkfuzz.progress import Progress, human
 
 
@@ -68,9 +69,9 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
     cfg = StressConfig(seconds=seconds, threads=threads, interval_us=interval_us, mode=mode,
                        max_depth=max_depth, seed=seed, baseline_seconds=baseline_seconds,
                        budget_ms=budget_ms)
-    started = time.time()
+    clock = RunClock.start()
     result = run_libunwind_stress(cfg)
-    paths = stress_report(out, result, argv, started)
+    paths = stress_report(out, result, argv, clock)
     c = result.counters
     if result.died is not None:
         print(f"libunwind stress: the child died (status {result.died})")

@@ -5,6 +5,10 @@ shadow stack (native/agents/libunwind/wf_uw_sampler.c says how).
 The run happens in a child process (`python -m walkfuzz.libunwind.stress`), so a fault the
 guard cannot catch costs the child, not the caller; the child prints one JSON document.
 A baseline phase without sampling first gives the workload's unperturbed speed.
+
+Findings: a few invalid samples are kept as examples; every invalid sample is counted in C
+by its signature's parts, with the CLOCK_MONOTONIC times of the first and the last
+(`signature_hits`, turned into walkfuzz.findings.Hits on the caller's run clock).
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from walkfuzz.errors import UserError
-from walkfuzz.findings import Finding
+from walkfuzz.findings import Finding, Hits, RunClock
 from walkfuzz.libunwind.native import load
 from walkfuzz.libunwind.outcome import INVALID_NAMES, STOP_NAMES, TARGET, Namer
 
 MODES = ("ucontext", "sigframe", "alternate")
 HARNESS = "stress"
 HIST_BUCKETS = 32
+KEPT = 16  # WF_UW_KEPT_INVALID: invalid samples kept as examples, per run
 CHILD_GRACE = 30.0  # seconds beyond the run's own length before the child is killed
 
 
@@ -64,6 +69,24 @@ class LibunwindStressResult:
     baseline_units_per_cpu_s: float
     died: int | None = None  # the child's exit status if it did not finish
     findings: list[Finding] = field(default_factory=list)
+    signature_counts: list[dict[str, Any]] = field(default_factory=list)
+
+    def signature_hits(self, clock: RunClock) -> dict[str, Hits]:
+        """Every invalid sample's hits by finding signature, on `clock`."""
+        found: dict[str, Hits] = {}
+        for c in self.signature_counts:
+            signature = _counted(c).signature
+            hits = clock.span(int(c["count"]), c["first_ns"] / 1e9, c["last_ns"] / 1e9)
+            found[signature] = hits if signature not in found else found[signature].merge(hits)
+        return found
+
+    def all_findings(self) -> list[Finding]:
+        """The kept examples, then one finding for each counted signature none of them has
+        (its samples came after the examples were all kept)."""
+        have = {f.signature for f in self.findings}
+        extra = {f.signature: f for f in map(_counted, self.signature_counts)
+                 if f.signature not in have}
+        return [*self.findings, *extra.values()]
 
     @property
     def walked(self) -> int:
@@ -91,6 +114,16 @@ class LibunwindStressResult:
         if not cpu_s or not self.baseline_units_per_cpu_s:
             return 0.0
         return 1.0 - (units / cpu_s) / self.baseline_units_per_cpu_s
+
+
+def _counted(count: dict[str, Any]) -> Finding:
+    """The finding a signature count stands for (the kind at the first difference is all of
+    the shape a signature keeps)."""
+    return Finding(kind="invalid-trace", target=TARGET, harness=HARNESS,
+                   location=f"check:{count['invalid']}",
+                   shape=(count["kind"],) if count["kind"] else (), data=b"",
+                   details={"invalid": count["invalid"], "frame_kind": count["kind"],
+                            "example": f"none kept (the first {KEPT} invalid samples are)"})
 
 
 def percentile_ns(hist: list[int], q: float) -> int:
@@ -136,6 +169,17 @@ def _kept(stats: Any, namer: Namer) -> list[dict[str, Any]]:
     return kept
 
 
+def _signature_counts(stats: Any, namer: Namer) -> list[dict[str, Any]]:
+    counts = []
+    for i in range(stats.signature_slots):
+        c = stats.signature_counts[i]
+        counts.append({"invalid": INVALID_NAMES[c.invalid],
+                       "kind": namer.kind(int(c.id), 0) if c.id >= 0 else None,
+                       "count": int(c.count), "first_ns": int(c.first_ns),
+                       "last_ns": int(c.last_ns)})
+    return counts
+
+
 def child_run(cfg: StressConfig) -> dict[str, Any]:
     native = load()
     baseline_rate = 0.0
@@ -149,11 +193,14 @@ def child_run(cfg: StressConfig) -> dict[str, Any]:
     counters["invalid_kinds"] = {n: int(stats.invalid_kinds[i])
                                  for i, n in enumerate(INVALID_NAMES) if i}
     counters["stops"] = {n: int(stats.stops[i]) for i, n in enumerate(STOP_NAMES)}
+    counters["signatures_lost"] = int(stats.signatures_lost)
+    namer = Namer(native)
     return {
         "counters": counters,
         "interval_hist": [int(stats.interval_hist[i]) for i in range(HIST_BUCKETS)],
         "latency_hist": [int(stats.latency_hist[i]) for i in range(HIST_BUCKETS)],
-        "kept": _kept(stats, Namer(native)),
+        "kept": _kept(stats, namer),
+        "signature_counts": _signature_counts(stats, namer),
         "baseline_units_per_cpu_s": baseline_rate,
     }
 
@@ -188,7 +235,7 @@ def run_libunwind_stress(cfg: StressConfig) -> LibunwindStressResult:
         config=cfg, counters=doc["counters"], interval_hist=doc["interval_hist"],
         latency_hist=doc["latency_hist"], kept=doc["kept"],
         baseline_units_per_cpu_s=doc["baseline_units_per_cpu_s"],
-        findings=_findings(doc["kept"]))
+        findings=_findings(doc["kept"]), signature_counts=doc["signature_counts"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,7 +5,8 @@ It runs the generator stream `seed` in C batches (wf_uw_fuzz_batch: one C call w
 thousands of inputs), each input copied into the current-input journal (the layout of
 walkfuzz.input_journal) before it runs, so that a death the guard cannot catch — a fault
 while libunwind has signals blocked — leaves the input on disk. Findings are deduplicated
-by signature (a few examples stored, all counted); counters go to `stats.json` every second.
+by signature (a few examples stored, every hit counted with its time on the supervisor's run
+clock, walkfuzz.findings.HitStore); counters go to `stats.json` every second.
 A watchdog hang is run once more before it is reported: on a loaded machine a walk of a few
 microseconds can be descheduled past the budget, and such hangs do not come back.
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from walkfuzz.findings import FindingSink, write_atomic
+from walkfuzz.findings import FindingSink, RunClock, write_atomic
 from walkfuzz.input_journal import HEADER, JOURNAL_NAME
 from walkfuzz.libunwind.case import INPUT_SIZE, KIND_NAMES
 from walkfuzz.libunwind.native import load
@@ -50,8 +51,7 @@ class CurrentInput:
         HEADER.pack_into(self._map, 0, execs, INPUT_SIZE)
 
 
-def stats_json(stats: Any, signatures: dict[str, int], seed: int, elapsed: float,
-               unconfirmed_hangs: int) -> dict[str, Any]:
+def stats_json(stats: Any, seed: int, elapsed: float, unconfirmed_hangs: int) -> dict[str, Any]:
     return {
         "seed": seed,
         "elapsed": elapsed,
@@ -63,7 +63,6 @@ def stats_json(stats: Any, signatures: dict[str, int], seed: int, elapsed: float
         "invalid_kinds": {name: int(stats.invalid_kinds[i])
                           for i, name in enumerate(INVALID_NAMES) if i},
         "kinds_used": {name: int(stats.kinds_used[i]) for i, name in enumerate(KIND_NAMES)},
-        "signatures": dict(signatures),
     }
 
 
@@ -74,7 +73,8 @@ class _Stop:
         self.requested = True
 
 
-def run(out_dir: Path, worker_dir: Path, seed: int, seconds: float, budget_ms: float) -> int:
+def run(out_dir: Path, worker_dir: Path, seed: int, seconds: float, budget_ms: float,
+        clock: RunClock | None = None) -> int:
     native = load()
     ffi, lib = native.ffi, native.lib
     worker_dir.mkdir(parents=True, exist_ok=True)
@@ -83,8 +83,7 @@ def run(out_dir: Path, worker_dir: Path, seed: int, seconds: float, budget_ms: f
     lib.wf_uw_set_walk_budget_ns(int(budget_ms * 1e6))
     journal = CurrentInput(worker_dir / JOURNAL_NAME, native)
     namer = Namer(native)
-    sink = FindingSink(out_dir)
-    signatures: dict[str, int] = {}
+    sink = FindingSink(out_dir, clock=clock)
     stats = ffi.new("wf_uw_batch_stats *")
     result = ffi.new("wf_uw_result *")
     data = ffi.new(f"uint8_t[{INPUT_SIZE}]")
@@ -100,15 +99,13 @@ def run(out_dir: Path, worker_dir: Path, seed: int, seconds: float, budget_ms: f
             if outcome.stop == "hang" and lib.wf_uw_fuzz_one(data, INPUT_SIZE, result) != 2:
                 unconfirmed += 1  # a slow walk on a loaded machine, not a hang: not reported
             else:
-                finding = to_finding(outcome, bytes(data), namer, HARNESS)
-                signatures[finding.signature] = signatures.get(finding.signature, 0) + 1
-                sink.offer(finding)
+                sink.offer(to_finding(outcome, bytes(data), namer, HARNESS))
             result.status = 0
         if time.monotonic() >= next_stats:
-            doc = stats_json(stats, signatures, seed, time.monotonic() - start, unconfirmed)
+            doc = stats_json(stats, seed, time.monotonic() - start, unconfirmed)
             write_atomic(worker_dir / STATS_NAME, json.dumps(doc).encode())
             next_stats += STATS_EVERY
-    doc = stats_json(stats, signatures, seed, time.monotonic() - start, unconfirmed)
+    doc = stats_json(stats, seed, time.monotonic() - start, unconfirmed)
     write_atomic(worker_dir / STATS_NAME, json.dumps(doc).encode())
     return 0
 
@@ -120,8 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--seconds", type=float, required=True)
     parser.add_argument("--budget-ms", type=float, default=50.0)
+    parser.add_argument("--clock", type=RunClock.from_text, help="the run's clock (to_text)")
     args = parser.parse_args(argv)
-    return run(args.out, args.worker_dir, args.seed, args.seconds, args.budget_ms)
+    return run(args.out, args.worker_dir, args.seed, args.seconds, args.budget_ms, args.clock)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings import Finding, save_finding
+from walkfuzz.findings import Finding, Hits, save_finding
 from walkfuzz.report import (
     FindingGroup,
     Histogram,
@@ -67,17 +67,19 @@ def with_hits(groups: list[FindingGroup], result: dict[str, Any]) -> list[Findin
     for group in groups:
         if group.signature in signatures:
             group.details[HITS] = signatures[group.signature][HITS]
-            group.count = signatures[group.signature][HITS]["count"]
+            group.take(Hits.from_json(signatures[group.signature][HITS]))
     known = {g.signature for g in groups}
     command = " ".join(["walkfuzz", "stress", "--mode", result["options"]["mode"], "--workload",
                         result["options"]["workload"], "--seed", str(result["options"]["seed"])])
     for signature, doc in signatures.items():
         if signature not in known:
-            groups.append(FindingGroup(
+            group = FindingGroup(
                 signature=signature, kind=doc["kind"], target=TARGET, harness=HARNESS,
                 location=doc["location"], shape=doc["shape"], count=doc[HITS]["count"],
                 examples=[], reproducer=f"{command} (no input stored: see capture_dropped)",
-                details={HITS: doc[HITS]}))
+                details={HITS: doc[HITS]})
+            group.take(Hits.from_json(doc[HITS]))
+            groups.append(group)
     return groups
 
 

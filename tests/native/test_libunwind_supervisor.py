@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 
 from tests.opt_outs import skip_if_opted_out
+from walkfuzz.input_journal import JOURNAL_NAME, read_journal
 from walkfuzz.libunwind.case import INPUT_SIZE
 from walkfuzz.libunwind.fuzz import run_libunwind_fuzz
 from walkfuzz.libunwind.native import load
 
 skip_if_opted_out("libunwind", module=True)
 load()  # not built: an error naming the module and how to build it, never a skip
+
+RUN_SECONDS = 10.0
 
 
 def _children() -> list[int]:
@@ -32,16 +35,18 @@ def test_killed_worker_becomes_a_finding_and_is_restarted(
     options = [os.environ.get("ASAN_OPTIONS"), "handle_segv=0"]
     monkeypatch.setenv("ASAN_OPTIONS", ":".join(filter(None, options)))
     killed: list[int] = []
+    journal = tmp_path / "workers" / "0" / "life-0" / JOURNAL_NAME
 
     def kill_one_worker(elapsed: float, counters: dict[str, object]) -> None:
-        # Only once the worker has walked (its stats say so): a worker killed while it is still
-        # starting, as happens under ASan on a busy machine, has no input in its journal.
-        if not killed and int(str(counters.get("inputs", 0))) > 0 and _children():
+        # Only once it runs inputs: a worker still starting (slow under ASan on a busy
+        # machine) has no input to lose, and its death would be no finding.
+        if not killed and _children() and read_journal(journal).execs > 0:
             killed.append(_children()[0])
             os.kill(killed[0], signal.SIGSEGV)  # as libunwind faulting with signals blocked
 
-    # Room for a slow start under load; the kill comes at the first stats of the first life.
-    result = run_libunwind_fuzz(tmp_path, 10.0, jobs=1, progress=kill_one_worker)
+    # Long enough for a restart after a late kill: the supervisor restarts a worker only with
+    # more than a second left.
+    result = run_libunwind_fuzz(tmp_path, RUN_SECONDS, jobs=1, progress=kill_one_worker)
     assert killed
     assert result.counters["worker_deaths"] == 1
     assert result.counters["worker_lives"] == 2

@@ -4,7 +4,9 @@
  *   fault     a caught fault: record, strategy, signal, pc as library+offset, registers
  *   invalid   an invalid trace: class, tracked ids of trace and shadow stack
  *   check     a GetStackTrace disagreement, with both traces rendered
- *   summary   final totals, histograms, CPU time
+ *   summary   final totals, histograms, CPU time, first/last time of each invalid class
+ * Events carry "mono": the CLOCK_MONOTONIC seconds when they happened (the same clock in every
+ * process, so the driver places them on its run's time axis).
  * Handlers never write: they push fixed-size events into lock-free rings (claim a slot with a
  * CAS, fill it, mark it ready), the reporter thread drains them every tick. A full ring drops
  * the event and counts the drop.
@@ -49,6 +51,7 @@ static volatile uint64_t fault_cursor, invalid_cursor, fault_drops, invalid_drop
 static uint64_t invalid_lines, check_lines;
 static uint64_t check_total[2], check_agree[2], check_empty[2];
 static uint64_t check_bottom_hist[8];
+static uint64_t check_disagree_first[2], check_disagree_last[2];  /* CLOCK_MONOTONIC ns */
 
 static FILE *out;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -94,6 +97,7 @@ void wf_hs_out_fault(const wf_hs_fault_event *ev) {
         return;
     }
     s->ev = *ev;
+    s->ev.at_ns = wf_hs_now_ns();
     __atomic_store_n(&s->state, SLOT_READY, __ATOMIC_RELEASE);
 }
 
@@ -104,6 +108,7 @@ void wf_hs_out_invalid(const wf_hs_invalid_event *ev) {
         return;
     }
     s->ev = *ev;
+    s->ev.at_ns = wf_hs_now_ns();
     __atomic_store_n(&s->state, SLOT_READY, __ATOMIC_RELEASE);
 }
 
@@ -145,12 +150,13 @@ static void write_fault(const wf_hs_fault_event *ev) {
         "{\"type\":\"fault\",\"thread\":%u,\"strategy\":\"%s\",\"record\":\"%s\","
         "\"kind\":%d,\"signo\":%d,\"si_code\":%d,\"addr\":\"0x%lx\",\"pc\":\"0x%lx\","
         "\"lib\":\"%s\",\"offset\":%lu,\"frames\":%lu,"
-        "\"real\":[\"0x%lx\",\"0x%lx\",\"0x%lx\"],\"perturbed\":[\"0x%lx\",\"0x%lx\",\"0x%lx\"]}",
+        "\"real\":[\"0x%lx\",\"0x%lx\",\"0x%lx\"],\"perturbed\":[\"0x%lx\",\"0x%lx\",\"0x%lx\"],"
+        "\"mono\":%.6f}",
         ev->thread, strategy, rec, ev->fault.kind, ev->fault.signo, ev->fault.si_code,
         (unsigned long)ev->fault.addr, (unsigned long)ev->fault.pc, lib, (unsigned long)off,
         (unsigned long)ev->fault.frames, (unsigned long)ev->real_pc, (unsigned long)ev->real_sp,
         (unsigned long)ev->real_fp, (unsigned long)ev->pert_pc, (unsigned long)ev->pert_sp,
-        (unsigned long)ev->pert_fp);
+        (unsigned long)ev->pert_fp, (double)ev->at_ns / 1e9);
 }
 
 static int ints_json(char *buf, size_t cap, const int32_t *v, int n) {
@@ -171,9 +177,10 @@ static void write_invalid(const wf_hs_invalid_event *ev) {
     ints_json(bcis, sizeof bcis, ev->trace_bci, n);
     ints_json(shadow, sizeof shadow, ev->shadow_ids, d);
     wf_hs_out_line("{\"type\":\"invalid\",\"thread\":%u,\"class\":\"%s\",\"frames\":%d,"
-                   "\"depth\":%d,\"trace_ids\":%s,\"trace_bci\":%s,\"shadow_ids\":%s}",
+                   "\"depth\":%d,\"trace_ids\":%s,\"trace_bci\":%s,\"shadow_ids\":%s,"
+                   "\"mono\":%.6f}",
                    ev->thread, wf_hs_class_name((wf_hs_class)ev->cls), ev->n, ev->depth, ids,
-                   bcis, shadow);
+                   bcis, shadow, (double)ev->at_ns / 1e9);
 }
 
 static void drain(void) {
@@ -194,10 +201,15 @@ static void drain(void) {
 void wf_hs_out_check(const char *kind, int agree, int asgct_n, int gst_n, int bottom,
                      const char *detail) {
     int held = !strcmp(kind, "held");
+    uint64_t now = wf_hs_now_ns();
     pthread_mutex_lock(&out_lock);
     if (agree < 0) check_empty[held]++;
     else check_total[held]++;
     if (agree > 0) check_agree[held]++;
+    if (agree == 0) {
+        if (!check_disagree_first[held]) check_disagree_first[held] = now;
+        check_disagree_last[held] = now;
+    }
     if (!held && agree >= 0) check_bottom_hist[bottom < 7 ? bottom : 7]++;
     int write = agree == 0 && check_lines++ < MAX_CHECK_LINES;
     pthread_mutex_unlock(&out_lock);
@@ -210,8 +222,8 @@ void wf_hs_out_check(const char *kind, int agree, int asgct_n, int gst_n, int bo
     }
     esc[j] = '\0';
     wf_hs_out_line("{\"type\":\"check\",\"kind\":\"%s\",\"asgct_frames\":%d,\"gst_frames\":%d,"
-                   "\"common_bottom\":%d,\"detail\":\"%s\"}",
-                   kind, asgct_n, gst_n, bottom, esc);
+                   "\"common_bottom\":%d,\"detail\":\"%s\",\"mono\":%.6f}",
+                   kind, asgct_n, gst_n, bottom, esc, (double)now / 1e9);
 }
 
 /* ---- totals -------------------------------------------------------------------------------- */
@@ -219,6 +231,7 @@ void wf_hs_out_check(const char *kind, int agree, int asgct_n, int gst_n, int bo
 typedef struct {
     uint64_t signals, calls, faults, skipped_not_java, unresolved, threads;
     uint64_t codes[WF_HS_CODE_SLOTS], classes[WF_HS_CLASSES];
+    uint64_t class_first[WF_HS_CLASSES], class_last[WF_HS_CLASSES];
     uint64_t interval[WF_HS_HIST_BUCKETS], latency[WF_HS_HIST_BUCKETS];
     double worker_cpu_s;
 } totals;
@@ -254,7 +267,12 @@ static void sum(totals *s, int with_cpu) {
         s->skipped_not_java += t->skipped_not_java;
         s->unresolved += t->unresolved;
         for (int k = 0; k < WF_HS_CODE_SLOTS; k++) s->codes[k] += t->codes[k];
-        for (int k = 0; k < WF_HS_CLASSES; k++) s->classes[k] += t->classes[k];
+        for (int k = 0; k < WF_HS_CLASSES; k++) {
+            s->classes[k] += t->classes[k];
+            uint64_t first = t->class_first_ns[k], last = t->class_last_ns[k];
+            if (first && (!s->class_first[k] || first < s->class_first[k])) s->class_first[k] = first;
+            if (last > s->class_last[k]) s->class_last[k] = last;
+        }
         for (int k = 0; k < WF_HS_HIST_BUCKETS; k++) {
             s->interval[k] += t->interval_hist[k];
             s->latency[k] += t->latency_hist[k];
@@ -282,6 +300,14 @@ static void u64_array(char *buf, size_t cap, const uint64_t *v, int n) {
     if (used < cap) snprintf(buf + used, cap - used, "]");
 }
 
+/* CLOCK_MONOTONIC nanoseconds as a JSON array of seconds (0 stays 0: never). */
+static void mono_array(char *buf, size_t cap, const uint64_t *ns, int n) {
+    size_t used = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, i ? ",%.6f" : "%.6f", (double)ns[i] / 1e9);
+    if (used < cap) snprintf(buf + used, cap - used, "]");
+}
+
 static void write_summary(void) {
     totals s;
     sum(&s, 1);
@@ -295,6 +321,9 @@ static void write_summary(void) {
     u64_array(interval, sizeof interval, s.interval, WF_HS_HIST_BUCKETS);
     u64_array(latency, sizeof latency, s.latency, WF_HS_HIST_BUCKETS);
     u64_array(bottom, sizeof bottom, check_bottom_hist, 8);
+    char first[WF_HS_CLASSES * 20 + 8], last[WF_HS_CLASSES * 20 + 8];
+    mono_array(first, sizeof first, s.class_first, WF_HS_CLASSES);
+    mono_array(last, sizeof last, s.class_last, WF_HS_CLASSES);
     wf_hs_out_line(
         "{\"type\":\"summary\",\"t\":%.3f,\"threads\":%lu,\"signals\":%lu,\"calls\":%lu,"
         "\"faults\":%lu,\"skipped_not_java\":%lu,\"unresolved\":%lu,"
@@ -302,7 +331,9 @@ static void write_summary(void) {
         "\"codes\":%s,\"classes\":%s,\"interval_us_log2\":%s,\"latency_us_log2\":%s,"
         "\"held_checks\":%lu,\"held_agree\":%lu,\"held_empty\":%lu,"
         "\"bottom_checks\":%lu,\"bottom_agree\":%lu,\"bottom_empty\":%lu,\"bottom_common\":%s,"
-        "\"methods\":%lu,\"tracked_methods\":%lu,\"fault_drops\":%lu,\"invalid_drops\":%lu}",
+        "\"methods\":%lu,\"tracked_methods\":%lu,\"fault_drops\":%lu,\"invalid_drops\":%lu,"
+        "\"class_first_mono\":%s,\"class_last_mono\":%s,\"held_disagree_mono\":[%.6f,%.6f],"
+        "\"bottom_disagree_mono\":[%.6f,%.6f]}",
         elapsed_s(), (unsigned long)s.threads, (unsigned long)s.signals, (unsigned long)s.calls,
         (unsigned long)s.faults, (unsigned long)s.skipped_not_java, (unsigned long)s.unresolved,
         cpu, s.worker_cpu_s, codes,
@@ -310,7 +341,9 @@ static void write_summary(void) {
         (unsigned long)check_empty[1], (unsigned long)check_total[0],
         (unsigned long)check_agree[0], (unsigned long)check_empty[0], bottom,
         (unsigned long)wf_hs_methods_count(), (unsigned long)wf_hs_methods_tracked(),
-        (unsigned long)fault_drops, (unsigned long)invalid_drops);
+        (unsigned long)fault_drops, (unsigned long)invalid_drops, first, last,
+        (double)check_disagree_first[1] / 1e9, (double)check_disagree_last[1] / 1e9,
+        (double)check_disagree_first[0] / 1e9, (double)check_disagree_last[0] / 1e9);
 }
 
 /* ---- reporter thread ------------------------------------------------------------------------ */

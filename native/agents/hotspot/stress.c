@@ -115,8 +115,12 @@ static void check_shadow(wf_hs_thread *t, const wf_asgct_trace *trace) {
     wf_hs_class cls = wf_hs_classify(trace->frames, trace->num_frames, ids, depth,
                                      t->scratch_tracked, t->scratch_shadow);
     t->classes[cls]++;
-    if (cls > WF_HS_CLASS_IN_UPDATE)
+    if (cls > WF_HS_CLASS_IN_UPDATE) {
+        uint64_t now = wf_hs_now_ns();
+        if (!t->class_first_ns[cls]) t->class_first_ns[cls] = now;
+        t->class_last_ns[cls] = now;
         report_invalid(t, cls, trace, ids, depth);
+    }
 }
 
 void wf_hs_stress_on_signal(wf_hs_thread *t, ucontext_t *uc) {

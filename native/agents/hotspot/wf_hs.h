@@ -113,6 +113,7 @@ typedef struct wf_hs_thread {
     uint64_t unresolved;               /* records skipped: a base this context lacks */
     uint64_t codes[WF_HS_CODE_SLOTS];
     uint64_t classes[16];
+    uint64_t class_first_ns[16], class_last_ns[16];  /* CLOCK_MONOTONIC, 0 = none yet */
     uint64_t interval_hist[WF_HS_HIST_BUCKETS];
     uint64_t latency_hist[WF_HS_HIST_BUCKETS];
     uint64_t cpu_ns_at_exit;
@@ -312,6 +313,7 @@ typedef struct {
     wf_fault fault;
     uintptr_t real_pc, real_sp, real_fp;
     uintptr_t pert_pc, pert_sp, pert_fp;
+    uint64_t at_ns;            /* CLOCK_MONOTONIC when pushed (set by wf_hs_out_fault) */
 } wf_hs_fault_event;
 
 typedef struct {
@@ -321,6 +323,7 @@ typedef struct {
     int32_t trace_ids[32];     /* tracked ids of the trace, top first (-1 untracked, -2 unknown) */
     int32_t trace_bci[32];
     int32_t shadow_ids[32];    /* top first */
+    uint64_t at_ns;            /* CLOCK_MONOTONIC when pushed (set by wf_hs_out_invalid) */
 } wf_hs_invalid_event;
 
 /* Push events from a handler; dropped (and counted) when the ring is full. Async-signal-safe. */

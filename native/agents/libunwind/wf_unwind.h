@@ -150,6 +150,7 @@ int wf_uw_classify(const int32_t *walked, uint32_t n, const int32_t *expected, u
 #define WF_UW_HIST_BUCKETS 32
 #define WF_UW_KEPT_INVALID 16
 #define WF_UW_KEPT_IDS 24
+#define WF_UW_SIGNATURE_SLOTS 32
 
 /* Which context a sample walks from. */
 enum wf_uw_sample_mode {
@@ -179,6 +180,15 @@ typedef struct wf_uw_kept_sample {
     uintptr_t pc0;              /* interrupted pc */
 } wf_uw_kept_sample;
 
+/* Every invalid sample, counted by what its finding signature is made of (walkfuzz.findings:
+   kind, location, the frame kind where it failed): the invalid kind and the id of the walked
+   frame at the first difference (the last walked one when the walk is a prefix of the truth,
+   -1 for an empty walk), with CLOCK_MONOTONIC times of the first and the last such sample. */
+typedef struct wf_uw_signature_count {
+    int32_t invalid, id;
+    uint64_t count, first_ns, last_ns;
+} wf_uw_signature_count;
+
 typedef struct wf_uw_stress_stats {
     uint64_t requested;         /* timer expirations due: duration / interval per thread */
     uint64_t delivered;         /* handler entries */
@@ -194,6 +204,9 @@ typedef struct wf_uw_stress_stats {
     uint64_t latency_hist[32];  /* log2(ns) buckets of walk time in the handler */
     uint32_t kept;
     wf_uw_kept_sample kept_samples[16];
+    uint32_t signature_slots;   /* used entries of signature_counts */
+    uint64_t signatures_lost;   /* invalid samples of a key that found no free slot */
+    wf_uw_signature_count signature_counts[32];  /* WF_UW_SIGNATURE_SLOTS */
     char error[128];            /* set when the run could not start */
 } wf_uw_stress_stats;
 

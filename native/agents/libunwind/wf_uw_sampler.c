@@ -76,6 +76,29 @@ static void keep(wf_uw_stress_stats *st, int32_t invalid, int32_t first_diff, in
     k->pc0 = walk->frames > 0 ? walk->frame[0].pc : 0;
 }
 
+/* Count an invalid sample under its signature key; async-signal-safe (the thread's own stats). */
+static void count_signature(wf_uw_stress_stats *st, int32_t invalid, int32_t first_diff,
+                            const int32_t *walked, uint32_t n)
+{
+    uint32_t cut = first_diff >= 0 && (uint32_t)first_diff < n ? (uint32_t)first_diff + 1 : n;
+    int32_t id = cut > 0 ? walked[cut - 1] : -1;
+    uint64_t now = wf_uw_now_ns();
+    for (uint32_t i = 0; i < st->signature_slots; i++) {
+        wf_uw_signature_count *c = &st->signature_counts[i];
+        if (c->invalid == invalid && c->id == id) {
+            c->count++;
+            c->last_ns = now;
+            return;
+        }
+    }
+    if (st->signature_slots >= WF_UW_SIGNATURE_SLOTS) {
+        st->signatures_lost++;
+        return;
+    }
+    st->signature_counts[st->signature_slots++] = (wf_uw_signature_count){
+        .invalid = invalid, .id = id, .count = 1, .first_ns = now, .last_ns = now};
+}
+
 static void judge(wf_uw_sampler *s, int mode, const wf_uw_walk *walk, const int32_t *truth,
                   uint32_t m)
 {
@@ -96,6 +119,7 @@ static void judge(wf_uw_sampler *s, int mode, const wf_uw_walk *walk, const int3
     int32_t first_diff;
     int invalid = wf_uw_classify(ids, n, truth, m, walk->stop == WF_UW_STOP_CYCLE, &first_diff);
     st->invalid_kinds[invalid]++;
+    count_signature(st, invalid, first_diff, ids, n);
     keep(st, invalid, first_diff, mode, walk, ids, n, truth, m);
 }
 

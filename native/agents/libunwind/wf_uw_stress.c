@@ -105,6 +105,30 @@ static void sleep_ns(uint64_t ns)
         ;
 }
 
+static void add_signatures(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t)
+{
+    sum->signatures_lost += t->signatures_lost;
+    for (uint32_t i = 0; i < t->signature_slots; i++) {
+        const wf_uw_signature_count *c = &t->signature_counts[i];
+        uint32_t j = 0;
+        while (j < sum->signature_slots && (sum->signature_counts[j].invalid != c->invalid ||
+                                             sum->signature_counts[j].id != c->id))
+            j++;
+        if (j == sum->signature_slots) {
+            if (j >= WF_UW_SIGNATURE_SLOTS) {
+                sum->signatures_lost += c->count;
+                continue;
+            }
+            sum->signature_counts[sum->signature_slots++] = *c;
+            continue;
+        }
+        wf_uw_signature_count *into = &sum->signature_counts[j];
+        into->count += c->count;
+        into->first_ns = c->first_ns < into->first_ns ? c->first_ns : into->first_ns;
+        into->last_ns = c->last_ns > into->last_ns ? c->last_ns : into->last_ns;
+    }
+}
+
 static void add_stats(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t)
 {
     sum->delivered += t->delivered;
@@ -127,6 +151,7 @@ static void add_stats(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t)
     }
     for (uint32_t i = 0; i < t->kept && sum->kept < WF_UW_KEPT_INVALID; i++)
         sum->kept_samples[sum->kept++] = t->kept_samples[i];
+    add_signatures(sum, t);
 }
 
 static const char *check_config(const wf_uw_stress_config *cfg)

@@ -1,0 +1,94 @@
+"""Running a reproducer the way a user does: the command copied from a written report (or
+triage's table), run in a fresh process with a user's environment, its exit status checked
+against the documented one and the signature its replay names against the finding's.
+
+How a replay names a signature, per target (what `replayed_signatures` reads):
+  minivm     `walkfuzz replay` prints a line `finding: KIND SIGNATURE` (none: `finding: none`)
+  libunwind  `walkfuzz replay --target libunwind` prints JSON with "signature"
+  hotspot    `walkfuzz replay --target hotspot` prints JSON with "signatures" (hits by signature)
+A reproducer that reruns a whole run (a finding without input bytes) is checked by the report
+the rerun writes instead (`report_signatures`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
+# What `make test` sets for its own runs (the sanitizer flavour and runtime) is not in a user's
+# shell: a copied command runs with the default build.
+NOT_A_USERS = ("WALKFUZZ_NATIVE", "LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "PYTHONMALLOC")
+# Documented exit statuses (README, docs/triage.md, docs/targets.md).
+REPLAY_FOUND = 1  # walkfuzz replay: the input is a finding (or walks unlike the spec)
+FUZZ_FOUND = 1  # walkfuzz fuzz: findings
+STRESS_CLEAN, STRESS_FAILED = 0, 1  # walkfuzz stress: a fault, a hang or a dead JVM fail it
+# A copied command may take long on a busy machine (a JVM replay runs 10 s of its own); the
+# cap only stops a hung process.
+TIMEOUT = 1200.0
+
+
+def user_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in NOT_A_USERS}
+    env["PATH"] = f"{WALKFUZZ.parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def walkfuzz(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`walkfuzz ARGS` as a user runs it (the installed console script)."""
+    return subprocess.run([str(WALKFUZZ), *args], capture_output=True, text=True, cwd=cwd,
+                          env=user_env(), timeout=TIMEOUT)
+
+
+def run_reproducer(command: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """Run a reproducer exactly as printed: a shell command line that starts with walkfuzz."""
+    argv = shlex.split(command)
+    assert argv and argv[0] == "walkfuzz", f"not a walkfuzz command: {command!r}"
+    return walkfuzz(*argv[1:], cwd=cwd)
+
+
+def report_groups(out: Path) -> list[dict[str, Any]]:
+    """The finding groups of out/report.json; each reproducer also appears, as printed, in
+    report.md and report.html (a user may copy it from either)."""
+    groups: list[dict[str, Any]] = json.loads((out / "report.json").read_text())["findings"]
+    md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
+    for group in groups:
+        command = group["reproducer"]
+        assert html.escape(command, quote=False).replace("|", "\\|") in md, command
+        assert html.escape(command, quote=True) in page, command
+    return groups
+
+
+def replayed_signatures(target: str, stdout: str) -> set[str]:
+    """The signatures a replay's output names (see the module docstring)."""
+    if target == "minivm":
+        return {line.split()[2] for line in stdout.splitlines()
+                if line.startswith("finding: ") and line != "finding: none"}
+    doc = json.loads(stdout[stdout.index("{"):])
+    if target == "libunwind":
+        return {doc["signature"]} if "signature" in doc else set()
+    if target == "hotspot":
+        return set(doc.get("signatures", {}))
+    raise AssertionError(f"no replay for target {target!r}")
+
+
+def check_replay(target: str, group: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """Run a group's `walkfuzz replay` reproducer: documented status 1, the same signature."""
+    done = run_reproducer(group["reproducer"])
+    assert done.returncode == REPLAY_FOUND, (group["reproducer"], done.stdout[-2000:],
+                                             done.stderr[-2000:])
+    assert group["signature"] in replayed_signatures(target, done.stdout), \
+        (group["signature"], done.stdout[-2000:])
+    return done
+
+
+def report_signatures(out: Path) -> set[str]:
+    """The signatures a (re)run wrote into out/report.json."""
+    return {g["signature"] for g in json.loads((out / "report.json").read_text())["findings"]}

@@ -1,0 +1,254 @@
+"""Every reproducer a report prints runs: a real finding per target (planted-bug walkers for
+minivm, perturbed contexts that fault for libunwind, AsyncGetCallTrace in a JVM for hotspot),
+its reproducer taken from the written report (or triage's output) as a user would copy it,
+run in a fresh process, with the documented exit status and the finding's signature again.
+
+Campaigns run until they find (--stop-on-first, or a loop of short runs) under a generous cap;
+nothing here depends on how fast or idle the machine is.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.native.reproducers import (
+    FUZZ_FOUND,
+    REPLAY_FOUND,
+    ROOT,
+    STRESS_CLEAN,
+    STRESS_FAILED,
+    TIMEOUT,
+    check_replay,
+    replayed_signatures,
+    report_groups,
+    report_signatures,
+    run_reproducer,
+    user_env,
+    walkfuzz,
+)
+from walkfuzz import planted
+from walkfuzz.errors import UserError
+from walkfuzz.findings import load_findings
+
+# Seconds: only a cap. --stop-on-first ends a campaign at its first finding, usually within
+# seconds (docs/fuzzing.md has the planted bugs' times to find).
+FIND_CAP = "900"
+ROUNDS = 8  # short runs tried before a target that finds every few seconds is given up on
+MINIVM_BUGS = [("inlined-scope-order", "layouts"), ("missing-bounds-check", "layouts"),
+               ("queue-bookkeeping", "queue")]
+
+
+def _minivm_campaign(root: Path, bug: str, harness: str) -> Path:
+    out = root / bug
+    if not (out / "report.json").exists():
+        walker = planted.build(planted.planted_bug(bug), "cov")
+        done = walkfuzz("fuzz", "--target", "minivm", "--harness", harness, "--walker",
+                        str(walker), "--stop-on-first", "--time", FIND_CAP, "--out", str(out))
+        assert done.returncode == FUZZ_FOUND, done.stderr[-2000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def minivm_campaign(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]:
+    """A planted bug's campaign output, run once per bug for the tests of this module."""
+    root = tmp_path_factory.mktemp("campaigns")
+    return lambda bug, harness: _minivm_campaign(root, bug, harness)
+
+
+@pytest.mark.parametrize(("bug", "harness"), MINIVM_BUGS, ids=[b for b, _ in MINIVM_BUGS])
+def test_minivm_fuzz_reproducers_replay_the_signature(
+        bug: str, harness: str, minivm_campaign: Callable[[str, str], Path]) -> None:
+    groups = report_groups(minivm_campaign(bug, harness))
+    assert groups
+    for group in groups:
+        assert group["reproducer"].startswith(
+            f"walkfuzz replay --target minivm --harness {harness} --walker ")
+        check_replay("minivm", group)
+
+
+def test_triage_reproducers_replay_the_group(
+        minivm_campaign: Callable[[str, str], Path], tmp_path: Path) -> None:
+    outs = [minivm_campaign(bug, harness) for bug, harness in MINIVM_BUGS]
+    triage_json = tmp_path / "triage.json"
+    done = walkfuzz("triage", *map(str, outs), "--json", str(triage_json))
+    assert done.returncode == 0, done.stderr[-2000:]
+    groups = json.loads(triage_json.read_text())["groups"]
+    assert len(groups) >= len(MINIVM_BUGS)
+    for group in groups:
+        command = group["reproducer"]
+        assert command in done.stdout  # the table prints the same command
+        path = shlex.split(command)[-1]
+        (smallest,) = [i for i in group["inputs"] if i["path"] == path]
+        replay = run_reproducer(command)
+        assert replay.returncode == 1, replay.stderr[-2000:]
+        assert replayed_signatures("minivm", replay.stdout) == {smallest["signature"]}
+
+
+def _needs_unwind() -> None:
+    pytest.importorskip("walkfuzz._unwind", reason="walkfuzz._unwind not built (libunwind-dev)")
+
+
+def _check_libunwind_replays(out: Path) -> None:
+    """Every reproducer runs with a documented status (1: a finding again, 0: clean) and
+    names the signature of what it found; at least one brings back its own signature.
+    Not every one does: a perturbation that reads process state (a scratch register swapped
+    into sp, stack words below the live stack) meets other values in a fresh process
+    (docs/libunwind.md, "Reproducers")."""
+    groups = report_groups(out)
+    assert groups
+    reproduced = 0
+    for group in groups:
+        assert group["reproducer"].startswith("walkfuzz replay --target libunwind --harness ")
+        done = run_reproducer(group["reproducer"])
+        assert done.returncode in (0, REPLAY_FOUND), done.stderr[-2000:]
+        signatures = replayed_signatures("libunwind", done.stdout)
+        assert len(signatures) == (1 if done.returncode == REPLAY_FOUND else 0), done.stdout
+        reproduced += group["signature"] in signatures
+        # docs/libunwind.md's form, on the libFuzzer-style copy of the same input
+        copy = out / f"crash-{Path(group['examples'][0]).stem}"
+        if copy.exists():
+            again = walkfuzz("libunwind", "replay", str(copy))
+            assert (again.returncode, replayed_signatures("libunwind", again.stdout)) == \
+                (done.returncode, signatures)
+    assert reproduced > 0, [g["signature"] for g in groups]
+
+
+def test_libunwind_fuzz_reproducers_replay(tmp_path: Path) -> None:
+    _needs_unwind()
+    out = tmp_path / "out"
+    done = walkfuzz("fuzz", "--target", "libunwind", "--stop-on-first", "--time", FIND_CAP,
+                    "--out", str(out))
+    assert done.returncode == FUZZ_FOUND, done.stderr[-2000:]
+    _check_libunwind_replays(out)
+
+
+def test_libunwind_runner_reproducers_replay(tmp_path: Path) -> None:
+    """`walkfuzz libunwind fuzz` (supervised processes, no libFuzzer) stores the same kind of
+    input; its faults come within a second (docs/libunwind.md), a few rounds at most."""
+    _needs_unwind()
+    for round_ in range(ROUNDS):
+        out = tmp_path / f"round-{round_}"
+        done = walkfuzz("libunwind", "fuzz", "--time", "3", "-j", "1", "--seed",
+                        str(round_ + 1), "--out", str(out))
+        if done.returncode == FUZZ_FOUND:
+            break
+        assert done.returncode == 0, done.stderr[-2000:]
+    else:
+        pytest.fail(f"no libunwind finding in {ROUNDS} runs of 3 s")
+    _check_libunwind_replays(out)
+
+
+def _jdk() -> str:
+    from walkfuzz.hotspot.jdk import find_jdk
+
+    try:
+        return find_jdk("17").label
+    except UserError as err:
+        pytest.skip(f"no JDK 17: {err}")
+
+
+def _run_until(found: Callable[[Path], list[dict[str, Any]]], command: Callable[[Path], list[str]],
+               root: Path, statuses: tuple[int, ...]) -> tuple[Path, list[dict[str, Any]]]:
+    """Short runs until one's report has groups `found` picks; each exits with a status in
+    `statuses`."""
+    for round_ in range(ROUNDS):
+        out = root / f"round-{round_}"
+        done = walkfuzz(*command(out))
+        assert done.returncode in statuses, done.stderr[-2000:]
+        groups = found(out)
+        if groups:
+            return out, groups
+    pytest.fail(f"nothing found in {ROUNDS} runs of {command(root)}")
+
+
+def test_hotspot_fuzz_reproducer_faults_again_with_the_signature(tmp_path: Path) -> None:
+    """The record of the most frequent fault, applied alone in a fresh JVM. Perturbations
+    relative to a base the agent finds in every JVM replay (docs/hotspot.md); the most
+    frequent fault has been `fp set stack_hi-k` on both JDKs."""
+    jdk = _jdk()
+
+    def crashes(out: Path) -> list[dict[str, Any]]:
+        return [g for g in report_groups(out) if g["kind"] == "crash"]
+
+    _, groups = _run_until(crashes, lambda out: ["fuzz", "--target", "hotspot", "--jdk", jdk,
+                                                 "--time", "10", "--out", str(out)],
+                           tmp_path, (0, FUZZ_FOUND))
+    top = max(groups, key=lambda g: g["count"])
+    assert top["reproducer"].startswith("walkfuzz replay --target hotspot --harness perturb ")
+    replay = check_replay("hotspot", top)
+    assert json.loads(replay.stdout)["reproduced"] is True
+
+
+def test_hotspot_stress_reproducer_is_the_run_and_finds_the_signature_again(
+        tmp_path: Path) -> None:
+    """An invalid trace of a live sample has no input to replay: its reproducer is the stress
+    run's command. Invalid traces are rare (0.03%-0.12% of samples, docs/hotspot.md), so the
+    rerun is tried a few times until the signature comes back."""
+    jdk = _jdk()
+
+    def invalid(out: Path) -> list[dict[str, Any]]:
+        return [g for g in report_groups(out) if g["kind"] == "invalid-trace"]
+
+    out, groups = _run_until(invalid, lambda out: ["stress", "--target", "hotspot", "--jdk", jdk,
+                                                   "--duration", "4s", "--out", str(out)],
+                             tmp_path, (STRESS_CLEAN, STRESS_FAILED))
+    top = max(groups, key=lambda g: g["count"])
+    assert shlex.split(top["reproducer"])[:4] == ["walkfuzz", "stress", "--target", "hotspot"]
+    triage_json = tmp_path / "triage.json"  # triage groups stored hotspot findings unreplayed
+    triaged = walkfuzz("triage", str(out), "--json", str(triage_json))
+    assert triaged.returncode == 0, triaged.stderr[-2000:]
+    by_signature = {s["signature"]: g["reproducer"]
+                    for g in json.loads(triage_json.read_text())["groups"] for s in g["signatures"]}
+    assert by_signature[top["signature"]] == top["reproducer"]
+    for _ in range(ROUNDS):
+        rerun = run_reproducer(top["reproducer"])
+        report = json.loads((out / "report.json").read_text())
+        failed = any(g["kind"] in ("crash", "hang") for g in report["findings"]) or \
+            not report["counters"]["jvm_alive_at_end"]
+        assert rerun.returncode == (STRESS_FAILED if failed else STRESS_CLEAN), rerun.stderr
+        if top["signature"] in report_signatures(out):
+            return
+    pytest.fail(f"{top['signature']} did not come back in {ROUNDS} reruns of {top['reproducer']}")
+
+
+def test_minivm_live_stress_reproducer(tmp_path: Path) -> None:
+    """A planted walker's live findings (each a captured case), the reproducer from the report
+    (`walkfuzz replay [--walker W] FILE`), the replay naming the same signature."""
+    walker = planted.build(planted.planted_bug("inlined-scope-order"), "plain")
+
+    def invalid(out: Path) -> list[dict[str, Any]]:
+        return [g for g in report_groups(out) if g["kind"] == "invalid-trace"]
+
+    _, groups = _run_until(invalid, lambda out: ["stress", "--target", "minivm", "--walker",
+                                                 str(walker), "--duration", "2s", "--baseline",
+                                                 "0", "--out", str(out)],
+                           tmp_path, (STRESS_CLEAN,))
+    group = groups[0]
+    replay = run_reproducer(group["reproducer"])
+    assert replay.returncode == 1, replay.stderr[-2000:]
+    assert replayed_signatures("minivm", replay.stdout) == {group["signature"]}
+
+
+def test_a_harness_run_by_hand_replays_a_crash_file(
+        minivm_campaign: Callable[[str, str], Path], tmp_path: Path) -> None:
+    """docs/fuzzing.md: `harnesses/H.py crash-<sha1>` replays one input (libFuzzer runs the
+    file once, exit 0) and saves what it finds under $WALKFUZZ_OUT."""
+    bug, harness = MINIVM_BUGS[1]
+    out = minivm_campaign(bug, harness)
+    group = next(g for g in report_groups(out) if g["kind"] == "crash")
+    crash_file = out / f"crash-{Path(group['examples'][0]).stem}"
+    walker = planted.library_path(planted.planted_bug(bug), "cov")
+    done = subprocess.run(
+        [str(ROOT / "harnesses" / f"{harness}.py"), str(crash_file)], capture_output=True,
+        text=True, cwd=tmp_path, timeout=TIMEOUT,
+        env={**user_env(), "WALKFUZZ_OUT": str(tmp_path / "by-hand"),
+             "WALKFUZZ_WALKER": str(walker)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert {f.signature for f in load_findings(tmp_path / "by-hand")} == {group["signature"]}
