@@ -15,7 +15,7 @@ from walkfuzz.errors import MissingDependencyError, UserError
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 AGENT_DIR = ROOT / "native" / "agents" / "hotspot"
-GUARD_SOURCES = ("guard.c", "guard_watchdog.c")
+GUARD_SOURCES = ("guard.c", "guard_watchdog.c", "guard_unsafe_code.c")
 CFLAGS = ["-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
           "-Wno-unused-parameter", "-fno-strict-aliasing"]
 LIBS = ["-lpthread", "-ldl", "-lrt"]

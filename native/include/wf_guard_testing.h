@@ -41,6 +41,10 @@ intptr_t wf_guard_test_depth(void *unused);
 /* Spins until limit_ns (the argument, as an integer) have elapsed, then returns 0; a safety
    valve, so that a broken watchdog fails a test instead of hanging it. */
 intptr_t wf_guard_test_spin(void *limit_ns);
+/* Sleep ns (blocked: no CPU time), with the syscall in this code rather than the C library. */
+intptr_t wf_guard_test_sleep(void *ns);
+/* malloc and free 100 KiB blocks until limit_ns have passed; the rounds done. */
+intptr_t wf_guard_test_alloc_spin(void *limit_ns);
 
 /* Marks progress (frames 3, sp 0x7000, fp 0x7100, pc 0x7200), then reads the word at addr. */
 intptr_t wf_guard_test_progress_then_read(void *addr);

@@ -182,10 +182,16 @@ static void on_fault(int signo, siginfo_t *info, void *ucontext) {
 }
 
 /* The watchdog interrupted the call numbered kill_seq. If that call is still on this thread's
-   chain, unwind to it (possibly past inner guarded calls); if it already returned, ignore. */
+   chain, unwind to it (possibly past inner guarded calls); if it already returned, ignore.
+   Inside the C library, the allocator or the loader (which may hold a lock the unwind would
+   leave taken), let it run on: kill_seq cleared, the watchdog asks again a period later. */
 static void on_hang(int signo, siginfo_t *info, void *ucontext) {
     wf_watch_slot *slot = wf_guard_watch_slot;
     if (slot == NULL) return;
+    if (wf_guard_in_unsafe_code(faulting_pc(ucontext))) {
+        __atomic_store_n(&slot->kill_seq, 0, __ATOMIC_RELEASE);
+        return;
+    }
     uint64_t target = __atomic_load_n(&slot->kill_seq, __ATOMIC_ACQUIRE);
     for (wf_guard_frame *frame = wf_guard_top; frame != NULL; frame = frame->prev) {
         if (frame->seq == target) {
@@ -224,6 +230,7 @@ static void install_fault_handlers(void) {
 }
 
 void wf_guard_install_hang_handler(void) {
+    wf_guard_find_unsafe_code();
     install_action(wf_guard_hang_signal(), on_hang, SA_RESTART);
 }
 

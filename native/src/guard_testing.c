@@ -5,8 +5,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -86,6 +88,35 @@ intptr_t wf_guard_test_spin(void *limit_ns) {
     uint64_t start = monotonic_ns();
     while (monotonic_ns() - start < (uint64_t)(uintptr_t)limit_ns) continue;
     return 0;
+}
+
+/* nanosleep as one `syscall` instruction here, not in the C library: a hang signal lands in
+   this code, where the guard would unwind a wall-time hang (guard_unsafe_code.c). */
+static long raw_nanosleep(struct timespec *request, struct timespec *left) {
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"((long)SYS_nanosleep), "D"(request), "S"(left)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+
+intptr_t wf_guard_test_sleep(void *ns) {
+    struct timespec left = {(time_t)((uintptr_t)ns / 1000000000ull),
+                            (long)((uintptr_t)ns % 1000000000ull)};
+    while (raw_nanosleep(&left, &left) != 0) continue;   /* a signal came: sleep the rest */
+    return 0;
+}
+
+intptr_t wf_guard_test_alloc_spin(void *limit_ns) {
+    uint64_t start = monotonic_ns(), rounds = 0;
+    while (monotonic_ns() - start < (uint64_t)(uintptr_t)limit_ns) {
+        /* past the thread cache and the fast bins: each call takes the arena's lock */
+        void *volatile p = malloc(100 * 1024);
+        free(p);
+        rounds++;
+    }
+    return (intptr_t)rounds;
 }
 
 intptr_t wf_guard_test_progress_then_read(void *addr) {

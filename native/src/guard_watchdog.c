@@ -2,10 +2,16 @@
  *
  * The guarded call itself pays no syscall and reads no clock: it only numbers itself in its
  * thread's slot (guard_internal.h). One watchdog thread per process polls the slots every
- * budget/8; a slot whose active call number stayed the same for a whole budget gets the hang
- * signal through tgkill, and the handler in guard.c unwinds that call. The first poll can see a
- * call up to one period late and the check runs once a period, so a hang is interrupted
- * between budget and budget + 2 periods (1.25 × budget) after it began, plus scheduling delay.
+ * budget/8; a slot whose active call number stayed the same while its thread used a whole
+ * budget of CPU time gets the hang signal through tgkill, and the handler in guard.c unwinds
+ * that call. CPU time, not wall time: on a machine whose cores are all busy a thread waits for
+ * a CPU far longer than its walk takes, and a wall-time budget there turned correct walks into
+ * hangs. A call that blocks (in the C library, where an unwind would not be safe anyway:
+ * guard_unsafe_code.c) is no hang here; the process-level timeouts end it (libFuzzer's
+ * -timeout, the supervisors' stall checks).
+ * The first poll can see a call up to one period late and the check runs once a period, so a
+ * spinning call is interrupted after between budget and budget + 2 periods (1.25 × budget) of
+ * its CPU time, plus scheduling delay.
  */
 #define _GNU_SOURCE
 #include "wf_guard.h"
@@ -33,17 +39,21 @@ static int watchdog_running;                      /* under watchdog_lock */
 static pthread_key_t slot_key;                    /* its destructor frees a thread's slot */
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
-/* What the watchdog saw in a slot: the active call and when it first saw it. */
+/* What the watchdog saw in a slot: the active call, when it first saw it, and the thread's
+   CPU time then. */
 typedef struct observation {
     uint64_t seq;
     uint64_t since_ns;
+    uint64_t since_cpu_ns;
 } observation;
 
-static uint64_t monotonic_ns(void) {
+static uint64_t clock_ns(clockid_t clock) {
     struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (clock_gettime(clock, &now) != 0) return 0;
     return (uint64_t)now.tv_sec * NS_PER_S + (uint64_t)now.tv_nsec;
 }
+
+static uint64_t monotonic_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 static void init_wake_condition(void) {
     pthread_condattr_t attr;
@@ -69,6 +79,8 @@ static wf_watch_slot *claim_slot(void) {
         pid_t free_tid = 0;
         if (__atomic_compare_exchange_n(&slots[i].tid, &free_tid, self, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED)) {
+            if (pthread_getcpuclockid(pthread_self(), &slots[i].cpu_clock) != 0)
+                slots[i].cpu_clock = CLOCK_MONOTONIC;   /* no CPU clock: wall time it is */
             pthread_setspecific(slot_key, &slots[i]);
             return &slots[i];
         }
@@ -84,7 +96,11 @@ static void after_fork_in_child(void) {
     watchdog_running = 0;
     for (int i = 0; i < WF_WATCHDOG_MAX_THREADS; i++)
         if (&slots[i] != wf_guard_watch_slot) slots[i].tid = 0;
-    if (wf_guard_watch_slot != NULL) wf_guard_watch_slot->tid = gettid();
+    if (wf_guard_watch_slot != NULL) {
+        wf_guard_watch_slot->tid = gettid();
+        if (pthread_getcpuclockid(pthread_self(), &wf_guard_watch_slot->cpu_clock) != 0)
+            wf_guard_watch_slot->cpu_clock = CLOCK_MONOTONIC;
+    }
 }
 
 static void setup_process(void) {
@@ -109,10 +125,15 @@ static uint64_t check_slot(wf_watch_slot *slot, observation *seen, uint64_t now)
     if (seq != seen->seq) {
         seen->seq = seq;
         seen->since_ns = now;
-    } else if (seq != 0 && now - seen->since_ns >= budget &&
-               __atomic_load_n(&slot->kill_seq, __ATOMIC_RELAXED) != seq) {
-        interrupt(slot, tid, seq);
+        seen->since_cpu_ns = seq != 0 ? clock_ns(slot->cpu_clock) : 0;
+        return budget;
     }
+    /* A call's CPU time never exceeds its wall time: read the CPU clock (a syscall) only
+       once a whole budget of wall time has passed. */
+    if (seq == 0 || now - seen->since_ns < budget ||
+        __atomic_load_n(&slot->kill_seq, __ATOMIC_RELAXED) == seq)
+        return budget;
+    if (clock_ns(slot->cpu_clock) - seen->since_cpu_ns >= budget) interrupt(slot, tid, seq);
     return budget;
 }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -71,3 +73,30 @@ def test_budget_belongs_to_its_thread() -> None:
 def test_negative_budget_is_refused_naming_it() -> None:
     with pytest.raises(UserError, match="-5"):
         guard.set_budget_ns(-5)
+
+
+def test_a_call_that_waits_for_the_cpu_is_no_hang(budget: int) -> None:
+    """The budget is the thread's CPU time: a call that is not running (here it sleeps; on a
+    busy machine it waits for a core) for four budgets has not hung."""
+    assert guard.call("wf_guard_test_sleep", 4 * budget) == Returned(0)
+
+
+ALLOCATOR_HANG = """
+from walkfuzz import guard
+from walkfuzz.guard import Fault, Returned
+guard.set_budget_ns(50_000_000)
+for _ in range(5):
+    outcome = guard.call("wf_guard_test_alloc_spin", 20_000_000_000)
+    assert isinstance(outcome, Fault) and outcome.kind == "hang", outcome
+    assert isinstance(guard.call("wf_guard_test_alloc_spin", 1_000_000), Returned)
+print("unwound outside the allocator")
+"""
+
+
+def test_a_hang_in_the_allocator_is_unwound_outside_it() -> None:
+    """A call that spends its time in malloc and free: unwinding it inside them would leave the
+    arena lock taken, and the next malloc of the thread would wait forever (a child process,
+    so that a deadlock fails the test by its timeout instead of hanging the suite)."""
+    child = subprocess.run([sys.executable, "-c", ALLOCATOR_HANG], capture_output=True,
+                           text=True, timeout=120)
+    assert child.returncode == 0 and "unwound outside" in child.stdout, child.stderr[-2000:]
