@@ -9,7 +9,9 @@ the bug's harness or from none. It stops when a finding of one of the bug's kind
 (the supervisor is sent SIGTERM), or when the cap is spent. A hang it stores is only the bug
 when its input hangs again on replay: the guard's watchdog measures wall time, so on a loaded
 machine a walk that was not scheduled for its 200 ms budget is stored as a hang; such a
-signature is set aside (`ignored`) and the hunt goes on.
+signature is set aside (`ignored`) and the hunt goes on. A campaign that runs no input for
+STALL seconds is stuck (a worker blocked for good: docs/fuzzing.md), and the hunt fails
+naming it rather than wait.
 
 Executions to the finding come from the worker's log: libFuzzer's first status line (`#N`)
 after the harness said it saved the finding, so at most N inputs ran before it (the status
@@ -39,10 +41,9 @@ from walkfuzz.libfuzzer_log import parse_status
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
 POLL = 0.5  # seconds between looks at the findings directory
 STOP_WAIT = 60.0  # seconds the stopped campaign gets to write its report
-# Only a campaign that is stuck runs past its cap slower than this (inputs a second), after
-# STUCK seconds of start-up: the hunt then fails instead of waiting for ever.
-SLOWEST = 500
-STUCK = 600.0
+# A campaign whose input count has not moved for this long is stuck (libFuzzer's -timeout is
+# 25 s, a worker restart a few seconds): the hunt fails instead of waiting for ever.
+STALL = 180.0
 HANG_CONFIRM_RUNS = 3
 HANG_CONFIRM_NS = 1_000_000_000  # replay budget: five times the harness's 200 ms watchdog
 KILLED = "replay process killed"  # the location of an input that killed the replay process
@@ -117,7 +118,7 @@ def hunt_bug(bug: planted.PlantedBug, out: Path, runs_cap: int, *, flavour: str 
         process = subprocess.Popen(argv, cwd=planted.ROOT, stdout=subprocess.DEVNULL,
                                    stderr=stderr)
         try:
-            _watch(bug, hunt, process, time.monotonic() + STUCK + runs_cap / SLOWEST)
+            _watch(bug, hunt, process)
         finally:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
@@ -136,10 +137,10 @@ def hunt_bug(bug: planted.PlantedBug, out: Path, runs_cap: int, *, flavour: str 
     return hunt
 
 
-def _watch(bug: planted.PlantedBug, hunt: Hunt, process: subprocess.Popen[bytes],
-           deadline: float) -> None:
+def _watch(bug: planted.PlantedBug, hunt: Hunt, process: subprocess.Popen[bytes]) -> None:
     """Look at each new signature until one is the bug or the campaign ends."""
     seen: set[str] = set()
+    progress = (-1, time.monotonic())  # inputs run, and since when
     while True:
         ended = process.poll() is not None  # before the look: nothing stored after it is missed
         for finding in _new_findings(hunt.out, seen):
@@ -152,9 +153,37 @@ def _watch(bug: planted.PlantedBug, hunt: Hunt, process: subprocess.Popen[bytes]
                 return
         if ended:
             return
-        if time.monotonic() > deadline:
-            raise UserError(f"campaign on {bug.name} still running at its safety timeout")
+        progress = _check_progress(hunt.out, progress)
         time.sleep(POLL)
+
+
+def _check_progress(out: Path, progress: tuple[int, float]) -> tuple[int, float]:
+    """(inputs run, since when); UserError, with the worker's last words, after STALL s."""
+    execs, now = _last_execs(out), time.monotonic()
+    if execs != progress[0]:
+        return execs, now
+    if now - progress[1] < STALL:
+        return progress
+    log = out / "workers" / "0" / "log"
+    tail = log.read_text(errors="replace").splitlines()[-6:] if log.exists() else []
+    raise UserError(f"campaign in {out} stalled: no input finished in {STALL:.0f} s, at "
+                    f"{execs} inputs; worker log ends: {' | '.join(tail)}")
+
+
+def _last_execs(out: Path) -> int:
+    """Inputs run by the campaign at its last sample (stats.jsonl), -1 before the first."""
+    stats = out / "stats.jsonl"
+    if not stats.exists():
+        return -1
+    with stats.open("rb") as f:
+        f.seek(max(0, stats.stat().st_size - 4096))
+        lines = f.read().decode(errors="replace").splitlines()
+    for line in reversed(lines):
+        try:
+            return int(json.loads(line)["execs"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return -1
 
 
 def _new_findings(out: Path, seen: set[str]) -> list[Finding]:
