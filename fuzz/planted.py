@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,7 +128,7 @@ def _compile(name: str, macros: Sequence[str], flavour: str) -> Path:
     if clang is None:
         raise MissingDependencyError("clang not found on PATH (needed to build planted walkers)")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".{os.getpid()}.tmp")
+    tmp = out.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # builds in threads
     command = [clang, *CFLAGS, *FLAVOUR_FLAGS[flavour], *(f"-D{m}" for m in macros),
                f"-I{INCLUDE}", *map(str, sources), "-o", str(tmp)]
     result = subprocess.run(command, capture_output=True, text=True)

@@ -94,8 +94,8 @@ class Hunts:
         return self.start(bug, flavour, runs_cap).result()
 
     def rows(self) -> list[dict[str, object]]:
-        return [f.result().row() for f in self.started.values() if f.done() and not
-                f.exception()]
+        return [f.result().row() for f in self.started.values()
+                if f.done() and not f.cancelled() and f.exception() is None]
 
 
 def reference_for(harness: str) -> planted.PlantedBug:
