@@ -161,10 +161,13 @@ class CampaignDir:
         return found
 
     def signatures_by_kind(self) -> dict[str, int]:
+        """Signatures with a stored finding, by kind. A directory counts once its first
+        description is written (after the input): --stop-on-first stops the workers when the
+        count goes up, and one stopped while still writing would lose the finding."""
         counts: dict[str, int] = dict.fromkeys(FINDING_KINDS, 0)
         for directory in self.findings.iterdir() if self.findings.is_dir() else ():
             kind = directory.name.split(".", 1)[0]
-            if kind in counts:
+            if kind in counts and any(directory.glob("*.json")):
                 counts[kind] += 1
         return counts
 

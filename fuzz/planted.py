@@ -7,7 +7,12 @@ without the macro the reference walker is unchanged.
 
 Each walker is built twice: instrumented for libFuzzer (-fsanitize=fuzzer-no-link, the library
 only loads once libFuzzer is in the process, as in a harness) and plain (no coverage feedback),
-so that a test can show what coverage feedback buys.
+so that a test can show what coverage feedback buys. `build_combined` plants several bugs in
+one library (bugs on disjoint paths: triage must then tell them apart by more than the walker).
+
+A bug's campaign (tests/quality/test_planted.py) starts from the shipped seeds of its harness
+when none of them triggers it (`seeded`), else from no seeds: a seed that already holds the
+bug would make the campaign prove nothing about the search.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,31 +47,46 @@ class PlantedBug:
     kinds: tuple[FindingKind, ...]  # finding kinds that are this bug (the first is typical)
     harness: str  # the harness whose campaign finds it
     what: str
+    seeded: bool = True  # its campaign imports corpora/<harness>/ (no seed there triggers it)
 
 
 PLANTED_BUGS = (
     PlantedBug("missing-bounds-check", "WF_PLANT_MISSING_BOUNDS_CHECK", ("crash",), "layouts",
                "stack reads are not checked against the top of the stack"),
     PlantedBug("frame-size-off-by-one", "WF_PLANT_FRAME_SIZE_OFF_BY_ONE", ("invalid-trace",),
-               "layouts", "a compiled frame's sender is looked for one word too low"),
+               "layouts", "a compiled frame's sender is looked for one word too low",
+               seeded=False),
     # A missing sp check shows up as a frame whose sp does not grow (contract), a walk that goes
     # on where the reference stops (invalid-trace), or, through frames a Java-only walk passes
     # silently, a walk that never ends (hang).
     PlantedBug("fp-cycle", "WF_PLANT_FP_CYCLE", ("contract", "invalid-trace", "hang"), "layouts",
                "neither sp growth nor depth is checked, so an fp-chain cycle is followed forever"),
-    PlantedBug("unchecked-method", "WF_PLANT_UNCHECKED_METHOD", ("crash",), "layouts",
-               "an interpreted frame's method slot is dereferenced without validating it"),
+    # A slot pointing at readable memory that is no method gives a wrong trace, not a fault.
+    PlantedBug("unchecked-method", "WF_PLANT_UNCHECKED_METHOD", ("crash", "invalid-trace"),
+               "layouts", "an interpreted frame's method slot is dereferenced without "
+               "validating it"),
     PlantedBug("inlined-scope-order", "WF_PLANT_INLINED_SCOPE_ORDER", ("invalid-trace",),
-               "layouts", "inlined scopes are reported outermost first"),
+               "layouts", "inlined scopes are reported outermost first", seeded=False),
     # Several independent conditions, each its own branch: coverage feedback reaches them one
     # at a time, blind mutation does not get them all at once (tests/quality/test_planted.py).
     PlantedBug("nested-condition", "WF_PLANT_NESTED_CONDITION", ("crash",), "layouts",
                "stepping from a tier-3 inlining frame into the interpreter late in its caller's "
                "bytecode, the caller's mdp slot is dereferenced unvalidated"),
+    # Six conditions of an entry frame crossing, each its own branch (nested-condition's
+    # kind of depth on another path of the iterator).
+    PlantedBug("anchor-fp-slot", "WF_PLANT_ANCHOR_FP_SLOT", ("invalid-trace",), "layouts",
+               "crossing an entry frame of a blocked thread's own Java-only walk, stopped late "
+               "in the call stub with its whole spill area, whose saved anchor has no pc and is "
+               "a native wrapper of 80 bytes or more, the anchor's fp is read from the pc slot"),
+    # Five conditions of the queue code, each its own branch: the program must register a
+    # second queue, hook it, and wrap its ring before a negative index goes wrong.
+    PlantedBug("wrapped-negative-index", "WF_PLANT_WRAPPED_NEGATIVE_INDEX", ("invalid-trace",),
+               "queue", "GetQueueElement with a negative index counts back from the end of the "
+               "ring of a hooked, not-first queue whose elements wrap around a ring not full"),
     # GetQueueSizeInfo's attempts then disagree with the Enqueue calls made: the contract of
     # asgst.h's queue block (check queue-bookkeeping).
     PlantedBug("queue-bookkeeping", "WF_PLANT_QUEUE_BOOKKEEPING", ("contract",), "queue",
-               "a full queue rejects an Enqueue before counting the attempt"),
+               "a full queue rejects an Enqueue before counting the attempt", seeded=False),
 )
 
 
@@ -81,17 +103,24 @@ def planted_bug(name: str) -> PlantedBug:
 REFERENCE = PlantedBug("reference", "", (), "layouts", "no bug")
 
 
-def library_path(bug: PlantedBug, flavour: str = "cov") -> Path:
-    return BUILD_DIR / f"{bug.name}-{flavour}.so"
-
-
 def build(bug: PlantedBug, flavour: str = "cov") -> Path:
     """Compile the walker library of `bug` (if its sources changed) and return its path."""
+    return _compile(bug.name, [bug.macro] if bug.macro else [], flavour)
+
+
+def build_combined(bugs: Sequence[PlantedBug], flavour: str = "plain") -> Path:
+    """One walker library with every bug of `bugs` planted at once."""
+    if len(bugs) < 2 or any(not b.macro for b in bugs):
+        raise UserError(f"a combined walker needs two planted bugs or more, not "
+                        f"{[b.name for b in bugs]}")
+    return _compile("+".join(b.name for b in bugs), [b.macro for b in bugs], flavour)
+
+
+def _compile(name: str, macros: Sequence[str], flavour: str) -> Path:
     if flavour not in FLAVOUR_FLAGS:
         raise UserError(f"unknown flavour {flavour!r}; one of {sorted(FLAVOUR_FLAGS)}")
-    out = library_path(bug, flavour)
-    plant = [f"-D{bug.macro}"] if bug.macro else []
-    sources = [WALKER_SOURCES / name for name in WALKER_FILES]
+    out = BUILD_DIR / f"{name}-{flavour}.so"
+    sources = [WALKER_SOURCES / file for file in WALKER_FILES]
     inputs = [*sources, *INCLUDE.glob("*.h"), Path(__file__)]
     if out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs):
         return out
@@ -99,11 +128,11 @@ def build(bug: PlantedBug, flavour: str = "cov") -> Path:
     if clang is None:
         raise MissingDependencyError("clang not found on PATH (needed to build planted walkers)")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".{os.getpid()}.tmp")
-    command = [clang, *CFLAGS, *FLAVOUR_FLAGS[flavour], *plant, f"-I{INCLUDE}",
-               *map(str, sources), "-o", str(tmp)]
+    tmp = out.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # builds in threads
+    command = [clang, *CFLAGS, *FLAVOUR_FLAGS[flavour], *(f"-D{m}" for m in macros),
+               f"-I{INCLUDE}", *map(str, sources), "-o", str(tmp)]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
-        raise UserError(f"building planted walker {bug.name!r} failed: {result.stderr.strip()}")
+        raise UserError(f"building planted walker {name!r} failed: {result.stderr.strip()}")
     tmp.replace(out)
     return out

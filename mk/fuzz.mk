@@ -1,7 +1,9 @@
 # Fuzz campaigns (issue 5): `make fuzz` from a fresh clone, and the engine's tests.
 #   make fuzz      set up, build, 60 s campaign on the reference walker, print where the report is
-#   make test-fuzz the quality suite: planted bugs found by short campaigns (part of `make test`;
-#                  the engine's unit tests are in tests/unit, run by test-core)
+#   make test-fuzz the quality suite: each planted bug found by a campaign run until it finds it
+#                  (part of `make test`; prints the seconds and inputs each took, also in
+#                  build/quality-times.json; the engine's unit tests are in tests/unit)
+#   .venv/bin/python tools/planted_times.py   the same over several libFuzzer seeds (docs/fuzzing.md)
 #   FUZZ_HARNESS=bytes FUZZ_TIME=10m FUZZ_JOBS=2 make fuzz    to change the campaign
 # Exit status of `make fuzz`: 0 no findings, 1 findings (the report lists them), 2+ errors.
 

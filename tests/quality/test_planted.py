@@ -1,71 +1,188 @@
-"""Campaigns find what they should: each planted-bug walker (fuzz/planted.py) is found by a
-short `walkfuzz fuzz` campaign in a child process, with the right finding kind; the reference
-walker gives no finding in a full budget; coverage feedback is real; SIGKILL and resume on
-a real harness lose nothing.
+"""Campaigns find what they should, and what it took: each planted-bug walker (fuzz/planted.py)
+is found by a `walkfuzz fuzz` campaign in a child process (walkfuzz.planted_campaign.hunt_bug:
+-j 1, libFuzzer seed WALKFUZZ_QUALITY_SEED, default 1), with the right finding kind; the
+reference walker gives no finding in a full budget; coverage feedback is what finds the deep
+bugs; SIGKILL and resume on a real harness lose nothing.
 
-Budgets: a campaign that must find nothing runs WALKFUZZ_QUALITY_SECONDS (default 30); one
-that must find a bug may run up to WALKFUZZ_QUALITY_FIND_SECONDS (default 3x that) and stops
-at its first finding, so it usually costs a few seconds. Time to find is a distribution, not
-a number: nested-condition took 2.4-30 s over 20 libFuzzer seeds (two campaigns at a time on
-2 cores), so a 30 s limit failed now and then; at 90 s it has room to its longest seen 3x over.
+The search, not the seeds, finds each bug: a campaign imports corpora/<harness>/ only for a
+bug that none of those seeds triggers (each seed replayed through the planted walker in a child
+process), and starts from no seeds for the bugs the shipped seeds do trigger
+(frame-size-off-by-one, inlined-scope-order, queue-bookkeeping). frame-size-off-by-one is
+found even then by libFuzzer's first input: its campaign checks the plumbing, not the search.
+
+Budgets are inputs, never seconds. A campaign that must find its bug runs until the first
+finding of it, capped at RUNS_CAP[bug] inputs: at least five times the most that any of eight
+libFuzzer seeds needed, measured with tools/planted_times.py on this 2-core machine while other
+builds and test suites ran on it (load average 5-8; figures and commands in docs/fuzzing.md).
+A campaign that must find nothing runs CLEAN_RUNS inputs. The plain build, without coverage
+feedback, gets BLIND_FACTOR times the inputs the guided campaign needed (at least BLIND_MIN)
+and must not find the deep bugs: measured, it found none of them in 10M inputs
+(nested-condition, anchor-fp-slot) or 3M (wrapped-negative-index), three seeds each.
+
+A stored hang that does not hang again on replay is set aside: the guard's watchdog counts wall
+time, so a walk descheduled for 200 ms on a loaded machine is stored as a hang.
+
+Seconds and inputs to each first finding are printed at the end of the run (tests/quality/
+conftest.py) and written to build/quality-times.json.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from walkfuzz import planted
+from walkfuzz.corpus import entries
 from walkfuzz.findings import load_findings
+from walkfuzz.planted_campaign import TIMES_FILE, Hunt, hunt_bug, replay, triggers
 
 pytestmark = pytest.mark.quality
 
 ROOT = Path(__file__).resolve().parents[2]
-BUDGET = int(os.environ.get("WALKFUZZ_QUALITY_SECONDS", "30"))
-FIND_BUDGET = int(os.environ.get("WALKFUZZ_QUALITY_FIND_SECONDS", str(3 * BUDGET)))
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
+SEED = int(os.environ.get("WALKFUZZ_QUALITY_SEED", "1"))
+RUNS_CAP = {
+    "missing-bounds-check": 1_000_000,
+    "frame-size-off-by-one": 100_000,
+    "fp-cycle": 5_000_000,
+    "unchecked-method": 1_000_000,
+    "inlined-scope-order": 500_000,
+    "nested-condition": 15_000_000,
+    "anchor-fp-slot": 5_000_000,
+    "wrapped-negative-index": 4_000_000,
+    "queue-bookkeeping": 1_000_000,
+}
+CLEAN_RUNS = 100_000
+HARNESSES = sorted({b.harness for b in planted.PLANTED_BUGS})
+PARALLEL = 2  # campaigns at a time (-j 1 each), as measured
+DEEP = ("nested-condition", "anchor-fp-slot", "wrapped-negative-index")
+BLIND_FACTOR = 3
+BLIND_MIN = 1_000_000
 
 
-def campaign(out: Path, harness: str, *args: str, seconds: int = BUDGET,
-             stop: bool = True) -> subprocess.CompletedProcess[str]:
-    argv = [*WALKFUZZ, "fuzz", "--target", "minivm", "--harness", harness, "--out", str(out),
-            "--time", str(seconds), *args]
-    if stop:
-        argv.append("--stop-on-first")
-    return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=seconds + 120)
+class Hunts:
+    """Each campaign once per module, PARALLEL at a time in the background (a guided hunt
+    serves two tests); the must-find and must-not-find campaigns start with the module."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.pool = ThreadPoolExecutor(PARALLEL)
+        self.started: dict[tuple[str, str], Future[Hunt]] = {}
+
+    def start(self, bug: planted.PlantedBug, flavour: str = "cov",
+              runs_cap: int | None = None) -> Future[Hunt]:
+        key = (bug.name, flavour)
+        if key not in self.started:
+            cap = runs_cap if runs_cap is not None else RUNS_CAP[bug.name]
+            self.started[key] = self.pool.submit(
+                hunt_bug, bug, self.root / f"{bug.name}-{flavour}", cap, flavour=flavour,
+                seeds=bug.seeded, libfuzzer_seed=SEED)
+        return self.started[key]
+
+    def run(self, bug: planted.PlantedBug, flavour: str = "cov",
+            runs_cap: int | None = None) -> Hunt:
+        return self.start(bug, flavour, runs_cap).result()
+
+    def rows(self) -> list[dict[str, object]]:
+        return [f.result().row() for f in self.started.values()
+                if f.done() and not f.cancelled() and f.exception() is None]
+
+
+def reference_for(harness: str) -> planted.PlantedBug:
+    return dataclasses.replace(planted.REFERENCE, name=f"reference-{harness}", harness=harness)
+
+
+@pytest.fixture(scope="module")
+def hunts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hunts]:
+    found = Hunts(tmp_path_factory.mktemp("hunts"))
+    for name in sorted(RUNS_CAP, key=lambda n: -RUNS_CAP[n]):  # the long ones first
+        found.start(planted.planted_bug(name))
+    for harness in HARNESSES:
+        found.start(reference_for(harness), runs_cap=CLEAN_RUNS)
+    yield found
+    found.pool.shutdown(cancel_futures=True)
+    TIMES_FILE.parent.mkdir(parents=True, exist_ok=True)
+    TIMES_FILE.write_text(json.dumps({
+        "command": "pytest -m quality tests/quality/test_planted.py",
+        "libfuzzer_seed": SEED, "parallel": PARALLEL, "load_average": os.getloadavg(),
+        "hunts": found.rows()}, indent=1))
+
+
+def test_every_planted_bug_has_a_cap() -> None:
+    assert set(RUNS_CAP) == {b.name for b in planted.PLANTED_BUGS}
 
 
 @pytest.mark.parametrize("bug", planted.PLANTED_BUGS, ids=lambda b: b.name)
-def test_planted_bug_is_found_with_its_kind(bug: planted.PlantedBug, tmp_path: Path) -> None:
-    walker = planted.build(bug, "cov")
-    run = campaign(tmp_path / "out", bug.harness, "--walker", str(walker), seconds=FIND_BUDGET)
-    assert run.returncode == 1, f"{bug.name} not found in {FIND_BUDGET} s:\n{run.stderr[-2000:]}"
-    kinds = {f.kind for f in load_findings(tmp_path / "out")}
-    assert kinds & set(bug.kinds), f"{bug.name}: found {kinds}, want one of {bug.kinds}"
-    for finding in load_findings(tmp_path / "out"):
-        assert finding.details["walker"] == str(walker)
+def test_the_campaign_does_not_start_with_the_bug(bug: planted.PlantedBug) -> None:
+    """The shipped seeds of the bug's harness, replayed through its walker: a campaign that
+    imports them must not get the bug for free; one that starts from nothing does so because
+    they do trigger it."""
+    seeds = entries(ROOT / "corpora" / bug.harness)
+    outcomes = replay(planted.build(bug, "plain"), bug.harness, seeds, runs=2)
+    triggered = sorted(path.name for path, runs in outcomes.items() if triggers(runs))
+    assert len(outcomes) == len(seeds) >= 32
+    if bug.seeded:
+        assert triggered == [], f"shipped seeds trigger {bug.name}: {triggered}"
+    else:
+        assert triggered, (f"no shipped seed triggers {bug.name}: its campaign can start from "
+                           "them (seeded=True)")
 
 
-@pytest.mark.parametrize("harness", sorted({b.harness for b in planted.PLANTED_BUGS}))
-def test_reference_walker_gives_no_finding_in_a_full_budget(harness: str,
-                                                              tmp_path: Path) -> None:
-    walker = planted.build(planted.REFERENCE, "cov")
-    run = campaign(tmp_path / "out", harness, "--walker", str(walker))
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert load_findings(tmp_path / "out") == []
-    series = json.loads((tmp_path / "out" / "report.json").read_text())["series"]
-    assert series["execs"][-1][1] > 10_000  # it did fuzz
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_the_reference_walker_runs_every_shipped_seed_clean(harness: str) -> None:
+    seeds = entries(ROOT / "corpora" / harness)
+    outcomes = replay(planted.build(planted.REFERENCE, "plain"), harness, seeds, runs=2)
+    assert [p.name for p, runs in outcomes.items() if triggers(runs)] == []
+
+
+@pytest.mark.parametrize("bug", planted.PLANTED_BUGS, ids=lambda b: b.name)
+def test_planted_bug_is_found_with_its_kind(bug: planted.PlantedBug, hunts: Hunts) -> None:
+    hunt = hunts.run(bug)
+    assert hunt.found is not None, (f"{bug.name} not found in {hunt.total_execs} inputs (cap "
+                                    f"{hunt.runs_cap}); other findings {hunt.others}, hangs "
+                                    f"set aside {hunt.ignored}")
+    assert hunt.found.kind in bug.kinds
+    assert hunt.found.details["walker"] == str(planted.build(bug, "cov"))
+    assert hunt.execs is not None and 0 < hunt.execs <= hunt.total_execs
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_reference_walker_gives_no_finding_in_a_full_budget(harness: str, hunts: Hunts) -> None:
+    hunt = hunts.run(reference_for(harness), runs_cap=CLEAN_RUNS)
+    assert hunt.others == [], f"the reference walker has findings: {hunt.others}"
+    assert hunt.total_execs >= CLEAN_RUNS  # it ran its whole budget
+
+
+@pytest.mark.parametrize("name", DEEP)
+def test_coverage_feedback_finds_what_blind_mutation_does_not(name: str, hunts: Hunts) -> None:
+    """Each condition of the bug is a branch of its own: the instrumented build keeps every
+    input that gets one step further. The plain build, same seeds and libFuzzer seed, keeps
+    nothing (libFuzzer sees no coverage) and does not meet them all at once in several times
+    the inputs the guided campaign needed."""
+    bug = planted.planted_bug(name)
+    guided = hunts.run(bug)
+    assert guided.found is not None and guided.execs is not None
+    budget = max(BLIND_FACTOR * guided.execs, BLIND_MIN)
+    blind = hunts.run(bug, "plain", runs_cap=budget)
+    assert blind.found is None, f"found without coverage feedback: {blind.found}"
+    assert blind.total_execs >= budget
 
 
 def test_coverage_grows_on_the_instrumented_build(tmp_path: Path) -> None:
-    run = campaign(tmp_path / "out", "layouts", seconds=10, stop=False)
+    run = subprocess.run(
+        [*WALKFUZZ, "fuzz", "--harness", "layouts", "--out", str(tmp_path / "out"),
+         "--no-seeds", "--runs", "300000", "--", f"-seed={SEED}"],
+        capture_output=True, text=True, cwd=ROOT, timeout=1800)
     assert run.returncode == 0, run.stderr[-2000:]
     coverage = [v for _, v in
                 json.loads((tmp_path / "out" / "report.json").read_text())["series"]["coverage"]]
@@ -73,39 +190,17 @@ def test_coverage_grows_on_the_instrumented_build(tmp_path: Path) -> None:
     assert coverage[-1] > first, coverage
 
 
-def test_a_bug_behind_nested_conditions_needs_coverage_feedback(tmp_path: Path) -> None:
-    """The nested-condition walker faults only when six conditions of a layout hold at once
-    (thread state, comp level, inlined scopes, the caller's kind, return pc and bci: each a
-    branch of its own in ref_walker.c). Coverage feedback keeps each layout that gets one step
-    further; the plain build, with no feedback, does not get there although it runs more
-    inputs than the guided campaign needed (numbers in docs/fuzzing.md)."""
-    bug = planted.planted_bug("nested-condition")
-    guided = campaign(tmp_path / "cov", bug.harness, "--walker", str(planted.build(bug, "cov")),
-                      seconds=FIND_BUDGET)
-    assert guided.returncode == 1, guided.stderr[-2000:]
-    blind = campaign(tmp_path / "plain", bug.harness, "--build", "plain",
-                     "--walker", str(planted.build(bug, "plain")))
-    assert blind.returncode == 0, "found without coverage feedback: the bug is too shallow"
-    guided_execs = _execs(tmp_path / "cov")
-    blind_execs = _execs(tmp_path / "plain")
-    assert blind_execs > guided_execs, (blind_execs, guided_execs)
-
-
-def _execs(out: Path) -> float:
-    series = json.loads((out / "report.json").read_text())["series"]["execs"]
-    return float(series[-1][1])
-
-
 def test_sigkill_and_resume_lose_nothing_on_a_real_harness(tmp_path: Path) -> None:
+    """About SIGKILL, not the search: the shipped seeds trigger inlined-scope-order at once."""
     out = tmp_path / "out"
     walker = planted.build(planted.planted_bug("inlined-scope-order"), "cov")
     first = subprocess.Popen(
         [*WALKFUZZ, "fuzz", "--harness", "layouts", "--walker", str(walker), "--out", str(out),
-         "--time", "120", "-j", "2"],
+         "--runs", "100000000", "-j", "2"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not list(out.glob("findings/*/*.bin")):
+        deadline = time.monotonic() + 300  # until found, with a generous cap
+        while time.monotonic() < deadline and not list(out.glob("findings/*/*.json")):
             time.sleep(0.5)
         time.sleep(2)
     finally:
@@ -115,12 +210,16 @@ def test_sigkill_and_resume_lose_nothing_on_a_real_harness(tmp_path: Path) -> No
     findings = {p.relative_to(out) for p in out.glob("findings/*/*")}
     assert findings, "no finding before the kill"
     time.sleep(1)  # the workers follow their supervisor (PR_SET_PDEATHSIG)
-    resumed = campaign(out, "layouts", "--walker", str(walker), "-j", "2", seconds=5, stop=False)
+    resumed = subprocess.run(
+        [*WALKFUZZ, "fuzz", "--harness", "layouts", "--walker", str(walker), "--out", str(out),
+         "-j", "2", "--runs", "20000"],
+        capture_output=True, text=True, cwd=ROOT, timeout=1800)
     assert resumed.returncode == 1 and "resuming campaign" in resumed.stderr
     assert corpus <= {p.name for p in (out / "corpus").iterdir()}
     assert findings <= {p.relative_to(out) for p in out.glob("findings/*/*")}
     sessions = json.loads((out / "campaign.json").read_text())["sessions"]
     assert [s["status"] for s in sessions] == ["killed", "completed"]
+    assert load_findings(out)
 
 
 def test_coverage_command_reports_walker_line_coverage(tmp_path: Path) -> None:

@@ -1,7 +1,14 @@
-"""Triage on a corpus of findings from the planted-bug walkers (tests/fixtures/planted_corpus.py):
-45 findings of each planted bug triage replays (all but the queue one), with a dozen signatures
-between them, must collapse to one group per bug — no more, no fewer — and the minimized
-reproducer of each group must keep its signature and be smaller than the input it came from.
+"""Triage on corpora of findings from the planted-bug walkers (tests/fixtures/planted_corpus.py).
+
+- One library per bug: 45 findings of each bug triage replays (all but the queue harness's),
+  with a dozen signatures between them, collapse to one group per bug, each of the bug's
+  class; the minimized reproducer of each group keeps its signature and is smaller than the
+  input it came from.
+- One library with several bugs planted at once (planted_corpus.COMBINED, disjoint paths: each
+  input triggers its own bug's walker and no other's): every cause key then holds the same
+  walker, so only the rest of the key can tell the bugs apart. Triage must still give exactly
+  one group per bug, each of the bug's class.
+
 Corpus building and minimization run in child processes (the planted walkers fault on
 purpose)."""
 
@@ -18,29 +25,38 @@ from walkfuzz.triage import triage
 from walkfuzz.triage_inputs import discover
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
-from planted_corpus import TRIAGED_BUGS
+from planted_corpus import COMBINED, TRIAGED_BUGS
 
 pytestmark = pytest.mark.quality
 CORPUS_SCRIPT = Path(__file__).resolve().parents[1] / "fixtures" / "planted_corpus.py"
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
 PER_BUG = 45
-EXPECTED_CLASS = {
-    "missing-bounds-check": "guard-page-overrun",
-    "nested-condition": "wild-read",
-    "fp-cycle": "hang-or-cycle",
-    "frame-size-off-by-one": "truncated",
+# The classes each bug's findings get (docs/triage.md), the typical one first: the first
+# difference of a trace with its inlined scopes reversed is a wrong method or bci, or a frame
+# missing where reversed scopes of one method compare equal up to the last.
+EXPECTED_CLASSES = {
+    "missing-bounds-check": ("guard-page-overrun",),
+    "frame-size-off-by-one": ("truncated",),
+    "fp-cycle": ("hang-or-cycle",),
+    "unchecked-method": ("wild-read",),
+    "inlined-scope-order": ("wrong-method", "wrong-bci", "missing"),
+    "nested-condition": ("wild-read",),
+    "anchor-fp-slot": ("wrong-frame",),
 }
+
+
+def build(out: Path, *flags: str) -> list[list[str]]:
+    done = subprocess.run([sys.executable, str(CORPUS_SCRIPT), str(out), str(PER_BUG), *flags],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return [line.split(" ") for line in done.stdout.splitlines()]
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     out = tmp_path_factory.mktemp("planted-findings")
-    done = subprocess.run([sys.executable, str(CORPUS_SCRIPT), str(out),
-                           str(PER_BUG)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
     walkers = {}
-    for line in done.stdout.splitlines():
-        name, walker, count = line.split()
+    for name, walker, count in build(out):
         assert int(count) == PER_BUG
         walkers[walker] = name
     return out, walkers
@@ -51,9 +67,18 @@ def outcome(corpus: tuple[Path, dict[str, str]]):  # type: ignore[no-untyped-def
     return triage(discover([corpus[0]]), runs=2, jobs=2)
 
 
+def check_classes(bug: str, classes: list[str]) -> None:
+    typical, *others = EXPECTED_CLASSES[bug]
+    assert typical in classes and set(classes) <= {typical, *others}, (bug, classes)
+
+
+def test_every_triaged_bug_has_its_classes() -> None:
+    assert set(EXPECTED_CLASSES) == {bug.name for bug in TRIAGED_BUGS}
+
+
 def test_one_group_per_planted_bug(corpus: tuple[Path, dict[str, str]], outcome) -> None:  # type: ignore[no-untyped-def]
     _, walkers = corpus
-    assert outcome.findings == PER_BUG * len(TRIAGED_BUGS) >= 200
+    assert outcome.findings == PER_BUG * len(TRIAGED_BUGS) >= 300
     assert not outcome.errors and not outcome.clean
     signatures = sum(len(c.groups) for c in outcome.clusters)
     assert signatures > len(TRIAGED_BUGS), "the corpus should need clustering"
@@ -66,10 +91,28 @@ def test_one_group_per_planted_bug(corpus: tuple[Path, dict[str, str]], outcome)
 def test_groups_are_classified(corpus: tuple[Path, dict[str, str]], outcome) -> None:  # type: ignore[no-untyped-def]
     _, walkers = corpus
     for c in outcome.clusters:
-        bug = walkers[c.smallest.walker]
-        if bug in EXPECTED_CLASS:
-            assert EXPECTED_CLASS[bug] in c.classes, (bug, c.classes)
+        check_classes(walkers[c.smallest.walker], c.classes)
         assert c.reliability == "reliable"
+
+
+def test_one_library_with_several_bugs_gives_one_group_per_bug(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    out = tmp_path_factory.mktemp("combined-findings")
+    cause, fired = {}, {}
+    for sha1, bug, bugs_fired in build(out, "--combined"):
+        cause[sha1], fired[sha1] = bug, bugs_fired.split(",")
+    assert sorted(set(cause.values())) == sorted(COMBINED) and len(cause) == PER_BUG * len(
+        COMBINED)
+    assert all(fired[sha1] == [bug] for sha1, bug in cause.items()), (
+        "an input triggers another bug's walker: the combined findings would have two causes")
+    result = triage(discover([out]), runs=2, jobs=2)
+    assert result.findings == len(cause) and not result.errors and not result.clean
+    assert len({m.walker for c in result.clusters for m in c.members}) == 1
+    bugs_of_groups = [{cause[Path(m.path).stem] for m in c.members} for c in result.clusters]
+    assert all(len(bugs) == 1 for bugs in bugs_of_groups), bugs_of_groups
+    assert sorted(b for bugs in bugs_of_groups for b in bugs) == sorted(COMBINED)
+    for bugs, c in zip(bugs_of_groups, result.clusters, strict=True):
+        check_classes(bugs.pop(), c.classes)
 
 
 def test_minimized_reproducers_keep_signature_and_shrink(outcome, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -187,3 +187,17 @@ def test_a_worker_that_cannot_start_ends_the_campaign_with_its_reason(tmp_path: 
     assert run.returncode == 2
     last = run.stderr.strip().splitlines()[-1]
     assert "before its first input 3 times: cannot load walker x.so" in last
+
+
+def test_a_finding_counts_once_its_description_is_stored(tmp_path: Path) -> None:
+    """--stop-on-first stops the workers when the count goes up: a signature directory whose
+    finding is still being written must not count, or the stop loses that finding."""
+    from walkfuzz.campaign import CampaignDir
+
+    out = CampaignDir(tmp_path)
+    writing = out.findings / "crash.walker_f+0x10.compiled.0123abcd"
+    writing.mkdir(parents=True)
+    (writing / "a.bin").write_bytes(b"input")
+    assert out.signatures_by_kind()["crash"] == 0
+    (writing / "a.json").write_text("{}")
+    assert out.signatures_by_kind()["crash"] == 1

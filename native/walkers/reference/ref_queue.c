@@ -439,11 +439,33 @@ int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element) {
     return rc;
 }
 
+#ifdef WF_PLANT_WRAPPED_NEGATIVE_INDEX /* planted bug (fuzz/planted.py) */
+/* A negative index counts back from the end of the ring instead of from the newest element,
+   on a queue that is not the thread's first, whose elements wrap around the end of a ring
+   that is not full (head + size > capacity > size), with an on-start hook offered an
+   iterator: GetQueueElement(q, -1) is then slot capacity - 1, not the newest element. Each
+   condition is a branch of its own, so coverage feedback reaches them one at a time.
+
+       ring  | e3 |    | e1 | e2 |      head = 2, size = 3, capacity = 4
+       (q, -1): e3 is slot 0; the planted walker returns slot 3 (e2) */
+static int counts_back_from_ring_end(const ASGST_Queue *q, int n, int64_t size) {
+    if (n >= 0) return 0;
+    if (q == self.head) return 0;
+    if (size >= q->capacity) return 0;
+    if (q->head + size <= q->capacity) return 0;
+    if (q->on_start.fun == NULL || !q->on_start.offer_iterator) return 0;
+    return 1;
+}
+#endif
+
 ASGST_QueueElement *ASGST_GetQueueElement(ASGST_Queue *queue, int n) {
     ASGST_Queue *q = live_queue(queue);
     if (q == NULL) return NULL;
     int64_t size = load_size(q), i = n < 0 ? size + n : n;
     if (i < 0 || i >= size) return NULL;                 /* out of bounds */
+#ifdef WF_PLANT_WRAPPED_NEGATIVE_INDEX /* planted bug (fuzz/planted.py) */
+    if (counts_back_from_ring_end(q, n, size)) return &q->ring[q->capacity + n].element;
+#endif
     return &q->ring[(q->head + (uint64_t)i) % q->capacity].element;
 }
 

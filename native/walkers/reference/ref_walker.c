@@ -261,6 +261,33 @@ static int sender_of_fixed_frame(const ASGST_Iterator *it, ref_frame *s) {
     return STEPPED;
 }
 
+#ifdef WF_PLANT_ANCHOR_FP_SLOT /* planted bug (fuzz/planted.py): anchor fp from the pc slot */
+/* A Java-only walk of a blocked thread, on its own thread, crosses an entry frame stopped late
+   in the call stub with its whole spill area, whose saved anchor has no pc (the pc is read
+   from the anchor's sp - 8) and is a native wrapper of 80 bytes or more: the walker takes the
+   anchor's fp from the slot under the saved fp, the pc slot (0). Each condition is a branch of its
+   own, so coverage feedback reaches them one at a time (tests/quality/test_planted.py).
+
+       entry frame (cur)
+       | saved fp   |  <- cur.fp
+       | anchor sp  |  cur.fp - 8
+       | anchor fp  |  cur.fp - 16   what the walker should report
+       | anchor pc  |  cur.fp - 24   0: read from [anchor sp - 8]; taken as the fp
+       ...             cur.sp = cur.fp - PLANT_ENTRY_SPILL */
+#define PLANT_ENTRY_SPILL 56
+#define PLANT_MIN_WRAPPER_SIZE 80
+static void mix_up_anchor_fp(const ASGST_Iterator *it, ref_frame *s) {
+    if (it->thread->state != WF_THREAD_BLOCKED) return;
+    if (!(it->options & ASGST_WALK_SAME_THREAD)) return;
+    if (it->cur.fp - it->cur.sp != PLANT_ENTRY_SPILL) return;
+    if (it->cur.pc < it->blob->end - (it->blob->end - it->blob->start) / 16) return;
+    const struct wf_vm_blob *wrapper = find_blob(s->pc);
+    if (wrapper == NULL || wrapper->kind != WF_BLOB_NATIVE_WRAPPER) return;
+    if (wrapper->frame_size < PLANT_MIN_WRAPPER_SIZE) return;
+    s->fp = frame_slot(it->cur.fp, -24);
+}
+#endif
+
 static int sender_of_entry(const ASGST_Iterator *it, ref_frame *s) {
     if (it->options & ASGST_INCLUDE_NON_JAVA_FRAMES) return sender_from_fp(it, s);
     uintptr_t fp = it->cur.fp;
@@ -270,6 +297,9 @@ static int sender_of_entry(const ASGST_Iterator *it, ref_frame *s) {
     s->pc = frame_slot(fp, -24);
     if (s->pc == 0 && !stack_word(it, s->sp - 8, &s->pc))
         return ASGST_WF_BAD_SP;                              /* saved anchor sp off the stack */
+#ifdef WF_PLANT_ANCHOR_FP_SLOT /* planted bug (fuzz/planted.py): anchor fp from the pc slot */
+    if (frame_slot(fp, -24) == 0) mix_up_anchor_fp(it, s);
+#endif
     return STEPPED;
 }
 
