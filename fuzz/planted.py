@@ -83,6 +83,11 @@ PLANTED_BUGS = (
     PlantedBug("wrapped-negative-index", "WF_PLANT_WRAPPED_NEGATIVE_INDEX", ("invalid-trace",),
                "queue", "GetQueueElement with a negative index counts back from the end of the "
                "ring of a hooked, not-first queue whose elements wrap around a ring not full"),
+    # The first frame's `ret` at pc (docs/case-format.md §4.3) left unread: a popped frame is
+    # walked as if built, its caller read from a dead slot. Live stress catches it too
+    # (tests/stress/test_live_oracle.py).
+    PlantedBug("ignores-ret", "WF_PLANT_IGNORES_RET", ("invalid-trace",), "layouts",
+               "a first frame at its `ret` is walked as if its frame were still built"),
     # GetQueueSizeInfo's attempts then disagree with the Enqueue calls made: the contract of
     # asgst.h's queue block (check queue-bookkeeping).
     PlantedBug("queue-bookkeeping", "WF_PLANT_QUEUE_BOOKKEEPING", ("contract",), "queue",

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from walkfuzz.findings import load_findings
-from walkfuzz.planted import PlantedBug, build, planted_bug
+from walkfuzz.planted import build, planted_bug
 from walkfuzz.stress.live import CLASS_NAMES
 from walkfuzz.stress.options import StressOptions
 from walkfuzz.stress.reporting import write_stress_report
@@ -26,10 +26,6 @@ INVALID_CLASSES = set(CLASS_NAMES)
 # the top), not of the machine's load. Measured 99.97% and 95.6%; the floor leaves room for
 # the spread between runs, not for a walker that is caught only now and then.
 CAUGHT_AT_LEAST = {"frame-size-off-by-one": 0.99, "inlined-scope-order": 0.90}
-# A reference walker whose first-frame check ignores the `ret` at pc (test-only: it is the
-# documented rule of docs/case-format.md §4.3 left out).
-IGNORES_RET = PlantedBug("ignores-ret", "WF_PLANT_IGNORES_RET", ("invalid-trace",), "layouts",
-                         "a first frame at its `ret` is walked as if its frame were still built")
 
 
 def live(**kw: Any) -> dict[str, Any]:
@@ -72,7 +68,7 @@ def test_planted_bug_walker_is_caught(bug: str, tmp_path: Path, file_result: Any
 def test_a_walker_blind_to_the_ret_at_pc_is_caught(file_result: Any) -> None:
     """At a `ret` the frame is popped but its pc lies past frame_complete: a walker that does
     not look at the instruction reads the caller's pc from a dead slot of the popped frame."""
-    walker = build(IGNORES_RET, "plain")
+    walker = build(planted_bug("ignores-ret"), "plain")
     # Returns are a small share of the instructions and the sampled pcs drift in and out of
     # step with the workload's loops (0 to 107 caught in 1.5 s runs): a walk budget, not seconds.
     result = live(mode="signal", interval_ns=10_000, workload="calls", walker=str(walker),

@@ -191,7 +191,7 @@ static int builds_frame(uint32_t kind) {
    Callers' pcs are return addresses and never lie before frame_complete (decode checks). */
 static int first_frame_unbuilt(const struct wf_vm_blob *b, uint32_t kind, uintptr_t pc) {
     if (!builds_frame(kind)) return 0;
-#ifdef WF_PLANT_IGNORES_RET /* planted bug (tests/stress): a popped frame taken as built */
+#ifdef WF_PLANT_IGNORES_RET /* planted bug (fuzz/planted.py): a popped frame taken as built */
     return building_frame(b, pc);
 #endif
     return building_frame(b, pc) || *(const volatile uint8_t *)pc == RET_OPCODE;
