@@ -244,7 +244,7 @@ def test_a_harness_run_by_hand_replays_a_crash_file(
     out = minivm_campaign(bug, harness)
     group = next(g for g in report_groups(out) if g["kind"] == "crash")
     crash_file = out / f"crash-{Path(group['examples'][0]).stem}"
-    walker = planted.library_path(planted.planted_bug(bug), "cov")
+    walker = planted.build(planted.planted_bug(bug), "cov")
     done = subprocess.run(
         [str(ROOT / "harnesses" / f"{harness}.py"), str(crash_file)], capture_output=True,
         text=True, cwd=tmp_path, timeout=TIMEOUT,
