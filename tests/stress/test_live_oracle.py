@@ -5,6 +5,7 @@ queue mode's safepoint walks equal the trace expected at the signal."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,26 @@ def live(**kw: Any) -> dict[str, Any]:
     return run_minivm_stress(StressOptions(**{**defaults, **kw}))
 
 
+# A window is a few instructions (EPILOGUE is the interpreter's one `ret`), and where a timer
+# signal lands is not uniform: a run of a given workload may sample a window thousands of times
+# or never (measured: the EPILOGUE 0 times in 2 runs of 8, 1.5 s each, on an idle machine).
+# Runs of other workloads (seeds) are added until each window was sampled.
+WINDOWS = ("call", "prologue", "epilogue")
+MAX_WINDOW_RUNS = 12
+
+
 def test_windows_are_sampled_and_every_walk_there_is_exact(file_result: Any) -> None:
-    result = live(mode="signal", interval_ns=10_000, workload="calls")
-    file_result(result)
-    total = result["total"]
-    windows = total["window_samples"]
-    assert all(windows[w] > 0 for w in ("call", "prologue", "epilogue")), windows
-    assert total["invalid"] == 0 and total["faults"] == 0, result["examples"][:3]
-    assert total["exact"] == total["walked"]
+    sampled: Counter[str] = Counter()
+    for seed in range(1, MAX_WINDOW_RUNS + 1):
+        result = live(mode="signal", interval_ns=10_000, workload="calls", seed=seed)
+        file_result(result)
+        total = result["total"]
+        assert total["invalid"] == 0 and total["faults"] == 0, (seed, result["examples"][:3])
+        assert total["exact"] == total["walked"], seed
+        sampled.update(total["window_samples"])
+        if all(sampled[w] > 0 for w in WINDOWS):
+            break
+    assert all(sampled[w] > 0 for w in WINDOWS), sampled
 
 
 @pytest.mark.parametrize("bug", sorted(CAUGHT_AT_LEAST))
