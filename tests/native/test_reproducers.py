@@ -33,6 +33,7 @@ from tests.native.reproducers import (
     user_env,
     walkfuzz,
 )
+from tests.opt_outs import skip_if_opted_out
 from walkfuzz import planted
 from walkfuzz.errors import UserError
 from walkfuzz.findings import load_findings
@@ -92,7 +93,12 @@ def test_triage_reproducers_replay_the_group(
 
 
 def _needs_unwind() -> None:
-    pytest.importorskip("walkfuzz._unwind", reason="walkfuzz._unwind not built (libunwind-dev)")
+    """Skip only when libunwind is opted out; a missing build is a failure naming it."""
+    skip_if_opted_out("libunwind")
+    try:
+        import walkfuzz._unwind  # noqa: F401
+    except ImportError as err:
+        pytest.fail(f"walkfuzz._unwind not built (libunwind-dev; make build): {err}")
 
 
 def _check_libunwind_replays(out: Path) -> None:
@@ -148,10 +154,11 @@ def test_libunwind_runner_reproducers_replay(tmp_path: Path) -> None:
 def _jdk() -> str:
     from walkfuzz.hotspot.jdk import find_jdk
 
+    skip_if_opted_out("hotspot")
     try:
         return find_jdk("17").label
     except UserError as err:
-        pytest.skip(f"no JDK 17: {err}")
+        pytest.fail(f"no JDK 17 (make setup installs openjdk-17-jdk-headless): {err}")
 
 
 def _run_until(found: Callable[[Path], list[dict[str, Any]]], command: Callable[[Path], list[str]],
