@@ -42,6 +42,7 @@ EXPECTED_CLASSES = {
     "inlined-scope-order": ("wrong-method", "wrong-bci", "missing"),
     "nested-condition": ("wild-read",),
     "anchor-fp-slot": ("wrong-frame",),
+    "ignores-ret": ("wrong-method", "wrong-bci"),
 }
 
 
