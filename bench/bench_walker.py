@@ -1,6 +1,6 @@
-"""The reference walker's speed (issue 3): ns per frame on a 1000-frame mixed stack, side by
-side with a bare frame-pointer chain walk over the same memory (the floor), and decode + map
-of a typical case (target under 2 µs).
+"""The reference walker's speed: ns per frame on a 1000-frame mixed stack, side by side with a
+bare frame-pointer chain walk over the same memory (the floor) and the example plugin walker,
+and decode + map of a typical case (target under 2 µs).
 
 The target, within 3x the floor, applies to the cost per *physical* frame: the walker's time
 for one walk divided by the physical frames it decodes, against the floor's time for a chain
@@ -11,6 +11,8 @@ figures for other stacks and walkers: walkfuzz.walk_speed (`walkfuzz bench`).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from runner import Row
 
 from walkfuzz import case_native, native, walk_speed
@@ -19,15 +21,23 @@ ROUNDS = 5
 SECONDS = 4.0  # rounds go on this long: a shared machine's neighbours come in spells (walk_speed)
 DECODES = 50_000
 TYPICAL_SEED = 3
+# The example plugin walker (examples/walker/, built by `make build`): the figures
+# docs/writing-a-walker.md quotes for a walker written from the docs.
+EXAMPLE = Path(__file__).resolve().parents[1] / "build" / "walkers" / "example-walker-plain.so"
 
 
 def measure() -> list[Row]:
     lib = native.load().lib
-    t = walk_speed.measure(walk_speed.STACKS["mixed"], {"reference": lib.wf_walker_reference()},
-                           ROUNDS, SECONDS)
-    reference = t.walkers[0]
-    if reference.ns_per_walk is None:
-        raise RuntimeError(f"the reference walker walks the bench stack wrongly: {reference.wrong}")
+    if not EXAMPLE.exists():
+        raise RuntimeError(f"{EXAMPLE} is missing: run `make build` first")
+    walkers = {"reference": lib.wf_walker_reference(),
+               "example": case_native.load_walker(str(EXAMPLE))}
+    t = walk_speed.measure(walk_speed.STACKS["mixed"], walkers, ROUNDS, SECONDS)
+    reference, example = t.walkers
+    for w in t.walkers:
+        if w.ns_per_walk is None:
+            raise RuntimeError(f"the {w.name} walker walks the bench stack wrongly: {w.wrong}")
+    assert reference.ns_per_walk is not None and example.ns_per_walk is not None
 
     data = case_native.generate(seed=TYPICAL_SEED, max_frames=12)
     mapped = case_native.mapped_case()
@@ -41,6 +51,8 @@ def measure() -> list[Row]:
             "ns/frame", baseline="fp chain (floor), per link", target="<= 3x floor (this row)"),
         Row(group, "reference, per frame returned", reference.ns_per_walk / reference.returned,
             "ns/frame", baseline="fp chain (floor), per link"),
+        Row(group, "example walker, per physical frame", example.ns_per_walk / t.physical,
+            "ns/frame", baseline="reference, per physical frame"),
         Row("case decode + map", f"typical case, {len(data)} bytes", decode_ns / 1000, "us",
             target="< 2 us"),
     ]

@@ -22,7 +22,7 @@ HISTOGRAM_EDGES_NS = (0, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 2
                       500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, 100_000_000)
 STATS_FIELDS = ("requested", "delivered", "walked", "exact", "invalid", "faults", "hangs",
                 "frames", "safepoints", "invalid_in_window", "queue_rejected", "queue_gone",
-                "queue_resizes", "queue_checks", "queue_miscounts", "iterations_base",
+                "queue_resizes", "queue_checks", "queue_miscounts", "paced", "iterations_base",
                 "iterations_run", "cpu_ns_base", "cpu_ns_run", "wall_ns_base", "wall_ns_run",
                 "captured", "capture_dropped", "capture_copies", "capture_ns", "capture_bytes")
 

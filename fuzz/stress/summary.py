@@ -52,4 +52,11 @@ def one_line(result: dict[str, Any]) -> str:
             f"invalid {total['invalid']} "
             f"({100 * f['invalid_rate']:.3f}%), faults {total['faults']}, hangs "
             f"{total['hangs']}; walk p50 {lat.get('p50', 0) / 1e3:.1f}us p99 "
-            f"{lat.get('p99', 0) / 1e3:.1f}us; slowdown {100 * f['slowdown']:.1f}%")
+            f"{lat.get('p99', 0) / 1e3:.1f}us; slowdown {100 * f['slowdown']:.1f}%"
+            + _paced(total))
+
+
+def _paced(total: dict[str, Any]) -> str:
+    """Timer periods restarted after an overrun: the machine could not keep the interval."""
+    paced = int(total.get("paced", 0))
+    return f"; timer restarted after an overrun {paced} times" if paced else ""

@@ -152,17 +152,33 @@ static void sample_here(struct wf_live_worker *w, void *uc) {
     __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_CURRENT, __ATOMIC_RELAXED);
 }
 
+/* The timer expired again while its last signal was pending (si_overrun): a signal costs this
+   machine more than the interval, and a periodic timer would keep the worker in its handler,
+   its workload (and queue mode's safepoints) starved. Restarting the period here gives the
+   worker a whole interval of its own before the next signal. timer_settime is
+   async-signal-safe. */
+static void pace(struct wf_live_worker *w, const siginfo_t *info) {
+    if (info->si_code != SI_TIMER || info->si_overrun <= 0 || !w->has_timer) return;
+    uint64_t ns = wf_live_current_run.cfg.interval_ns;
+    struct timespec every = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    struct itimerspec its = {.it_interval = every, .it_value = every};
+    timer_settime(w->timer, 0, &its, NULL);
+    w->st.paced++;
+}
+
 static void on_sigprof(int signo, siginfo_t *info, void *uc) {
     (void)signo;
-    (void)info;
     int saved_errno = errno;
     struct wf_live_worker *w = current_worker;
     if (w != NULL) {
         int mode = wf_live_current_run.cfg.mode;
         if (mode == WF_LIVE_MODE_THREAD) wf_live_wait_for_sampler(w, uc);
         else if (wf_live_current_run.phase != WF_LIVE_SAMPLING) {
-        } else if (mode == WF_LIVE_MODE_QUEUE) wf_live_queue_sample(w, uc);
-        else sample_here(w, uc);
+        } else {
+            if (mode == WF_LIVE_MODE_QUEUE) wf_live_queue_sample(w, uc);
+            else sample_here(w, uc);
+            pace(w, info);
+        }
     }
     errno = saved_errno;
 }
