@@ -135,11 +135,15 @@ def invalid_trace_class(got: Sequence[FrameTuple], want: Sequence[FrameTuple],
     Frames are compared from the top; at the first difference d:
       cycle         the walker reported one physical frame twice
       truncated     got is a proper prefix of want (the walk stopped early)
+      wrong-result  every frame agrees but the end code or Run* result does not
+    got[d] at the sp of want[d] is the right physical frame decoded wrongly (sp alone tells
+    frames apart: it grows from frame to frame, and only inlined scopes share one):
+      wrong-method / wrong-bci / wrong-type (type or comp level)   a field differs
+      wrong-frame   same sp, method, bci and type, but another pc or fp
+    got[d] elsewhere is a wrong step:
       extra         want is a proper prefix of got, or want[d] comes later in got
       missing       got[d] comes later in want (frames were skipped)
-      wrong-method / wrong-bci / wrong-type (type or comp level)   same position, field differs
-      wrong-frame   same method, bci and type, but another pc, sp or fp
-      wrong-result  every frame agrees but the end code or Run* result does not
+      wrong-sender  the walker stepped to a place where no true frame is
     """
     if _has_cycle(got):
         return "cycle", "a physical frame is reported twice"
@@ -149,18 +153,23 @@ def invalid_trace_class(got: Sequence[FrameTuple], want: Sequence[FrameTuple],
         return "wrong-result", f"frames agree; end code {got_end} where {want_end} is expected"
     if d == len(got):
         return "truncated", f"the walk stops after {d} of {len(want)} frames ({got_end})"
+    if d < len(want) and got[d][5] == want[d][5]:
+        return _wrong_decode(d, got[d], want[d])
     if d == len(want) or want[d] in got[d + 1:]:
         return "extra", f"frame {d} is not in the true trace"
     if got[d] in want[d + 1:]:
         return "missing", f"frames from {d} are skipped"
-    g, w = got[d], want[d]
+    return "wrong-sender", f"frame {d}: sp {got[d][5]:#x} where the true one is at {want[d][5]:#x}"
+
+
+def _wrong_decode(d: int, g: FrameTuple, w: FrameTuple) -> tuple[str, str]:
     if g[3] != w[3]:
         return "wrong-method", f"frame {d}: method {g[3]:#x} where {w[3]:#x} is expected"
     if g[2] != w[2]:
         return "wrong-bci", f"frame {d}: bci {g[2]} where {w[2]} is expected"
     if g[:2] != w[:2]:
         return "wrong-type", f"frame {d}: type/comp level {g[:2]} where {w[:2]} is expected"
-    return "wrong-frame", f"frame {d}: pc/sp/fp differ from the true frame"
+    return "wrong-frame", f"frame {d}: pc/fp differ from the true frame"
 
 
 def contract_class(check: str, frames: int) -> str:

@@ -13,7 +13,8 @@ in one walker step is reached through many different stacks. The key is:
                      is not a cause
     contract         walker, the check that failed
     invalid-trace    walker, the check that failed, the class family:
-                       stepping (truncated, missing, extra, cycle) — a wrong sender,
+                       stepping (truncated, missing, extra, cycle, wrong-sender) — a
+                       wrong sender,
                        content (wrong-method, wrong-bci, wrong-type, wrong-frame) — a wrong
                        decode of a frame that was found, result (wrong-result)
     escaped-guard    walker, the signal that killed the replay process
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 
 from walkfuzz.classify import HANG_CLASS
 
-STEPPING = frozenset({"truncated", "missing", "extra", "cycle"})
+STEPPING = frozenset({"truncated", "missing", "extra", "cycle", "wrong-sender"})
 CONTENT = frozenset({"wrong-method", "wrong-bci", "wrong-type", "wrong-frame"})
 
 

@@ -128,7 +128,10 @@ X = (1, 0, 3, 9, 0x13, 0x1010, 0)
     ([A, (*B[:3], 5, *B[4:])], [A, B], "wrong-method"),
     ([A, (*B[:2], 4, *B[3:])], [A, B], "wrong-bci"),
     ([A, (*B[:1], 2, *B[2:])], [A, B], "wrong-type"),
-    ([A, (*B[:5], 4136, *B[6:])], [A, B], "wrong-frame"),
+    ([A, (*B[:5], 4136, *B[6:])], [A, B], "wrong-sender"),
+    ([A, (*B[:3], 5, 0x11, 4136, *B[6:])], [A, B], "wrong-sender"),
+    ([A, (*B[:6], 4136)], [A, B], "wrong-frame"),
+    ([A, (*B[:4], 0x99, *B[5:])], [A, B], "wrong-frame"),
     ([A, B, A], [A, B], "cycle"),
     ([A, B], [A, B], "wrong-result"),
 ])
