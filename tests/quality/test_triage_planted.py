@@ -122,10 +122,12 @@ def test_one_library_with_several_bugs_gives_one_group_per_bug(
 
 # Bugs a layouts campaign from no seeds finds within seconds, planted in one library: two
 # invalid traces whose first wrong frame has the same classes of field (ignores-ret steps to a
-# wrong sender, inlined-scope-order decodes the right frame wrongly) and a crash.
-CAMPAIGN_BUGS = ("ignores-ret", "inlined-scope-order", "missing-bounds-check")
+# wrong sender, inlined-scope-order decodes the right frame wrongly). No crash bug with them:
+# ignores-ret's wrong step can lead a walk to where a crash bug faults, a finding that needs
+# both bugs and that no single-bug walker reproduces as it is.
+CAMPAIGN_BUGS = ("ignores-ret", "inlined-scope-order")
 CAMPAIGN_RUNS = 300_000
-CAMPAIGN_SEEDS = 4  # libFuzzer seeds tried until the campaign found two of the bugs
+CAMPAIGN_SEEDS = 4  # libFuzzer seeds tried until the campaign found both bugs
 
 
 def _campaign(library: Path, out: Path, seed: int) -> list[Path]:
@@ -152,14 +154,14 @@ def test_a_campaign_on_one_library_with_several_bugs_triages_them_apart(tmp_path
         cause = {path: names.pop() for path, names in causes.items() if len(names) == 1}
         if len(set(cause.values())) >= 2:
             break
-    assert len(set(cause.values())) >= 2, (f"{CAMPAIGN_SEEDS} campaigns found fewer than two "
+    assert len(set(cause.values())) >= 2, (f"{CAMPAIGN_SEEDS} campaigns did not find both "
                                            f"of {CAMPAIGN_BUGS}", causes)
     result = triage(discover([out]), runs=1, jobs=2)
     assert not result.errors and result.findings == len(files)
     bugs_of_clusters = [{cause[p] for m in c.members if (p := Path(m.path).resolve()) in cause}
                         for c in result.clusters]
     assert all(len(found) <= 1 for found in bugs_of_clusters), bugs_of_clusters
-    assert len([found for found in bugs_of_clusters if found]) >= 2, bugs_of_clusters
+    assert set().union(*bugs_of_clusters) == set(CAMPAIGN_BUGS), bugs_of_clusters
 
 
 def test_minimized_reproducers_keep_signature_and_shrink(outcome, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
