@@ -26,6 +26,13 @@ TYPICAL_SEED = 3
 EXAMPLE = Path(__file__).resolve().parents[1] / "build" / "walkers" / "example-walker-plain.so"
 
 
+def _ns_per_walk(walker: walk_speed.WalkerTiming) -> float:
+    if walker.ns_per_walk is None:
+        raise RuntimeError(f"the {walker.name} walker walks the bench stack wrongly: "
+                           f"{walker.wrong}")
+    return walker.ns_per_walk
+
+
 def measure() -> list[Row]:
     lib = native.load().lib
     if not EXAMPLE.exists():
@@ -34,10 +41,7 @@ def measure() -> list[Row]:
                "example": case_native.load_walker(str(EXAMPLE))}
     t = walk_speed.measure(walk_speed.STACKS["mixed"], walkers, ROUNDS, SECONDS)
     reference, example = t.walkers
-    for w in t.walkers:
-        if w.ns_per_walk is None:
-            raise RuntimeError(f"the {w.name} walker walks the bench stack wrongly: {w.wrong}")
-    assert reference.ns_per_walk is not None and example.ns_per_walk is not None
+    reference_ns, example_ns = _ns_per_walk(reference), _ns_per_walk(example)
 
     data = case_native.generate(seed=TYPICAL_SEED, max_frames=12)
     mapped = case_native.mapped_case()
@@ -47,11 +51,11 @@ def measure() -> list[Row]:
     group = f"walk, {t.physical} physical / {reference.returned} returned frames"
     return [
         Row(group, "fp chain (floor), per link", t.floor_ns, "ns/frame"),
-        Row(group, "reference, per physical frame", reference.ns_per_walk / t.physical,
+        Row(group, "reference, per physical frame", reference_ns / t.physical,
             "ns/frame", baseline="fp chain (floor), per link", target="<= 3x floor (this row)"),
-        Row(group, "reference, per frame returned", reference.ns_per_walk / reference.returned,
+        Row(group, "reference, per frame returned", reference_ns / reference.returned,
             "ns/frame", baseline="fp chain (floor), per link"),
-        Row(group, "example walker, per physical frame", example.ns_per_walk / t.physical,
+        Row(group, "example walker, per physical frame", example_ns / t.physical,
             "ns/frame", baseline="reference, per physical frame"),
         Row("case decode + map", f"typical case, {len(data)} bytes", decode_ns / 1000, "us",
             target="< 2 us"),

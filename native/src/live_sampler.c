@@ -155,15 +155,11 @@ static void sample_here(struct wf_live_worker *w, void *uc) {
 /* The timer expired again while its last signal was pending (si_overrun): a signal costs this
    machine more than the interval, and a periodic timer would keep the worker in its handler,
    its workload (and queue mode's safepoints) starved. Restarting the period here gives the
-   worker a whole interval of its own before the next signal. timer_settime is
-   async-signal-safe. */
+   worker a whole interval of its own before the next signal. */
 static void pace(struct wf_live_worker *w, const siginfo_t *info) {
     if (info->si_code != SI_TIMER || info->si_overrun <= 0 || !w->has_timer) return;
-    uint64_t ns = wf_live_current_run.cfg.interval_ns;
-    struct timespec every = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-    struct itimerspec its = {.it_interval = every, .it_value = every};
-    timer_settime(w->timer, 0, &its, NULL);
-    w->st.paced++;
+    if (wf_thread_timer_restart(w->timer, wf_live_current_run.cfg.interval_ns) == 0)
+        w->st.paced++;
 }
 
 static void on_sigprof(int signo, siginfo_t *info, void *uc) {

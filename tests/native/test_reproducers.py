@@ -101,6 +101,15 @@ def _needs_unwind() -> None:
         pytest.fail(f"walkfuzz._unwind not built (libunwind-dev; make build): {err}")
 
 
+def _replayed(done: subprocess.CompletedProcess[str]) -> set[str]:
+    """The signatures a libunwind replay printed, after checking its documented status (1: a
+    finding again, with one signature; 0: clean, none)."""
+    assert done.returncode in (0, REPLAY_FOUND), done.stderr[-2000:]
+    signatures = replayed_signatures("libunwind", done.stdout)
+    assert len(signatures) == (1 if done.returncode == REPLAY_FOUND else 0), done.stdout
+    return signatures
+
+
 def _check_libunwind_replays(out: Path) -> None:
     """Every reproducer runs with a documented status (1: a finding again, 0: clean) and
     names the signature of what it found; at least one brings back its own signature.
@@ -113,9 +122,7 @@ def _check_libunwind_replays(out: Path) -> None:
     for group in groups:
         assert group["reproducer"].startswith("walkfuzz replay --target libunwind --harness ")
         done = run_reproducer(group["reproducer"])
-        assert done.returncode in (0, REPLAY_FOUND), done.stderr[-2000:]
-        signatures = replayed_signatures("libunwind", done.stdout)
-        assert len(signatures) == (1 if done.returncode == REPLAY_FOUND else 0), done.stdout
+        signatures = _replayed(done)
         reproduced += group["signature"] in signatures
         # docs/libunwind.md's form, on the libFuzzer-style copy of the same input: the same
         # documented status, and the same finding where the input is one that reproduces (an
@@ -123,10 +130,7 @@ def _check_libunwind_replays(out: Path) -> None:
         copy = out / f"crash-{Path(group['examples'][0]).stem}"
         if copy.exists():
             again = walkfuzz("libunwind", "replay", str(copy))
-            assert again.returncode in (0, REPLAY_FOUND), again.stderr[-2000:]
-            again_signatures = replayed_signatures("libunwind", again.stdout)
-            found_again = again.returncode == REPLAY_FOUND
-            assert len(again_signatures) == (1 if found_again else 0), again.stdout
+            again_signatures = _replayed(again)
             if group["signature"] in signatures:
                 assert (again.returncode, again_signatures) == (done.returncode, signatures)
     assert reproduced > 0, [g["signature"] for g in groups]

@@ -6,6 +6,7 @@ queue mode's safepoint walks equal the trace expected at the signal."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +44,18 @@ WINDOWS = ("call", "prologue", "epilogue")
 MAX_WINDOW_RUNS = 12
 
 
+def seeded_runs(file_result: Any, **kw: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Signal mode at 10 us on the `calls` workload, seed 1, 2, ... MAX_WINDOW_RUNS (the
+    caller stops when it has seen enough), each result filed."""
+    for seed in range(1, MAX_WINDOW_RUNS + 1):
+        result = live(mode="signal", interval_ns=10_000, workload="calls", seed=seed, **kw)
+        file_result(result)
+        yield seed, result
+
+
 def test_windows_are_sampled_and_every_walk_there_is_exact(file_result: Any) -> None:
     sampled: Counter[str] = Counter()
-    for seed in range(1, MAX_WINDOW_RUNS + 1):
-        result = live(mode="signal", interval_ns=10_000, workload="calls", seed=seed)
-        file_result(result)
+    for seed, result in seeded_runs(file_result):
         total = result["total"]
         assert total["invalid"] == 0 and total["faults"] == 0, (seed, result["examples"][:3])
         assert total["exact"] == total["walked"], seed
@@ -85,14 +93,9 @@ def test_a_walker_blind_to_the_ret_at_pc_is_caught(file_result: Any) -> None:
     # Returns are a small share of the instructions and the sampled pcs drift in and out of
     # step with the workload's loops (0 to 107 caught in 1.5 s runs): like the windows above,
     # runs of other workloads (seeds) with a walk budget each, until one catches it.
-    caught: dict[str, Any] = {}
-    for seed in range(1, MAX_WINDOW_RUNS + 1):
-        result = live(mode="signal", interval_ns=10_000, workload="calls", walker=str(walker),
-                      seed=seed, max_walks=100_000, duration_ns=60_000_000_000)
-        file_result(result)
-        if result["total"]["invalid"] > 0:
-            caught = result
-            break
+    runs = seeded_runs(file_result, walker=str(walker), max_walks=100_000,
+                       duration_ns=60_000_000_000)
+    caught = next((result for _, result in runs if result["total"]["invalid"] > 0), {})
     assert caught, f"no invalid trace in {MAX_WINDOW_RUNS} runs of 100,000 walks"
     assert {e["class"] for e in caught["examples"]} <= INVALID_CLASSES
 
