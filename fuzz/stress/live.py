@@ -25,6 +25,11 @@ STATS_FIELDS = ("requested", "delivered", "walked", "exact", "invalid", "faults"
                 "queue_resizes", "queue_checks", "queue_miscounts", "paced", "iterations_base",
                 "iterations_run", "cpu_ns_base", "cpu_ns_run", "wall_ns_base", "wall_ns_run",
                 "captured", "capture_dropped", "capture_copies", "capture_ns", "capture_bytes")
+# wf_live_stats.queue_miscount, in its order (wf_live.h).
+MISCOUNT_FIELDS = ("seen_at", "walker_size", "walker_capacity", "walker_attempts", "model_size",
+                   "model_capacity", "model_attempts", "model_pending_capacity",
+                   "attempts_inside", "enqueued_inside", "safepoints", "enqueue_calls")
+MISCOUNT_PLACES = {1: "enqueue", 2: "before-safepoint", 3: "after-safepoint"}
 
 
 def percentiles(values: list[int]) -> dict[str, float]:
@@ -64,6 +69,10 @@ def _stats(s: Any) -> dict[str, Any]:
                 s.errors[slot])
     doc["end_codes"] = errors
     doc["capture_hist"] = [int(n) for n in s.capture_hist]
+    if s.queue_miscount[0]:
+        first: dict[str, Any] = dict(zip(MISCOUNT_FIELDS, map(int, s.queue_miscount), strict=True))
+        first["seen_at"] = MISCOUNT_PLACES[first["seen_at"]]
+        doc["queue_first_miscount"] = first
     return doc
 
 

@@ -55,7 +55,8 @@ def _queue_miscount(result: dict[str, Any], walker: str) -> Finding:
     total, options = result["total"], result["options"]
     details = {"walker": walker, "mode": options["mode"], "workload": options["workload"],
                "seed": options["seed"], "interval_ns": options["interval_ns"],
-               **{k: total[k] for k in ("queue_checks", "queue_miscounts", "queue_resizes")}}
+               **{k: total[k] for k in ("queue_checks", "queue_miscounts", "queue_resizes")},
+               "first_miscount": total.get("queue_first_miscount")}
     return Finding(kind="contract", target=TARGET, harness=HARNESS,
                    location="check:live-queue-accounting", shape=(), data=b"", details=details)
 

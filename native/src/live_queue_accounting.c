@@ -22,6 +22,8 @@
  * A mismatch is counted (queue_miscounts) and the model takes the walker's figures, so one
  * miscount is not reported again at every later check.
  */
+#include <string.h>
+
 #include "wf_live_worker.h"
 
 #define RESIZE_EVERY 16
@@ -37,13 +39,30 @@ static int same(ASGST_QueueSizeInfo got, const struct wf_live_queue_model *m) {
     return got.size == m->size && got.capacity == m->capacity && got.attempts == m->attempts;
 }
 
+enum where { AT_ENQUEUE = 1, BEFORE_SAFEPOINT, AFTER_SAFEPOINT };
+
+/* The first miscount's figures go into the stats (wf_live.h queue_miscount), so a report
+   shows what disagreed and by how much. */
+static void record_miscount(struct wf_live_worker *w, enum where at, ASGST_QueueSizeInfo got) {
+    const struct wf_live_queue_model *m = &w->qm;
+    int64_t *r = w->st.queue_miscount;
+    if (r[0] != 0) return;
+    int64_t fields[12] = {at, got.size, got.capacity, got.attempts, m->size, m->capacity,
+                          m->attempts, m->pending, m->attempts_inside, m->enqueued_inside,
+                          m->safepoints, m->calls};
+    memcpy(r, fields, sizeof fields);
+}
+
 /* Count a comparison of the walker's figures with the model; after a mismatch (or a fault,
    which leaves them unknown) the model takes the walker's figures. */
-static void judge(struct wf_live_worker *w, ASGST_QueueSizeInfo got, int agrees) {
+static void judge(struct wf_live_worker *w, enum where at, ASGST_QueueSizeInfo got, int agrees) {
     struct wf_live_queue_model *m = &w->qm;
     w->st.queue_checks++;
     if (agrees && !m->resync) return;
-    if (!agrees && !m->resync) w->st.queue_miscounts++;
+    if (!agrees && !m->resync) {
+        w->st.queue_miscounts++;
+        record_miscount(w, at, got);
+    }
     m->resync = 0;
     m->size = got.size;
     m->capacity = got.capacity;
@@ -70,7 +89,7 @@ void wf_live_queue_count_enqueue(struct wf_live_worker *w, int faulted, intptr_t
     m->attempts++;
     m->size += rc == ASGST_JAVA_TRACE;
     ASGST_QueueSizeInfo got = size_info(w);
-    judge(w, got, same(got, m));
+    judge(w, AT_ENQUEUE, got, same(got, m));
 }
 
 /* GetQueueSizeInfo with no handler's Enqueue between it and the caller's look at the model. */
@@ -95,7 +114,7 @@ void wf_live_queue_check_before(struct wf_live_worker *w) {
         int agrees = same(got, m);
         fence();
         if (m->calls != calls) continue;    /* a handler counted meanwhile: look again */
-        judge(w, got, agrees);
+        judge(w, BEFORE_SAFEPOINT, got, agrees);
         break;
     }
     if (++m->safepoints % RESIZE_EVERY == 0) {
@@ -128,7 +147,7 @@ void wf_live_queue_check_after(struct wf_live_worker *w, int faulted) {
         int agrees = agrees_after(got, m);
         fence();
         if (m->attempts_inside != inside) continue;   /* a handler counted meanwhile */
-        judge(w, got, agrees);
+        judge(w, AFTER_SAFEPOINT, got, agrees);
         m->size = got.size;                           /* the model after the safepoint */
         m->capacity = got.capacity;
         m->attempts = got.attempts;

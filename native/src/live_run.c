@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,7 +168,10 @@ static void phase(struct wf_live_run *run, int which, uint64_t ns, int sampled) 
 static void add_stats(wf_live_stats *sum, const wf_live_stats *s) {
     const uint64_t *src = (const uint64_t *)s;
     uint64_t *dst = (uint64_t *)sum;
-    for (size_t k = 0; k < sizeof *s / sizeof(uint64_t); k++) dst[k] += src[k];
+    for (size_t k = 0; k < offsetof(wf_live_stats, queue_miscount) / sizeof(uint64_t); k++)
+        dst[k] += src[k];
+    if (sum->queue_miscount[0] == 0)
+        memcpy(sum->queue_miscount, s->queue_miscount, sizeof s->queue_miscount);
 }
 
 static uint32_t *concat(struct wf_live_run *run, int latencies, uint64_t *count) {

@@ -53,4 +53,5 @@ def test_reference_walker_live(mode: str, interval_us: int, workload: str, load:
     assert total["invalid"] == 0, (total["invalid_by_class"], result["examples"][:3])
     assert total["exact"] == total["walked"] >= STRESS_WALKS, total
     if mode == "queue":  # GetQueueSizeInfo agreed with the workers' own count every time
-        assert total["queue_checks"] > 0 and total["queue_miscounts"] == 0, total
+        assert total["queue_checks"] > 0, total
+        assert total["queue_miscounts"] == 0, total.get("queue_first_miscount")
