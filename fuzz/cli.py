@@ -13,10 +13,11 @@ from walkfuzz.errors import UserError
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit status 2."""
+    """argparse, but a usage error is one line on stderr and the exit status of bad input."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"walkfuzz: error: {message} (see '{self.prog} --help')\n")
+        self.exit(UserError.exit_status,
+                  f"walkfuzz: error: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -34,3 +34,21 @@ class MissingDependencyError(UserError):
 
 class WalkerLibraryError(UserError):
     """A --walker library that cannot be loaded or lacks API symbols (named in the message)."""
+
+
+class DurationError(UserError):
+    """A duration that does not parse ("5x", "-1s", "fast") or is out of range; the message
+    repeats the text as given."""
+
+    def __init__(self, text: str, problem: str, what: str | None = None) -> None:
+        super().__init__(f"{what} {text!r} {problem}" if what else f"{text!r} {problem}")
+        self.text = text
+
+
+class UnknownTargetError(UserError):
+    """A --target that is not in the target table (walkfuzz.targets); the message names it and
+    lists the known ones."""
+
+    def __init__(self, name: str, known: tuple[str, ...]) -> None:
+        super().__init__(f"unknown target {name!r}; known targets: {', '.join(known)}")
+        self.name = name

@@ -1,4 +1,12 @@
-"""Where a campaign's pieces live: targets, their harness scripts, their seed corpora.
+"""The targets walkfuzz runs on, in one table, and where a campaign's pieces live.
+
+`walkfuzz fuzz|stress|replay --target T` read TARGETS: what each action runs for T (a function
+named "module:function", imported only when that action runs, so that the command line starts
+without a JVM's or libunwind's modules) and which of the action's target-specific flags T
+takes (a flag given to a target that does not take it is refused in one line, never ignored).
+Adding a target is one entry here and its run functions.
+
+Where a run writes without --out, for every target and action: `default_out`.
 
 A harness is an executable atheris script. For the simulated VM (`minivm`) it is
 `harnesses/<harness>.py`; for another target T it is `harnesses/<T>_<harness>.py`. Seeds
@@ -9,20 +17,149 @@ by its SHA-1). `--harness` also accepts the path of a harness script of one's ow
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
-from walkfuzz.errors import UserError
+from walkfuzz.errors import UnknownTargetError, UserError
+from walkfuzz.target_flags import refuse_inapplicable
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS_DIR = ROOT / "harnesses"
 CORPORA_DIR = ROOT / "corpora"
-TARGETS = ("minivm", "hotspot", "libunwind")
 DEFAULT_TARGET = "minivm"
+REPORTS_DIR = Path("reports")
 DEFAULT_MAX_LEN = 4096
 # Harnesses whose inputs are whole case files need room for a stack image.
 MAX_LEN = {"bytes": 16384}
+
+
+# Flags of each action that only some targets take, as typed -> their argparse dest (the flags
+# every target takes are not listed). Each has a not-given default (None, False or []), which
+# is how walkfuzz.target_flags tells a given flag.
+LIBFUZZER_FLAGS = "-- (libFuzzer flags)"
+TARGET_FLAGS: dict[str, dict[str, str]] = {
+    "fuzz": {
+        "--walker": "walker", "--harness": "harness", "--runs": "runs", "--corpus": "corpus",
+        "--no-seeds": "no_seeds", "--stop-on-first": "stop_on_first", "--max-len": "max_len",
+        "--build": "build", "--engine": "engine", "--jdk": "jdk", "--seed": "seed",
+        "--threads": "threads", "--control": "control", "--corpus-only": "corpus_only",
+        "--batch": "batch", "--interval": "interval_ns", "--walk-budget": "walk_budget_ns",
+        LIBFUZZER_FLAGS: "libfuzzer_flags",
+    },
+    "stress": {
+        "--walker": "walker", "--mode": "mode", "--workload": "workload",
+        "--baseline": "baseline_ns", "--walk-budget": "walk_budget_ns", "--jdk": "jdk",
+        "--walks": "walks", "--stop-on-first": "stop_on_first", "--max-depth": "max_depth",
+        "--no-debug-nonsafepoints": "no_debug_nonsafepoints",
+    },
+    "replay": {"--walker": "walker", "--json": "json"},
+}
+# A libFuzzer campaign's own flags (walkfuzz.campaign_run), for the targets that run one.
+CAMPAIGN_FLAGS = ("--harness", "--runs", "--corpus", "--no-seeds", "--stop-on-first",
+                  "--max-len", LIBFUZZER_FLAGS)
+
+
+@dataclass(frozen=True)
+class Action:
+    """What `walkfuzz ACTION --target T` does for one target."""
+
+    run: str  # "module:function" taking the command's parsed request, returning the status
+    flags: tuple[str, ...] = ()  # the action's target-specific flags (TARGET_FLAGS) it takes
+
+    def runner(self) -> Callable[..., int]:
+        module, name = self.run.split(":")
+        return cast(Callable[..., int], getattr(importlib.import_module(module), name))
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    about: str  # one line for --help
+    fuzz: Action
+    stress: Action
+    replay: Action
+
+    def action(self, name: str) -> Action:
+        return {"fuzz": self.fuzz, "stress": self.stress, "replay": self.replay}[name]
+
+
+TARGETS: tuple[Target, ...] = (
+    Target(
+        "minivm", "the simulated VM, walked by the reference walker or --walker PATH.so",
+        fuzz=Action("walkfuzz.fuzz_targets:fuzz_minivm", (*CAMPAIGN_FLAGS, "--walker", "--build")),
+        stress=Action("walkfuzz.stress.targets:stress_minivm",
+                      ("--walker", "--mode", "--workload", "--baseline", "--walk-budget",
+                       "--walks", "--stop-on-first")),
+        replay=Action("walkfuzz.minivm_replay:replay_minivm", ("--walker", "--json"))),
+    Target(
+        "hotspot", "AsyncGetCallTrace in a real JVM (--jdk 17, 25 or a JDK path)",
+        fuzz=Action("walkfuzz.fuzz_targets:fuzz_hotspot",
+                    ("--harness", "--corpus", "--jdk", "--seed", "--threads", "--control",
+                     "--corpus-only", "--batch", "--interval")),
+        stress=Action("walkfuzz.stress.targets:stress_hotspot",
+                      ("--jdk", "--no-debug-nonsafepoints")),
+        replay=Action("walkfuzz.replay_targets:replay_hotspot")),
+    Target(
+        "libunwind", "Debian's libunwind on real native stacks",
+        # its harness loads walkfuzz._unwind: no --walker, no --build flavour
+        fuzz=Action("walkfuzz.fuzz_targets:fuzz_libunwind",
+                    (*CAMPAIGN_FLAGS, "--engine", "--seed", "--walk-budget")),
+        stress=Action("walkfuzz.stress.targets:stress_libunwind",
+                      ("--mode", "--baseline", "--walk-budget", "--max-depth")),
+        replay=Action("walkfuzz.replay_targets:replay_libunwind")),
+)
+
+
+def target_names() -> tuple[str, ...]:
+    return tuple(t.name for t in TARGETS)
+
+
+def lookup(name: str) -> Target:
+    """The table's entry for `name`; UnknownTargetError naming it and the known targets."""
+    for target in TARGETS:
+        if target.name == name:
+            return target
+    raise UnknownTargetError(name, target_names())
+
+
+def target_arg(text: str) -> str:
+    """argparse `type=` of --target: an unknown name is the parser's one usage line."""
+    try:
+        return lookup(text).name
+    except UnknownTargetError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def target_help(default: str | None = DEFAULT_TARGET) -> str:
+    """--target's help: every target of the table with its one line."""
+    return "; ".join(f"{t.name}{' (default)' if t.name == default else ''}: {t.about}"
+                     for t in TARGETS)
+
+
+def runner_for(action: str, args: argparse.Namespace) -> Callable[..., int]:
+    """The function that runs `walkfuzz ACTION --target T`, once no flag T does not take was
+    given (UserError naming the first such flag)."""
+    target = lookup(args.target)
+    step = target.action(action)
+    refuse_inapplicable(args, target.name, TARGET_FLAGS[action], step.flags)
+    return step.runner()
+
+
+def default_out(action: str, target: str, kind: str | None = None) -> Path:
+    """Where a run writes without --out, for every target and action: reports/ACTION-LABEL.
+
+    LABEL is the target's name; where a target has several kinds of run for the action whose
+    output must not mix (a campaign resumes whatever its folder holds), `kind` names the kind
+    instead: a minivm campaign's harness (reports/fuzz-layouts), a minivm stress run's mode
+    (reports/stress-signal), libunwind's generator engine (reports/fuzz-libunwind-generator).
+    """
+    lookup(target)
+    return REPORTS_DIR / f"{action}-{kind or target}"
 
 
 @dataclass(frozen=True)
@@ -44,21 +181,17 @@ def list_harnesses(target: str) -> list[str]:
     for script in sorted(HARNESS_DIR.glob("*.py")):
         stem = script.stem
         if target == DEFAULT_TARGET:
-            if not any(stem.startswith(f"{t}_") for t in TARGETS) and not stem.startswith("_"):
+            others = tuple(f"{t}_" for t in target_names())
+            if not stem.startswith(others) and not stem.startswith("_"):
                 names.append(stem)
         elif stem.startswith(f"{target}_"):
             names.append(stem.removeprefix(f"{target}_"))
     return names
 
 
-def check_target(target: str) -> None:
-    if target not in TARGETS:
-        raise UserError(f"unknown target {target!r}; known targets: {', '.join(TARGETS)}")
-
-
 def find_harness(target: str, harness: str) -> HarnessSpec:
     """The harness named `harness` for `target`, or a harness script given by path."""
-    check_target(target)
+    lookup(target)  # an unknown target is named before its harness
     if os.sep in harness or harness.endswith(".py"):
         script = Path(harness).resolve()
         if not script.is_file():

@@ -27,9 +27,9 @@ bench-hotspot: .stamp-build
 	$(PY) bench/runner.py hotspot
 
 fuzz-hotspot: .stamp-build
-	$(WALKFUZZ) hotspot fuzz --jdk $(HOTSPOT_JDK) --time $(HOTSPOT_TIME) --control \
+	$(WALKFUZZ) fuzz --target hotspot --jdk $(HOTSPOT_JDK) --time $(HOTSPOT_TIME) --control \
 	  --out $(HOTSPOT_OUT)-fuzz
 
 stress-hotspot: .stamp-build
-	$(WALKFUZZ) hotspot stress --jdk $(HOTSPOT_JDK) --time $(HOTSPOT_TIME) --interval-us 100 \
-	  --out $(HOTSPOT_OUT)-stress
+	$(WALKFUZZ) stress --target hotspot --jdk $(HOTSPOT_JDK) --duration $(HOTSPOT_TIME) \
+	  --interval 100us --out $(HOTSPOT_OUT)-stress

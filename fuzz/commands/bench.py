@@ -10,9 +10,11 @@ import json
 from typing import Any
 
 from walkfuzz import case_native, walk_speed
+from walkfuzz.duration import Seconds
 from walkfuzz.walker_library import check_walker_library
 
 REFERENCE = "reference"
+MOST_SECONDS = "600s"
 
 
 def register(subparsers: Any) -> None:
@@ -29,9 +31,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rounds", type=_rounds, default=5, metavar="N",
                    help="timing rounds at least; each figure is the fastest batch of all "
                    "(default 5)")
-    p.add_argument("--seconds", type=_seconds, default=2.0, metavar="S",
+    p.add_argument("--seconds", type=Seconds("s", zero_ok=True, at_most=MOST_SECONDS),
+                   default=2.0, metavar="T",
                    help="go on with rounds until S seconds per stack have passed, to meet a "
-                   "spell without neighbours on a shared machine (default 2)")
+                   "spell without neighbours on a shared machine (default 2; at most 600; "
+                   "a bare number is seconds)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=run)
 
@@ -40,16 +44,6 @@ def _rounds(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 1000:
         raise argparse.ArgumentTypeError(f"--rounds {text!r}: a whole number from 1 to 1000")
     return int(text)
-
-
-def _seconds(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= 600:
-        raise argparse.ArgumentTypeError(f"--seconds {text!r}: a number of seconds from 0 to 600")
-    return seconds
 
 
 def run(args: argparse.Namespace) -> int:

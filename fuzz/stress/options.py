@@ -1,8 +1,8 @@
-"""What a live stress run does, and parsing of the human-readable values on the command line."""
+"""What a live stress run does, and how its values are shown (durations are parsed by
+walkfuzz.duration)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -12,21 +12,6 @@ MODES = ("signal", "thread", "queue")
 WORKLOADS = ("mixed", "interpreted", "compiled", "native", "deep", "calls")
 MAX_THREADS = 16
 MIN_INTERVAL_NS = 1_000
-_UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
-             "m": 60_000_000_000, "min": 60_000_000_000}
-_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zµ]*)\s*$")
-
-
-def parse_duration_ns(text: str, default_unit: str, what: str) -> int:
-    """'100us', '10 µs', '2.5s', '5m', or a bare number in `default_unit`; positive."""
-    match = _DURATION.match(text)
-    unit = (match.group(2) if match else "") or default_unit
-    if match is None or unit not in _UNITS_NS:
-        raise UserError(f"{what} {text!r} is not a duration like 100us, 2.5s or 5m")
-    ns = round(float(match.group(1)) * _UNITS_NS[unit])
-    if ns <= 0:
-        raise UserError(f"{what} {text!r} is not positive")
-    return ns
 
 
 def format_ns(ns: float) -> str:

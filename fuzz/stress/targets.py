@@ -1,5 +1,5 @@
-"""`walkfuzz stress --target T`: which runner stresses which target, and how the command's
-common options map onto it.
+"""`walkfuzz stress --target T`: the runner of each target (named in walkfuzz.targets.TARGETS),
+and how the command's options map onto it.
 
     minivm      the live simulated VM (walkfuzz.stress.runner), --mode signal|thread|queue
     hotspot     AsyncGetCallTrace sampled in a JVM (walkfuzz.hotspot.runs), --jdk 17|25|PATH
@@ -7,22 +7,20 @@ common options map onto it.
                 --mode ucontext|sigframe|alternate
 
 Every runner takes one StressRequest and returns the exit status: 0 clean, 1 a fault or hang,
-or an invalid-trace rate above --max-invalid-rate. `walkfuzz hotspot stress` and
-`walkfuzz libunwind stress` call the same functions the hotspot and libunwind entries call.
+or an invalid-trace rate above --max-invalid-rate.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from walkfuzz.errors import UserError
 from walkfuzz.stress.options import StressOptions
 from walkfuzz.stress.reporting import write_stress_report
 from walkfuzz.stress.runner import run_minivm_stress
 from walkfuzz.stress.summary import figures, one_line
+from walkfuzz.targets import default_out
 
 NS_PER_S = 1_000_000_000
 
@@ -47,12 +45,11 @@ class StressRequest:
     jdk: str | None = None
     stop_on_first: bool = False
     walks: int | None = None
+    max_depth: int | None = None
+    debug_non_safepoints: bool = True
 
-    def out_dir(self, name: str) -> Path:
-        return self.out or Path("reports") / f"stress-{name}"
-
-
-StressRunner = Callable[[StressRequest], int]
+    def out_dir(self, kind: str | None = None) -> Path:
+        return self.out or default_out("stress", self.target, kind)
 
 
 def stress_minivm(req: StressRequest) -> int:
@@ -60,7 +57,7 @@ def stress_minivm(req: StressRequest) -> int:
     (with --stop-on-first: on any finding). Findings are saved under the output directory as
     they happen."""
     defaults = StressOptions()
-    out_dir = req.out_dir(req.mode or defaults.mode)
+    out_dir = req.out_dir(req.mode or defaults.mode)  # minivm's runs are told apart by mode
     options = StressOptions(
         mode=req.mode or defaults.mode, interval_ns=req.interval_ns, threads=req.threads,
         duration_ns=req.duration_ns,
@@ -88,10 +85,11 @@ def stress_minivm(req: StressRequest) -> int:
 def stress_hotspot(req: StressRequest) -> int:
     from walkfuzz.hotspot.runs import stress_and_judge
 
-    return stress_and_judge(req.out_dir("hotspot"), jdk=req.jdk,
+    return stress_and_judge(req.out_dir(), jdk=req.jdk,
                             duration_s=req.duration_ns / NS_PER_S, seed=req.seed,
                             threads=req.threads, interval_us=req.interval_ns // 1000,
-                            max_invalid_rate=req.max_invalid_rate, argv=req.command)
+                            max_invalid_rate=req.max_invalid_rate,
+                            debug_non_safepoints=req.debug_non_safepoints, argv=req.command)
 
 
 def stress_libunwind(req: StressRequest) -> int:
@@ -101,30 +99,11 @@ def stress_libunwind(req: StressRequest) -> int:
     defaults = StressConfig()
     baseline_s = defaults.baseline_seconds if req.baseline_ns is None else req.baseline_ns / 1e9
     budget_ms = defaults.budget_ms if req.walk_budget_ns is None else req.walk_budget_ns / 1e6
-    return stress_and_judge(req.out_dir("libunwind"), seconds=req.duration_ns / NS_PER_S,
+    return stress_and_judge(req.out_dir(), seconds=req.duration_ns / NS_PER_S,
                             threads=req.threads, interval_us=req.interval_ns / 1000,
                             mode=req.mode or defaults.mode, seed=req.seed,
+                            max_depth=defaults.max_depth if req.max_depth is None
+                            else req.max_depth,
                             baseline_seconds=baseline_s, budget_ms=budget_ms,
                             max_invalid_rate=req.max_invalid_rate, argv=req.command)
 
-
-STRESS_RUNNERS: dict[str, StressRunner] = {
-    "minivm": stress_minivm, "hotspot": stress_hotspot, "libunwind": stress_libunwind,
-}
-# Flags that only some targets take ({flag: argparse dest}; the rest apply to every target).
-TARGET_FLAGS = {"--walker": "walker", "--mode": "mode", "--workload": "workload",
-                "--baseline": "baseline", "--walk-budget": "walk_budget", "--jdk": "jdk",
-                "--walks": "walks", "--stop-on-first": "stop_on_first"}
-APPLICABLE = {
-    "minivm": ("--walker", "--mode", "--workload", "--baseline", "--walk-budget", "--walks",
-               "--stop-on-first"),
-    "hotspot": ("--jdk",),
-    "libunwind": ("--mode", "--baseline", "--walk-budget"),
-}
-
-
-def stress_runner(target: str) -> StressRunner:
-    runner = STRESS_RUNNERS.get(target)
-    if runner is None:
-        raise UserError(f"unknown stress target {target!r}; known: {', '.join(STRESS_RUNNERS)}")
-    return runner

@@ -25,7 +25,8 @@ def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 def test_no_jdk_is_one_clear_error(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     env["PATH"] = str(tmp_path)  # no java anywhere
-    proc = _cli(["hotspot", "stress", "--time", "1", "--out", str(tmp_path / "o")], env)
+    proc = _cli(["stress", "--target", "hotspot", "--duration", "1s", "--out",
+                 str(tmp_path / "o")], env)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "no JDK found" in lines[0]
@@ -42,7 +43,8 @@ def test_jdk_without_asyncgetcalltrace_is_one_clear_error(tmp_path: Path) -> Non
     shutil.copy("/lib/x86_64-linux-gnu/libm.so.6", fake / "lib" / "server" / "libjvm.so")
     with pytest.raises(JdkError, match="does not export AsyncGetCallTrace"):
         find_jdk(str(fake))
-    proc = _cli(["hotspot", "fuzz", "--jdk", str(fake), "--time", "1"], dict(os.environ))
+    proc = _cli(["fuzz", "--target", "hotspot", "--jdk", str(fake), "--time", "1"],
+                dict(os.environ))
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "does not export AsyncGetCallTrace" in proc.stderr
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from walkfuzz import vm_model as vm
 from walkfuzz.case_queue import Opcode, QueueOp
-from walkfuzz.commands.replay import replay_report
+from walkfuzz.minivm_replay import replay_report
 from walkfuzz.queue_cases import base_case, physical_frames, with_program
 
 

@@ -129,7 +129,7 @@ def _check_libunwind_replays(out: Path) -> None:
         # input that reads process state may meet other values in this third process too)
         copy = out / f"crash-{Path(group['examples'][0]).stem}"
         if copy.exists():
-            again = walkfuzz("libunwind", "replay", str(copy))
+            again = walkfuzz("replay", "--target", "libunwind", str(copy))
             again_signatures = _replayed(again)
             if group["signature"] in signatures:
                 assert (again.returncode, again_signatures) == (done.returncode, signatures)
@@ -146,13 +146,13 @@ def test_libunwind_fuzz_reproducers_replay(tmp_path: Path) -> None:
 
 
 def test_libunwind_runner_reproducers_replay(tmp_path: Path) -> None:
-    """`walkfuzz libunwind fuzz` (supervised processes, no libFuzzer) stores the same kind of
+    """The generator engine (supervised processes, no libFuzzer) stores the same kind of
     input; its faults come within a second (docs/libunwind.md), a few rounds at most."""
     _needs_unwind()
     for round_ in range(ROUNDS):
         out = tmp_path / f"round-{round_}"
-        done = walkfuzz("libunwind", "fuzz", "--time", "3", "-j", "1", "--seed",
-                        str(round_ + 1), "--out", str(out))
+        done = walkfuzz("fuzz", "--target", "libunwind", "--engine", "generator", "--time",
+                        "3", "-j", "1", "--seed", str(round_ + 1), "--out", str(out))
         if done.returncode == FUZZ_FOUND:
             break
         assert done.returncode == 0, done.stderr[-2000:]

@@ -11,8 +11,14 @@ from pathlib import Path
 import pytest
 
 from walkfuzz import __version__, cli
+from walkfuzz.duration import DurationType
+from walkfuzz.errors import UserError
+from walkfuzz.targets import target_names
 
 MISSING = "/nonexistent/walkfuzz-test-missing"
+BAD_DURATION = "5 fortnights"
+UNKNOWN_TARGET = "no-such-target"
+USAGE_ERROR = UserError.exit_status
 PATH_METAVAR = re.compile(r"PATH|FILE|DIR|CORPUS|CASE|\.so$")
 
 
@@ -39,15 +45,26 @@ def path_arguments() -> list[tuple[tuple[str, ...], str]]:
         for action in parser._actions:
             metavar = str(action.metavar or action.dest).upper()
             is_path = action.type is Path or bool(PATH_METAVAR.search(metavar))
-            if is_path and action.dest != "out" and action.nargs not in ("*", "...", "?"):
+            takes_value = action.nargs not in (0, "*", "...", "?")  # not a switch or optional
+            if is_path and action.dest != "out" and takes_value:
                 found.append((command, action.option_strings[0] if action.option_strings
                               else metavar))
     return found
 
 
-def argv_with_missing(command: tuple[str, ...], tested: str) -> list[str]:
-    """The command with `tested` set to a missing path and every other required argument
-    filled in: its first choice if it has choices, else the same missing path."""
+def options_where(test: object) -> list[tuple[tuple[str, ...], str]]:
+    """(command, option) for every option whose argparse action passes `test`."""
+    return [(command, action.option_strings[0]) for command, parser in COMMANDS.items()
+            for action in parser._actions if action.option_strings and test(action)]
+
+
+DURATION_OPTIONS = options_where(lambda a: isinstance(a.type, DurationType))
+TARGET_OPTIONS = options_where(lambda a: a.option_strings == ["--target"])
+
+
+def argv_with(command: tuple[str, ...], tested: str, value: str) -> list[str]:
+    """The command with `tested` set to `value` and every other required argument filled in:
+    its first choice if it has choices, else a missing path."""
     parser = COMMANDS[command]
     argv = list(command)
     for action in parser._actions:
@@ -55,9 +72,14 @@ def argv_with_missing(command: tuple[str, ...], tested: str) -> list[str]:
         name = action.option_strings[0] if action.option_strings else metavar
         if name != tested and not action.required:
             continue
-        value = str(next(iter(action.choices))) if action.choices and name != tested else MISSING
-        argv += [name, value] if action.option_strings else [value]
+        given = value if name == tested else (
+            str(next(iter(action.choices))) if action.choices else MISSING)
+        argv += [name, given] if action.option_strings else [given]
     return argv
+
+
+def argv_with_missing(command: tuple[str, ...], tested: str) -> list[str]:
+    return argv_with(command, tested, MISSING)
 
 
 def error_lines(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, list[str]]:
@@ -110,3 +132,31 @@ def test_missing_path_is_one_line_naming_it(command: tuple[str, ...], argument: 
     assert done.returncode != 0
     assert len(lines) == 1, lines
     assert MISSING in lines[0]
+
+
+def test_commands_with_durations_and_targets_are_found() -> None:
+    assert {c for c, _ in DURATION_OPTIONS} >= {("fuzz",), ("stress",), ("minimize",),
+                                                ("triage",)}
+    assert {c for c, _ in TARGET_OPTIONS} >= {("fuzz",), ("stress",), ("replay",)}
+
+
+@pytest.mark.parametrize(("command", "option"), DURATION_OPTIONS,
+                         ids=lambda v: " ".join(v) if isinstance(v, tuple) else v)
+def test_bad_duration_is_one_line_naming_it(capsys: pytest.CaptureFixture[str],
+                                            command: tuple[str, ...], option: str) -> None:
+    status, lines = error_lines(capsys, argv_with(command, option, BAD_DURATION))
+    assert status == USAGE_ERROR
+    assert len(lines) == 1, lines
+    assert option in lines[0] and repr(BAD_DURATION) in lines[0]
+
+
+@pytest.mark.parametrize(("command", "option"), TARGET_OPTIONS,
+                         ids=lambda v: " ".join(v) if isinstance(v, tuple) else v)
+def test_unknown_target_is_named_with_the_known_ones(capsys: pytest.CaptureFixture[str],
+                                                     command: tuple[str, ...],
+                                                     option: str) -> None:
+    status, lines = error_lines(capsys, argv_with(command, option, UNKNOWN_TARGET))
+    assert status == USAGE_ERROR
+    assert len(lines) == 1, lines
+    assert repr(UNKNOWN_TARGET) in lines[0]
+    assert f"known targets: {', '.join(target_names())}" in lines[0]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz.commands.fuzz import duration, libfuzzer_flags
+from walkfuzz.campaign_run import libfuzzer_flags
 from walkfuzz.corpus import import_seeds
 from walkfuzz.errors import UserError, WalkerLibraryError
 from walkfuzz.input_journal import HEADER, JournalWriter, read_execs, read_journal
@@ -125,12 +125,6 @@ def test_libfuzzer_flags_are_checked(flag: str, problem: str) -> None:
     with pytest.raises(UserError, match=problem):
         libfuzzer_flags(["--", flag])
     assert libfuzzer_flags(["--", "-dict=x.dict", "-seed=3"]) == ["-dict=x.dict", "-seed=3"]
-
-
-def test_durations() -> None:
-    assert [duration(t) for t in ("90", "90s", "1.5m", "2h")] == [90, 90, 90, 7200]
-    with pytest.raises(Exception, match="'ten minutes'"):
-        duration("ten minutes")
 
 
 def test_unknown_target_and_harness_are_named() -> None:

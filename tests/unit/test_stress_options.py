@@ -1,25 +1,12 @@
-"""Parsing of stress options: durations with units, and errors that name the bad value."""
+"""Stress options: checks that name the bad value, labels, figures, load and walk budgets."""
 
 from __future__ import annotations
 
 import pytest
 
 from walkfuzz.errors import UserError
-from walkfuzz.stress.options import StressOptions, format_ns, parse_duration_ns
+from walkfuzz.stress.options import StressOptions, format_ns
 from walkfuzz.stress.summary import figures
-
-
-@pytest.mark.parametrize(("text", "unit", "ns"), [
-    ("100us", "us", 100_000), ("10 µs", "us", 10_000), ("2.5s", "s", 2_500_000_000),
-    ("5m", "s", 300_000_000_000), ("7", "us", 7_000), ("3ms", "s", 3_000_000)])
-def test_durations(text: str, unit: str, ns: int) -> None:
-    assert parse_duration_ns(text, unit, "interval") == ns
-
-
-@pytest.mark.parametrize("text", ["", "fast", "10 parsecs", "0us", "-1s"])
-def test_bad_durations_are_named(text: str) -> None:
-    with pytest.raises(UserError, match="interval"):
-        parse_duration_ns(text, "us", "interval")
 
 
 @pytest.mark.parametrize(("field", "value", "named"), [

@@ -1,19 +1,27 @@
-"""`walkfuzz fuzz|stress --target hotspot|libunwind`: dispatch to the targets' runners, and the
-one-line refusal of flags a target does not take. The runners are replaced where a real run
-would take seconds (tests/native/test_targets_e2e.py runs them for real)."""
+"""`walkfuzz fuzz|stress|replay --target T`: the one target table, dispatch to the targets'
+runners with every option mapped, the one rule for default output folders, and the one-line
+refusal of flags a target does not take. The runners are replaced where a real run would take
+seconds (tests/native/test_targets_e2e.py runs them for real)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from walkfuzz import cli
-from walkfuzz.commands import fuzz
+from walkfuzz import campaign_run, cli
 from walkfuzz.findings import Finding, FindingSink
-from walkfuzz.targets import CORPORA_DIR, HARNESS_DIR, find_harness
+from walkfuzz.targets import (
+    CORPORA_DIR,
+    HARNESS_DIR,
+    TARGET_FLAGS,
+    TARGETS,
+    default_out,
+    find_harness,
+)
 from walkfuzz.triage import table, triage
 from walkfuzz.triage_inputs import discover
 
@@ -48,6 +56,21 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     (["stress", "--target", "libunwind", "--workload", "deep"], "--workload", "libunwind"),
     (["stress", "--target", "libunwind", "--walker", "w.so"], "--walker", "libunwind"),
     (["stress", "--target", "minivm", "--jdk", "25"], "--jdk", "minivm"),
+    (["stress", "--target", "minivm", "--max-depth", "3"], "--max-depth", "minivm"),
+    (["stress", "--target", "libunwind", "--no-debug-nonsafepoints"], "--no-debug-nonsafepoints",
+     "libunwind"),
+    (["fuzz", "--target", "minivm", "--harness", "layouts", "--control"], "--control", "minivm"),
+    (["fuzz", "--target", "minivm", "--harness", "layouts", "--engine", "generator"], "--engine",
+     "minivm"),
+    (["fuzz", "--target", "libunwind", "--batch", "9"], "--batch", "libunwind"),
+    (["fuzz", "--target", "libunwind", "--seed", "3"], "--seed", "libunwind --engine libfuzzer"),
+    (["fuzz", "--target", "libunwind", "--walk-budget", "1s"], "--walk-budget",
+     "libunwind --engine libfuzzer"),
+    (["fuzz", "--target", "libunwind", "--engine", "generator", "--runs", "5"], "--runs",
+     "libunwind --engine generator"),
+    (["fuzz", "--target", "hotspot", "--walk-budget", "1s"], "--walk-budget", "hotspot"),
+    (["replay", "--target", "hotspot", "--walker", "w.so", "f"], "--walker", "hotspot"),
+    (["replay", "--target", "libunwind", "--json", "f"], "--json", "libunwind"),
 ])
 def test_a_flag_the_target_does_not_take_is_refused_in_one_line(
         argv: list[str], flag: str, target: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,10 +120,31 @@ def test_fuzz_hotspot_defaults_and_harness(monkeypatch: pytest.MonkeyPatch,
 
 def test_fuzz_libunwind_is_a_campaign_on_its_only_harness() -> None:
     args = cli.build_parser().parse_args(["fuzz", "--target", "libunwind", "--time", "5"])
-    spec = fuzz.build_spec(args, ["walkfuzz"])
+    spec = campaign_run.build_spec(args, ["walkfuzz"])
     assert (spec.target, spec.harness) == ("libunwind", "perturb")
     assert spec.script == str(HARNESS_DIR / "libunwind_perturb.py")
-    assert fuzz.default_out(spec.target, spec.harness) == Path("reports") / "fuzz-libunwind"
+    assert campaign_run.campaign_out(spec.target, spec.harness) == Path("reports/fuzz-libunwind")
+
+
+def test_one_rule_for_default_output_folders() -> None:
+    assert campaign_run.campaign_out("minivm", "layouts") == Path("reports/fuzz-layouts")
+    assert [default_out(a, t.name) for a in ("fuzz", "stress") for t in TARGETS] == [
+        Path(f"reports/{a}-{t.name}") for a in ("fuzz", "stress") for t in TARGETS]
+    assert default_out("stress", "minivm", "queue") == Path("reports/stress-queue")
+
+
+def test_every_target_names_runners_that_exist_and_flags_the_commands_have() -> None:
+    parsers = {name: child for action in cli.build_parser()._actions
+               if isinstance(action, argparse._SubParsersAction)
+               for name, child in action.choices.items()}
+    for action_name, flags in TARGET_FLAGS.items():
+        dests = {opt: a.dest for a in parsers[action_name]._actions for opt in a.option_strings}
+        dests["-- (libFuzzer flags)"] = "libfuzzer_flags"
+        assert {f: dests.get(f) for f in flags} == flags
+        for target in TARGETS:
+            step = target.action(action_name)
+            assert callable(step.runner()), step.run
+            assert set(step.flags) <= set(flags), (target.name, action_name)
 
 
 def test_seeds_are_named_after_the_harness_script() -> None:
@@ -142,17 +186,64 @@ def test_stress_libunwind_maps_the_common_options(monkeypatch: pytest.MonkeyPatc
             kw["budget_ms"], kw["threads"]) == ("sigframe", 20.0, 2.0, 0.0, 5.0, 2)
 
 
-def test_target_commands_share_the_run_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fuzz_hotspot_takes_every_option_of_its_runner(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    import walkfuzz.hotspot.runs as runs
+
+    calls = Calls(status=0)
+    monkeypatch.setattr(runs, "fuzz_and_judge", calls)
+    assert cli.main(["fuzz", "--target", "hotspot", "--corpus", str(tmp_path), "--corpus-only",
+                     "--control", "--batch", "50", "--interval", "2ms"]) == 0
+    [kw] = calls.kwargs
+    assert (kw["corpus"], kw["corpus_only"], kw["control"], kw["batch"], kw["interval_us"]) == (
+        tmp_path, True, True, 50, 2000)
+    assert (kw["duration_s"], kw["out"]) == (60.0, Path("reports/fuzz-hotspot"))
+
+
+def test_fuzz_libunwind_generator_engine_maps_its_options(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import walkfuzz.libunwind.runs as runs
+
+    calls = Calls(status=1)
+    monkeypatch.setattr(runs, "fuzz_and_judge", calls)
+    assert cli.main(["fuzz", "--target", "libunwind", "--engine", "generator", "--time", "3",
+                     "-j", "1", "--seed", "4", "--walk-budget", "250ms"]) == 1
+    assert cli.main(["fuzz", "--target", "libunwind", "--engine", "generator"]) == 1
+    given, defaults = calls.kwargs
+    assert (given["seconds"], given["jobs"], given["seed"], given["budget_ms"]) == (
+        3.0, 1, 4, 250.0)
+    assert (defaults["seconds"], defaults["jobs"], defaults["seed"], defaults["budget_ms"]) == (
+        60.0, 2, 1, 500.0)
+    assert defaults["out"] == Path("reports/fuzz-libunwind-generator")
+
+
+def test_stress_takes_the_targets_own_options(monkeypatch: pytest.MonkeyPatch) -> None:
     import walkfuzz.hotspot.runs as hs_runs
     import walkfuzz.libunwind.runs as lu_runs
 
-    hotspot, libunwind = Calls(status=1), Calls(status=1)
+    hotspot, libunwind = Calls(status=1), Calls(status=0)
     monkeypatch.setattr(hs_runs, "stress_and_judge", hotspot)
-    monkeypatch.setattr(lu_runs, "fuzz_and_judge", libunwind)
-    assert cli.main(["hotspot", "stress", "--time", "3", "--interval-us", "80"]) == 1
-    assert cli.main(["libunwind", "fuzz", "--time", "3", "-j", "1"]) == 1
-    assert hotspot.kwargs[0]["interval_us"] == 80
-    assert (libunwind.kwargs[0]["seconds"], libunwind.kwargs[0]["jobs"]) == (3.0, 1)
+    monkeypatch.setattr(lu_runs, "stress_and_judge", libunwind)
+    assert cli.main(["stress", "--target", "hotspot", "--duration", "3", "--interval", "80",
+                     "--no-debug-nonsafepoints"]) == 1
+    assert cli.main(["stress", "--target", "libunwind", "--max-depth", "5"]) == 0
+    assert (hotspot.kwargs[0]["interval_us"], hotspot.kwargs[0]["duration_s"]) == (80, 3.0)
+    assert hotspot.kwargs[0]["debug_non_safepoints"] is False
+    assert hotspot.kwargs[0]["out"] == Path("reports/stress-hotspot")
+    assert libunwind.kwargs[0]["max_depth"] == 5
+
+
+def test_replay_dispatches_by_target(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import walkfuzz.hotspot.runs as hs_runs
+    import walkfuzz.libunwind.runs as lu_runs
+
+    seen: list[tuple[str, Path]] = []
+    monkeypatch.setattr(hs_runs, "replay_and_judge", lambda p: seen.append(("hotspot", p)) or 1)
+    monkeypatch.setattr(lu_runs, "replay_and_judge", lambda p: seen.append(("libunwind", p)) or 0)
+    record = tmp_path / "record.bin"
+    assert cli.main(["replay", "--target", "hotspot", "--harness", "perturb", str(record)]) == 1
+    assert cli.main(["replay", "--target", "libunwind", str(record)]) == 0
+    assert seen == [("hotspot", record), ("libunwind", record)]
 
 
 def _stored_hotspot_finding(out: Path, location: str, record: bytes) -> None:
