@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from types import ModuleType
 from typing import Any
 
 from walkfuzz.findings import Finding
+from walkfuzz.native import Native
 from walkfuzz.native_finding import to_finding
 from walkfuzz.worker import Worker
 
@@ -30,7 +30,7 @@ class MinivmHarness:
         self.name = harness
         self.number = HARNESSES[harness]
         self.worker = Worker.from_environment(harness)
-        self.native: ModuleType = self.worker.load_native()
+        self.native: Native = self.worker.load_native()
         lib, ffi = self.native.lib, self.native.ffi
         self.lib, self.ffi = lib, ffi
         self.walker = self._walker(self.worker.env.walker)

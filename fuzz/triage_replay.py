@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from walkfuzz import classify
+from walkfuzz import classify, native
 from walkfuzz.case import CaseDecodeError, decode
 from walkfuzz.case_expected import has_expected
 from walkfuzz.errors import CaseFormatError, UserError, WalkerLibraryError
@@ -78,16 +78,11 @@ class MinivmReplayer:
     """Replays minivm inputs through the hot path; walker libraries are loaded once each."""
 
     def __init__(self, hang_ns: int = DEFAULT_HANG_NS) -> None:
-        from walkfuzz.worker import import_global
-
-        # Global, so that walker libraries built from the reference sources link against it.
-        module = import_global("walkfuzz._native")
-        self.ffi, self.lib = module.ffi, module.lib
+        self.ffi, self.lib = native.load()
         self.case = self.ffi.gc(self.lib.wf_case_new(), self.lib.wf_case_free)
         self.result = self.ffi.new("wf_run_result *")
         self.walkers: dict[str, Any] = {"reference": self.lib.wf_walker_reference()}
         self.hang_ns = hang_ns
-        self._libfuzzer = False
 
     def walker(self, name: str) -> Any:
         if name not in self.walkers:
@@ -101,19 +96,12 @@ class MinivmReplayer:
         err = self.ffi.new("char[]", ERRLEN)
         rc = self.lib.wf_walker_load(path.encode(), table, err, ERRLEN)
         if rc != 0 and _NEEDS_LIBFUZZER.search(self.ffi.string(err).decode(errors="replace")):
-            self._load_libfuzzer()  # a coverage-instrumented walker (a campaign's build)
+            native.load_libfuzzer()  # a coverage-instrumented walker (a campaign's build)
             rc = self.lib.wf_walker_load(path.encode(), table, err, ERRLEN)
         if rc != 0:
             text = self.ffi.string(err).decode(errors="replace")
             raise WalkerLibraryError(f"walker library {path!r}: {text}")
         return table
-
-    def _load_libfuzzer(self) -> None:
-        if not self._libfuzzer:
-            from walkfuzz.worker import load_libfuzzer
-
-            load_libfuzzer()
-            self._libfuzzer = True
 
     def run(self, data: bytes, harness: str, walker: str, source: str) -> Replay:
         """Replay once; ReplayError / CaseFormatError / WalkerLibraryError on bad input."""

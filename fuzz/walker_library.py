@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from walkfuzz import native
 from walkfuzz.errors import WalkerLibraryError
-from walkfuzz.worker import import_global, load_libfuzzer
 
 ELF_MAGIC = b"\x7fELF"
 ERRLEN = 1024
@@ -26,9 +26,8 @@ def check_walker_library(path: str) -> Path:
     with library.open("rb") as f:
         if f.read(4) != ELF_MAGIC:
             raise WalkerLibraryError(f"walker library {path!r} is not an ELF shared library")
-    load_libfuzzer()
-    native = import_global("walkfuzz._native")
-    ffi, lib = native.ffi, native.lib
+    native.load_libfuzzer()
+    ffi, lib = native.load()
     table = ffi.new("wf_walker *")
     err = ffi.new("char[]", ERRLEN)
     if lib.wf_walker_load(str(library).encode(), table, err, ERRLEN) != 0:
