@@ -13,7 +13,8 @@ from typing import Any
 
 from walkfuzz import native
 from walkfuzz import vm_model as vm
-from walkfuzz.case import CaseStatus, Frame
+from walkfuzz.case import Frame
+from walkfuzz.case_status import CaseStatus
 from walkfuzz.walker_library import load_walker as load_walker_library
 
 FINDING_NAMES = {0: "none", 1: "crash", 2: "hang", 3: "invalid-trace", 4: "contract"}

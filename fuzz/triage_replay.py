@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from walkfuzz import classify, native
-from walkfuzz.case import CaseDecodeError, decode
+from walkfuzz.case import decode
 from walkfuzz.case_expected import has_expected
+from walkfuzz.case_status import CaseDecodeError
 from walkfuzz.errors import CaseFormatError, UserError
 from walkfuzz.findings import Finding
 from walkfuzz.native_finding import check_name, to_finding

@@ -25,7 +25,7 @@ from walkfuzz.campaign import CampaignDir, CampaignSpec, Sample, Session, build_
 from walkfuzz.corpus import import_seeds
 from walkfuzz.errors import UserError
 from walkfuzz.progress import Progress, human
-from walkfuzz.report import write_report
+from walkfuzz.report_files import write_report
 from walkfuzz.supervisor import STOP_GRACE, Supervisor
 from walkfuzz.target_flags import refuse_inapplicable
 from walkfuzz.targets import DEFAULT_TARGET, TARGETS, check_target, find_harness, list_harnesses
