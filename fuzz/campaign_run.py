@@ -22,7 +22,7 @@ from walkfuzz.campaign import CampaignDir, CampaignSpec, Sample, Session, build_
 from walkfuzz.corpus import import_seeds
 from walkfuzz.errors import UserError
 from walkfuzz.progress import Progress, human
-from walkfuzz.report import write_report
+from walkfuzz.report_files import write_report
 from walkfuzz.supervisor import STOP_GRACE, Supervisor
 from walkfuzz.targets import DEFAULT_TARGET, default_out, find_harness, list_harnesses
 from walkfuzz.walker_library import check_walker_library

@@ -3,8 +3,9 @@
 Format version 1 as docs/case-format.md §2 defines it (normative). The decoder is an
 independent second implementation of the C one (native/src/case_decode.c): for any bytes both
 return the same status, and on an error the same section and byte offset, so a disagreement
-is a bug in one of them. Errors raise `CaseDecodeError`, a `walkfuzz.errors.CaseFormatError`
-whose message names the source (a file) and the problem.
+is a bug in one of them. Errors raise `CaseDecodeError` (walkfuzz.case_status, with the
+sections and statuses), a `walkfuzz.errors.CaseFormatError` whose message names the source (a
+file) and the problem.
 
 Where the first failing rule is found (the offset reported):
   - header: truncated at 0, bad magic at 0, version and header flags at 8 (after the header);
@@ -26,15 +27,12 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import IntEnum
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from walkfuzz import vm_model as vm
-from walkfuzz.errors import CaseFormatError
-
-if TYPE_CHECKING:  # walkfuzz.case_queue/case_expected import this module: they load late
-    from walkfuzz.case_expected import Expected
-    from walkfuzz.case_queue import QueueOp
+from walkfuzz.case_expected import Expected, decode_expected, encode_expected
+from walkfuzz.case_queue import QueueOp, decode_program, encode_program
+from walkfuzz.case_status import CaseDecodeError, CaseStatus, Section
 
 MAGIC = b"WFCS"
 VERSION = 1
@@ -46,84 +44,12 @@ MAX_CODE_PATCHES = 1024
 CODE_FILL = 0xCC  # every code heap byte no CODE_BYTES patch covers (int3)
 
 
-class Section(IntEnum):
-    HEADER = 0  # not a section: where header errors are reported
-    CLASSES = 1
-    METHODS = 2
-    CODE = 3
-    THREAD = 4
-    STACK = 5
-    CONTEXT = 6
-    WALK = 7
-    TRUTH = 8
-    QUEUE = 9  # optional: a program of queue operations (§7, walkfuzz.case_queue)
-    CODE_BYTES = 10  # code heap bytes other than the 0xCC fill
-    EXPECTED = 11  # optional: a live sample's expected trace (walkfuzz.case_expected)
-
-
 REQUIRED_SECTIONS = tuple(range(Section.CLASSES, Section.WALK + 1))
 _BLOB_KINDS = frozenset(int(k) for k in vm.BlobKind)
 _THREAD_STATES = frozenset(int(s) for s in vm.ThreadState)
 _WALK_ENTRIES = frozenset(int(e) for e in vm.WalkEntry)
 _FRAME_TYPES = frozenset(int(t) for t in vm.FrameType)
 _THREAD_FLAG_BITS = int(vm.ThreadFlag.SUSPENDED | vm.ThreadFlag.CURRENT)
-
-
-class CaseStatus(IntEnum):
-    """wf_case_status; `label` is the short name wf_case_status_name() gives."""
-
-    OK = 0
-    TRUNCATED = -1
-    MAGIC = -2
-    VERSION = -3
-    UNKNOWN_SECTION = -4
-    SECTION_ORDER = -5
-    MISSING_SECTION = -6
-    SECTION_LENGTH = -7
-    LIMIT = -8
-    BAD_FIELD = -9
-    BAD_STRING = -10
-    MAP = -11
-
-    @property
-    def label(self) -> str:
-        return _STATUS_LABELS[self]
-
-
-_STATUS_LABELS = {
-    CaseStatus.OK: "ok",
-    CaseStatus.TRUNCATED: "truncated",
-    CaseStatus.MAGIC: "bad-magic",
-    CaseStatus.VERSION: "bad-version",
-    CaseStatus.UNKNOWN_SECTION: "unknown-section",
-    CaseStatus.SECTION_ORDER: "section-order",
-    CaseStatus.MISSING_SECTION: "missing-section",
-    CaseStatus.SECTION_LENGTH: "section-length",
-    CaseStatus.LIMIT: "limit",
-    CaseStatus.BAD_FIELD: "bad-field",
-    CaseStatus.BAD_STRING: "bad-string",
-    CaseStatus.MAP: "map-failed",
-}
-
-
-class CaseDecodeError(CaseFormatError):
-    """Bytes that are no valid case: the status, section and offset of the first bad rule."""
-
-    def __init__(self, source: str, status: CaseStatus, section: int, offset: int,
-                 what: str) -> None:
-        where = "header" if section == 0 else f"section {_section_name(section)}"
-        super().__init__(source, f"{status.label} in {where} at byte {offset}: {what}")
-        self.status = status
-        self.section = section
-        self.offset = offset
-        self.what = what
-
-
-def _section_name(section: int) -> str:
-    try:
-        return f"{section} ({Section(section).name})"
-    except ValueError:
-        return str(section)
 
 
 # ---- the case ------------------------------------------------------------------------------
@@ -586,8 +512,6 @@ class _Decoder:
         return Frame(ftype, level, bci, handle, pc, sp, fp)
 
     def decode_queue(self) -> None:
-        from walkfuzz.case_queue import decode_program
-
         # POKE addresses are checked against section 5's stack (none seen: an empty one)
         lo, hi = (vm.STACK_TOP - len(self.stack), vm.STACK_TOP) if self.stack else (0, 0)
         self.queue = decode_program(self.r, lo, hi)
@@ -609,8 +533,6 @@ class _Decoder:
         self.code = tuple(patches)
 
     def decode_expected(self) -> None:
-        from walkfuzz.case_expected import decode_expected
-
         self.expected = decode_expected(self.r, tuple(m.code_size for m in self.methods),
                                         len(self.queue or ()))
 
@@ -734,14 +656,10 @@ def encode_sections(case: Case) -> list[tuple[int, bytes]]:
     if case.truth is not None:
         sections.append((Section.TRUTH, encode_truth(case.truth)))
     if case.queue is not None:
-        from walkfuzz.case_queue import encode_program
-
         sections.append((Section.QUEUE, encode_program(case.queue)))
     if case.code:
         sections.append((Section.CODE_BYTES, encode_code_bytes(case.code)))
     if case.expected is not None:
-        from walkfuzz.case_expected import encode_expected
-
         sections.append((Section.EXPECTED, encode_expected(case.expected)))
     return [(int(t), p) for t, p in sections]
 

@@ -11,9 +11,8 @@ from enum import IntEnum
 from typing import Protocol
 
 from walkfuzz import vm_model as vm
-from walkfuzz.case import CaseDecodeError, CaseStatus
+from walkfuzz.case_status import CaseDecodeError, CaseStatus, Section
 
-SECTION_EXPECTED = 11
 MAX_EXPECTED = 480  # WF_CASE_MAX_EXPECTED, the live VM's deepest shadow stack
 FRAME_SIZE = 12
 MAX_WINDOW = 4
@@ -110,7 +109,7 @@ def has_expected(data: bytes) -> bool:
     offset = 8  # the header
     while offset + 8 <= len(data):
         stype, _, length = struct.unpack_from("<HHI", data, offset)
-        if stype == SECTION_EXPECTED:
+        if stype == Section.EXPECTED:
             return True
         offset += 8 + length
     return False

@@ -13,8 +13,9 @@ from typing import Any
 
 from walkfuzz import native
 from walkfuzz import vm_model as vm
-from walkfuzz.case import CaseStatus, Frame
-from walkfuzz.errors import WalkerLibraryError
+from walkfuzz.case import Frame
+from walkfuzz.case_status import CaseStatus
+from walkfuzz.walker_library import load_walker as load_walker_library
 
 FINDING_NAMES = {0: "none", 1: "crash", 2: "hang", 3: "invalid-trace", 4: "contract"}
 ORACLE_NAMES = {0: "none", 1: "truth", 2: "reference"}
@@ -149,14 +150,10 @@ def frame_of(ffi: Any, f: Any) -> Frame:
 
 
 def load_walker(path: str | None) -> Any:
-    """The reference walker (None) or a walker library loaded with wf_walker_load."""
-    ffi, lib = _native()
+    """The reference walker (None) or a walker library (walkfuzz.walker_library)."""
     if path is None:
-        return lib.wf_walker_reference()
-    walker = ffi.new("wf_walker *")
-    err = ffi.new("char[512]")
-    if lib.wf_walker_load(path.encode(), walker, err, 512) != 0:
-        raise WalkerLibraryError(f"walker library {path!r}: {ffi.string(err).decode()}")
+        return _native()[1].wf_walker_reference()
+    walker = load_walker_library(path)
     _state.setdefault("walkers", []).append(walker)  # keep it alive with the process
     return walker
 

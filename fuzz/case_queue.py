@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Protocol
 
-from walkfuzz.case import CaseDecodeError, CaseStatus
+from walkfuzz.case_status import CaseDecodeError, CaseStatus, Section
 from walkfuzz.vm_model import ThreadFlag, ThreadState
 
-SECTION_QUEUE = 9
 MAX_OPS = 4096
 MAX_REGISTRATIONS = 255
 STATUS_LIMIT = CaseStatus.LIMIT
@@ -75,7 +74,7 @@ class PayloadReader:
         self.data, self.pos, self.base, self.source = payload, 0, base, source
 
     def fail(self, status: CaseStatus, what: str) -> CaseDecodeError:
-        return CaseDecodeError(self.source, status, SECTION_QUEUE, self.base + self.pos, what)
+        return CaseDecodeError(self.source, status, Section.QUEUE, self.base + self.pos, what)
 
     def _take(self, n: int, what: str) -> int:
         if len(self.data) - self.pos < n:
@@ -237,4 +236,4 @@ def encode_program(ops: tuple[QueueOp, ...] | list[QueueOp]) -> bytes:
 def queue_section(ops: tuple[QueueOp, ...] | list[QueueOp]) -> bytes:
     """The whole section 9 (header and payload), to append after a case's other sections."""
     payload = encode_program(ops)
-    return struct.pack("<HHI", SECTION_QUEUE, 0, len(payload)) + payload
+    return struct.pack("<HHI", Section.QUEUE, 0, len(payload)) + payload

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from walkfuzz import case as C
 from walkfuzz import vm_model as vm
+from walkfuzz.case_status import CaseDecodeError
 from walkfuzz.errors import UserError
 from walkfuzz.triage_replay import GENERATOR_HARNESSES, LIVE_HARNESS, MinivmReplayer
 
@@ -107,7 +108,7 @@ def decode_without_queue(without_queue: bytes, whole: bytes) -> C.Case | None:
     for data in (without_queue, whole):
         try:
             return dataclasses.replace(C.decode(data), queue=None)
-        except C.CaseDecodeError:
+        except CaseDecodeError:
             continue
     return None
 

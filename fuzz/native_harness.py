@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from types import ModuleType
 from typing import Any
 
+from walkfuzz.errors import WalkerLibraryError
 from walkfuzz.findings import Finding
+from walkfuzz.native import Native
 from walkfuzz.native_finding import to_finding
+from walkfuzz.walker_library import load_walker
 from walkfuzz.worker import Worker
 
 HARNESSES = {"registers": 1, "layouts": 2, "bytes": 3, "queue": 4}  # enum wf_worker_harness
 NEEDS_QUEUE = {"queue"}  # harnesses that run the walker's safepoint queue API
 WATCHDOG_NS = 200_000_000  # a walk longer than this is a hang (the reference takes microseconds)
-ERRLEN = 512
 
 
 class MinivmHarness:
@@ -30,7 +31,7 @@ class MinivmHarness:
         self.name = harness
         self.number = HARNESSES[harness]
         self.worker = Worker.from_environment(harness)
-        self.native: ModuleType = self.worker.load_native()
+        self.native: Native = self.worker.load_native()
         lib, ffi = self.native.lib, self.native.ffi
         self.lib, self.ffi = lib, ffi
         self.walker = self._walker(self.worker.env.walker)
@@ -41,10 +42,10 @@ class MinivmHarness:
     def _walker(self, walker: str) -> Any:
         if walker == "reference":
             return self.lib.wf_walker_reference()
-        table = self.ffi.new("wf_walker *")
-        err = self.ffi.new("char[]", ERRLEN)
-        if self.lib.wf_walker_load(walker.encode(), table, err, ERRLEN) != 0:
-            raise SystemExit(self.ffi.string(err).decode(errors="replace"))
+        try:
+            table = load_walker(walker, self.native)
+        except WalkerLibraryError as err:
+            raise SystemExit(str(err)) from None  # one line for the campaign to quote
         self._table = table  # keep it alive
         if self.name in NEEDS_QUEUE and not table.has_queue:
             reason = self.ffi.string(table.queue_error).decode(errors="replace")

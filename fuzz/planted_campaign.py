@@ -25,7 +25,6 @@ walker faults on purpose, and a fault the guard cannot catch must cost a process
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -37,6 +36,7 @@ from walkfuzz import planted
 from walkfuzz.errors import UserError
 from walkfuzz.findings import Finding, load_findings
 from walkfuzz.libfuzzer_log import parse_status
+from walkfuzz.supervisor import terminate
 
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
 POLL = 0.5  # seconds between looks at the findings directory
@@ -120,13 +120,7 @@ def hunt_bug(bug: planted.PlantedBug, out: Path, runs_cap: int, *, flavour: str 
         try:
             _watch(bug, hunt, process)
         finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(STOP_WAIT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            terminate([process], STOP_WAIT)
     if process.returncode not in (0, 1):
         raise UserError(f"campaign on {bug.name} failed with exit {process.returncode}: "
                         f"{log.read_text()[-2000:]}")

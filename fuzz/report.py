@@ -1,5 +1,6 @@
 """The run report: one JSON document per run (schema: reports/run.schema.json), the source
-of truth that the HTML page (report_html) and the Markdown summary (report_md) are rendered from.
+of truth that the HTML page (report_html) and the Markdown summary (report_md) are rendered from;
+report_files writes the three.
 
 Every run type writes through it: fuzz campaigns, stress jobs, the hotspot and libunwind runs.
 What differs between them goes into free-form `counters` and named `series`/`histograms`;
@@ -10,7 +11,6 @@ first/last seen) has a fixed shape.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import platform
 import shlex
@@ -27,12 +27,9 @@ from walkfuzz.findings import (
     finding_dir,
     load_hits,
     saved_at,
-    update_descriptions,
-    write_atomic,
 )
 
 SCHEMA_VERSION = 2
-REPORT_STEM = "report"
 # Series a fuzz campaign records; other run types may add their own names.
 STANDARD_SERIES = ("coverage", "features", "exec_per_sec", "corpus", "findings", "execs")
 
@@ -252,32 +249,3 @@ def complete_times(doc: RunReport) -> None:
             group.first_seen_s = round(max(0.0, group.first_seen_at - m.started_at), 3)
         if group.last_seen_s is None:
             group.last_seen_s = round(max(0.0, group.last_seen_at - m.started_at), 3)
-
-
-def write_report(out_dir: Path, doc: RunReport) -> dict[str, Path]:
-    """Write report.json, report.html and report.md into out_dir (each atomically), and bring
-    the description of every stored finding up to date with its group: hits and reproducer."""
-    from walkfuzz.report_html import render_html
-    from walkfuzz.report_md import render_markdown
-
-    complete_times(doc)
-    for group in doc.findings:
-        hits = group.hits
-        fields: dict[str, object] = {"reproducer": group.reproducer}
-        if hits is not None:
-            fields["hits"] = hits.to_json()
-        update_descriptions(out_dir, group.signature, fields)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "json": out_dir / f"{REPORT_STEM}.json",
-        "html": out_dir / f"{REPORT_STEM}.html",
-        "md": out_dir / f"{REPORT_STEM}.md",
-    }
-    write_atomic(paths["json"], json.dumps(doc.to_json(), indent=1, default=str).encode())
-    write_atomic(paths["html"], render_html(doc).encode())
-    write_atomic(paths["md"], render_markdown(doc).encode())
-    return paths
-
-
-def load_report(path: Path) -> RunReport:
-    return RunReport.from_json(json.loads(path.read_text()))

@@ -3,8 +3,13 @@ a worker that dies, turns what a dead worker left behind into findings, and samp
 
 Workers are harness scripts (walkfuzz.worker) started with `<out>/corpus` as libFuzzer's corpus
 (-reload=1 shares new inputs between them), their output appended to `workers/<n>/log`, and
-libFuzzer's own artifacts (crash-, timeout-, oom-) directed into `workers/<n>/`. Each worker
-gets PR_SET_PDEATHSIG so that killing the supervisor, even with SIGKILL, also ends it.
+libFuzzer's own artifacts (crash-, timeout-, oom-) directed into `workers/<n>/`.
+
+The processes themselves are a `WorkerPool`, the one process manager of walkfuzz's
+supervisors (this one, and walkfuzz.libunwind.fuzz's): `jobs` slots running one process (a
+life) each, started with PR_SET_PDEATHSIG so that killing the supervisor, even with SIGKILL,
+also ends them; a life that ends is handed to the supervisor, and its slot restarted when the
+supervisor asks and time is left; stopping is SIGTERM, STOP_GRACE, SIGKILL (`terminate`).
 
 When a worker exits on its own with a non-zero status, in order:
   1. each libFuzzer artifact it wrote becomes a finding (timeout- -> hang, others -> crash);
@@ -24,8 +29,10 @@ import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Generic, NamedTuple, TypeVar
 
 from walkfuzz.campaign import CampaignDir, CampaignSpec, Sample
 from walkfuzz.corpus import entries
@@ -51,13 +58,115 @@ def _die_with_parent() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
+class WorkerCommand(NamedTuple):
+    """How to start one life of a slot."""
+
+    argv: Sequence[str]
+    log: Path  # its stdout and stderr are appended here
+    env: Mapping[str, str] | None = None  # None: this process's environment
+
+
+def spawn(command: WorkerCommand) -> subprocess.Popen[bytes]:
+    """Start a worker process: no stdin, output appended to its log, a session of its own (a
+    terminal's Ctrl-C reaches the supervisor, which stops it), SIGTERM when the supervisor
+    goes away."""
+    with command.log.open("ab") as log:
+        return subprocess.Popen(
+            list(command.argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            env=None if command.env is None else dict(command.env), start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+
+
+def terminate(processes: Iterable[subprocess.Popen[bytes]], grace: float = STOP_GRACE) -> None:
+    """SIGTERM every process still running, SIGKILL those still running `grace` seconds later;
+    returns once all have exited."""
+    processes = list(processes)
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for process in processes:
+        try:
+            process.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 @dataclass
-class WorkerSlot:
+class PoolSlot:
+    """One slot of a WorkerPool; a supervisor's own per-slot state extends it."""
+
     index: int
+    process: subprocess.Popen[bytes] | None = field(default=None, kw_only=True)
+    lives: int = field(default=0, kw_only=True)  # started so far
+    stop_requested: bool = field(default=False, kw_only=True)
+    done: bool = field(default=False, kw_only=True)  # ended, not to be restarted
+
+
+SlotT = TypeVar("SlotT", bound=PoolSlot)
+
+
+class WorkerPool(Generic[SlotT]):
+    """Worker processes, one per slot at a time. `command(slot)` prepares a slot's next life
+    (`slot.lives` is its number) and says how to start it."""
+
+    def __init__(self, slots: Sequence[SlotT], command: Callable[[SlotT], WorkerCommand]) -> None:
+        self.slots = list(slots)
+        self.command = command
+
+    def start(self, slot: SlotT) -> None:
+        slot.process = spawn(self.command(slot))
+        slot.lives += 1
+
+    def start_all(self) -> None:
+        for slot in self.slots:
+            self.start(slot)
+
+    def reap(self, ended: Callable[[SlotT, int], bool], time_left: float | None) -> int:
+        """Hand each slot whose process has exited to `ended(slot, returncode)` (its process
+        still set, cleared after); restart it when that says so and at least MIN_SESSION_LEFT
+        seconds are left (`time_left` None: no limit), else it is done. The number restarted."""
+        restarted = 0
+        for slot in self.slots:
+            if slot.process is None or slot.process.poll() is None:
+                continue
+            again = ended(slot, slot.process.returncode)
+            slot.process = None
+            if again and (time_left is None or time_left >= MIN_SESSION_LEFT):
+                self.start(slot)
+                restarted += 1
+            else:
+                slot.done = True
+        return restarted
+
+    def kill(self, slot: SlotT) -> None:
+        """SIGKILL a slot's process that makes no progress (it is reaped as any other)."""
+        if slot.process is not None:
+            slot.process.kill()
+            slot.process.wait()
+
+    def stop(self) -> None:
+        """End every running process (SIGTERM, STOP_GRACE, SIGKILL); their slots are marked
+        stop_requested for the reap that follows."""
+        running = [s for s in self.slots if s.process is not None and s.process.poll() is None]
+        for slot in running:
+            slot.stop_requested = True
+        terminate(s.process for s in running if s.process is not None)
+
+    def running(self) -> int:
+        return sum(1 for s in self.slots if s.process is not None)
+
+    def finished(self) -> bool:
+        return all(s.done for s in self.slots)
+
+
+@dataclass
+class WorkerSlot(PoolSlot):
+    """A campaign's worker slot: its directory, and what its lives have run and found."""
+
     directory: Path
-    process: subprocess.Popen[bytes] | None = None
-    started: float = 0.0
-    lives: int = 0
     execs_before: int = 0  # inputs run by earlier lives of this slot
     runs_left: int | None = None
     life_execs: int = 0  # inputs of the current life, from libFuzzer's status lines
@@ -66,8 +175,6 @@ class WorkerSlot:
     error: str | None = None
     recent: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_TAIL_LINES))
     tail: LogTail | None = None
-    stop_requested: bool = False
-    done: bool = False
     start_failures: int = 0  # consecutive lives that died before running any input
 
     @property
@@ -96,7 +203,9 @@ class Supervisor:
         self.started = started  # this session's start (monotonic clock)
         self.offset = previous.t if previous else 0.0  # fuzzing time of earlier sessions
         self.execs_offset = previous.execs if previous else 0
-        self.slots = [WorkerSlot(i, out.worker_dir(i)) for i in range(spec.jobs)]
+        self.pool = WorkerPool([WorkerSlot(i, out.worker_dir(i)) for i in range(spec.jobs)],
+                               self._command)
+        self.slots = self.pool.slots
         # Findings are timed on the axis of the samples (Sample.t), workers' and ours alike.
         self.clock = RunClock(started, self.offset)
         self.sink = FindingSink(out.root, clock=self.clock)
@@ -132,31 +241,27 @@ class Supervisor:
             *defaults, *self._budget_flags(slot), *user, str(self.out.corpus),
         ]
 
-    def start(self, slot: WorkerSlot) -> None:
+    def _command(self, slot: WorkerSlot) -> WorkerCommand:
+        """The next life of `slot`: a fresh journal, a header line in the log."""
         slot.directory.mkdir(parents=True, exist_ok=True)
         slot.journal.unlink(missing_ok=True)  # a life that dies before writing one ran nothing
         env = WorkerEnv(self.out.root, slot.directory, self.spec.target, self.spec.walker,
                         self.spec.native, self.clock)
+        argv = self.argv(slot)
         with slot.log.open("ab") as log:
             log.write(f"=== walkfuzz: worker {slot.index} life {slot.lives + 1}: "
-                      f"{' '.join(self.argv(slot))}\n".encode())
-            slot.process = subprocess.Popen(
-                self.argv(slot), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env={**os.environ, **env.to_environ()}, start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+                      f"{' '.join(argv)}\n".encode())
         if slot.tail is None:
             slot.tail = LogTail(slot.log)
             slot.tail.offset = slot.log.stat().st_size
-        slot.started = time.monotonic()
-        slot.lives += 1
         slot.life_execs, slot.error = 0, None
+        return WorkerCommand(argv, slot.log, {**os.environ, **env.to_environ()})
 
     def start_all(self) -> None:
         for slot in self.slots:
             if self.spec.runs is not None:
                 slot.runs_left = self.spec.runs
-            self.start(slot)
+        self.pool.start_all()
 
     def read_logs(self) -> None:
         for slot in self.slots:
@@ -171,32 +276,28 @@ class Supervisor:
 
     def reap(self) -> None:
         """Handle every worker that has exited since the last call."""
-        for slot in self.slots:
-            if slot.process is None or slot.process.poll() is None:
-                continue
-            self.read_logs()
-            returncode = slot.process.returncode
-            life = read_execs(slot.journal)
-            execs = slot.execs()
-            abnormal = returncode != 0 and not slot.stop_requested
-            if abnormal and life == 0:
-                self._start_failed(slot, returncode)
-            elif life > 0:
-                slot.start_failures = 0
-            self.harvest(slot, returncode, abnormal)
-            slot.process, slot.life_execs = None, 0
-            slot.execs_before = execs
-            if slot.runs_left is not None:
-                slot.runs_left = max(0, (self.spec.runs or 0) - execs)
-            if abnormal:
-                self.counters["worker_deaths"] += 1
-                self._note(f"worker {slot.index} exited with {describe_exit(returncode)}"
-                           f"{': ' + slot.error if slot.error else ''}; restarting")
-            if abnormal and self._may_continue(slot):
-                self.counters["restarts"] += 1
-                self.start(slot)
-            else:
-                slot.done = True
+        self.counters["restarts"] += self.pool.reap(self._ended, self.time_left())
+
+    def _ended(self, slot: WorkerSlot, returncode: int) -> bool:
+        """Account for a life that ended; whether the slot is to run another."""
+        self.read_logs()
+        life = read_execs(slot.journal)
+        execs = slot.execs()
+        abnormal = returncode != 0 and not slot.stop_requested
+        if abnormal and life == 0:
+            self._start_failed(slot, returncode)
+        elif life > 0:
+            slot.start_failures = 0
+        self.harvest(slot, returncode, abnormal)
+        slot.life_execs = 0
+        slot.execs_before = execs
+        if slot.runs_left is not None:
+            slot.runs_left = max(0, (self.spec.runs or 0) - execs)
+        if abnormal:
+            self.counters["worker_deaths"] += 1
+            self._note(f"worker {slot.index} exited with {describe_exit(returncode)}"
+                       f"{': ' + slot.error if slot.error else ''}; restarting")
+        return abnormal and (slot.runs_left is None or slot.runs_left > 0)
 
     def _start_failed(self, slot: WorkerSlot, returncode: int) -> None:
         """A worker that cannot even start (bad harness, walker library that does not load)
@@ -209,12 +310,6 @@ class Supervisor:
             f"worker {slot.index} exited with {describe_exit(returncode)} before its first input "
             f"{START_FAILURES} times: {reason or 'no output'} (log: {slot.log})"
         )
-
-    def _may_continue(self, slot: WorkerSlot) -> bool:
-        left = self.time_left()
-        if left is not None and left < MIN_SESSION_LEFT:
-            return False
-        return slot.runs_left is None or slot.runs_left > 0
 
     def harvest(self, slot: WorkerSlot, returncode: int, abnormal: bool) -> None:
         """Findings from libFuzzer's artifacts and, after an abnormal exit, the journal."""
@@ -267,26 +362,14 @@ class Supervisor:
         self.notes.append(text)
 
     def stop_all(self) -> None:
-        for slot in self.slots:
-            if slot.process is not None and slot.process.poll() is None:
-                slot.stop_requested = True
-                slot.process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE
-        for slot in self.slots:
-            if slot.process is None:
-                continue
-            try:
-                slot.process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                slot.process.kill()
-                slot.process.wait()
+        self.pool.stop()
         self.reap()
 
     def running(self) -> int:
-        return sum(1 for s in self.slots if s.process is not None)
+        return self.pool.running()
 
     def finished(self) -> bool:
-        return all(s.done for s in self.slots)
+        return self.pool.finished()
 
     # --- sampling ---------------------------------------------------------------------------
 

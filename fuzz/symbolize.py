@@ -1,10 +1,15 @@
-"""A faulting pc as a stable location: `library!function+0xoffset`.
+"""Symbols of ELF objects, the one module that reads them: walker libraries, the core,
+libunwind, libjvm.
 
-The library comes from dladdr (which object holds the pc, at what base), the function from
-llvm-symbolizer on that object's debug info (walkers are built with -g), falling back to the
-nearest exported symbol. Addresses are turned into offsets so that a location is the same on
-every run despite ASLR. Results are cached per pc: a campaign hits the same few pcs again and
-again, and a finding's signature needs its location before it can be deduplicated.
+    symbolize(pc)                   a pc of this process: `lib.so!function+0x1a`
+    object_location(path, offset)   an offset in any ELF object: `function+0x1a`
+    exported_functions(path)        the functions an object's dynamic symbol table defines
+
+The function holding an address and its start come from llvm-symbolizer (Debian package llvm):
+from the object's debug info, else its symbol table, else its dynamic symbol table (a stripped
+library), demangled. llvm-nm lists dynamic symbols. Addresses are turned into offsets so that a
+location is the same on every run despite ASLR. Results are cached: a campaign hits the same few
+pcs again and again, and a finding's signature needs its location before it can be deduplicated.
 """
 
 from __future__ import annotations
@@ -14,8 +19,28 @@ import functools
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from walkfuzz.errors import MissingDependencyError, UserError
 
 SYMBOLIZERS = ("llvm-symbolizer-14", "llvm-symbolizer")
+NMS = ("llvm-nm-14", "llvm-nm")
+TOOL_TIMEOUT_S = 60  # libjvm's symbol table takes a tenth of a second; a loaded machine more
+START_LINE = "Function start address:"  # llvm-symbolizer --verbose
+FUNCTION_TYPES = frozenset("TtWwi")  # llvm-nm's letters of a defined function
+
+
+class ElfError(UserError):
+    """A file that is not a readable ELF object; the message names it and the tool's reason."""
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function of an object: its demangled name and start offset (None if not known)."""
+
+    name: str
+    start: int | None
 
 
 class _DlInfo(ctypes.Structure):
@@ -28,24 +53,39 @@ _libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
 
 
 @functools.cache
-def _symbolizer() -> str | None:
-    return next((p for p in map(shutil.which, SYMBOLIZERS) if p), None)
+def _tool(names: tuple[str, ...]) -> str:
+    found = next((p for p in map(shutil.which, names) if p), None)
+    if found is None:
+        raise MissingDependencyError(f"{names[-1]} not found on PATH (Debian package llvm; "
+                                     "`make setup` installs it)")
+    return found
 
 
 @functools.cache
-def _function_at(library: str, offset: int) -> str | None:
-    """The function holding `offset` of `library`, from its debug info, or None."""
-    tool = _symbolizer()
-    if tool is None:
-        return None
+def function_at(path: str, offset: int) -> Function | None:
+    """The function holding `offset` of the object at `path`, or None when none does."""
+    argv = [_tool(SYMBOLIZERS), "--obj", path, "--output-style=LLVM", "--functions=linkage",
+            "--inlining=false", "--verbose", hex(offset)]
     try:
-        out = subprocess.run([tool, "--obj", library, "--output-style=LLVM", "--functions=linkage",
-                              "--inlining=false", hex(offset)], capture_output=True, text=True,
-                             timeout=10).stdout.split("\n")
-    except (OSError, subprocess.TimeoutExpired):
+        lines = subprocess.run(argv, capture_output=True, text=True,
+                               timeout=TOOL_TIMEOUT_S).stdout.splitlines()
+    except subprocess.TimeoutExpired:
         return None
-    name = out[0].strip() if out else ""
-    return None if not name or name == "??" else name
+    name = lines[0].strip() if lines else ""
+    if not name or name == "??":
+        return None
+    starts = [line.split(":", 1)[1] for line in lines if line.strip().startswith(START_LINE)]
+    return Function(name, int(starts[0], 16) if starts else None)
+
+
+def object_location(path: Path, offset: int) -> str:
+    """`function+0xoff` of the function holding `offset` in `path`, `+0xoffset` if none does."""
+    function = function_at(str(path), offset)
+    if function is None:
+        return f"+{offset:#x}"
+    if function.start is None:
+        return function.name
+    return f"{function.name}+{offset - function.start:#x}"
 
 
 @functools.cache
@@ -57,14 +97,12 @@ def symbolize(pc: int, with_offset: bool = True) -> str:
     if pc == 0 or _libc.dladdr(ctypes.c_void_p(pc), ctypes.byref(info)) == 0 or not info.dli_fname:
         return hex(pc)
     library = os.fsdecode(info.dli_fname)
-    base = info.dli_fbase or 0
-    offset = pc - base
+    offset = pc - (info.dli_fbase or 0)
     name = os.path.basename(library)
-    function = _function_at(library, offset)
+    function = function_at(library, offset)
     if function is not None:
-        start = _symbol_start(library, function)
-        suffix = f"+{offset - start:#x}" if with_offset and start is not None else ""
-        return f"{name}!{function}{suffix}"
+        start = function.start if with_offset else None
+        return f"{name}!{function.name}" + (f"+{offset - start:#x}" if start is not None else "")
     if info.dli_sname:
         symbol = info.dli_sname.decode(errors="replace")
         suffix = f"+{pc - (info.dli_saddr or 0):#x}" if with_offset else ""
@@ -72,15 +110,15 @@ def symbolize(pc: int, with_offset: bool = True) -> str:
     return f"{name}+{offset:#x}" if with_offset else name
 
 
-@functools.cache
-def _symbol_start(library: str, function: str) -> int | None:
-    """The function's start offset from the object's symbol table (static functions too)."""
-    nm = shutil.which("nm")
-    if nm is None:
-        return None
-    listing = subprocess.run([nm, "--defined-only", library], capture_output=True, text=True)
-    for line in listing.stdout.splitlines():
-        fields = line.split()
-        if len(fields) == 3 and fields[2] == function:
-            return int(fields[0], 16)
-    return None
+def exported_functions(path: Path) -> set[str]:
+    """Names of the functions `path` defines in its dynamic symbol table (version stripped)."""
+    argv = [_tool(NMS), "--dynamic", "--defined-only", str(path)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise ElfError(f"{path}: llvm-nm ran past {TOOL_TIMEOUT_S} s") from None
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ElfError(f"{path} is not a readable ELF object: {reason}")
+    fields = (line.split() for line in done.stdout.splitlines())
+    return {f[2].split("@")[0] for f in fields if len(f) == 3 and f[1] in FUNCTION_TYPES}

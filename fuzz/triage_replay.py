@@ -15,28 +15,25 @@ triage driver runs replays in child processes for that reason (walkfuzz.triage_w
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from walkfuzz import classify
-from walkfuzz.case import CaseDecodeError, decode
+from walkfuzz import classify, native
+from walkfuzz.case import decode
 from walkfuzz.case_expected import has_expected
-from walkfuzz.errors import CaseFormatError, UserError, WalkerLibraryError
+from walkfuzz.case_status import CaseDecodeError
+from walkfuzz.errors import CaseFormatError, UserError
 from walkfuzz.findings import Finding
 from walkfuzz.native_finding import check_name, to_finding
 from walkfuzz.native_harness import HARNESSES, NEEDS_QUEUE
+from walkfuzz.walker_library import load_walker
 
 LIVE_HARNESS = "stress"  # a live capture: a case file whose EXPECTED section is the oracle
 
 GENERATOR_HARNESSES = frozenset({"registers", "layouts"})
 DEFAULT_HANG_NS = 100_000_000  # the reference walker takes microseconds; a walk this long hangs
 LIBUNWIND_HARNESS = "perturb"
-ERRLEN = 512
 CASE_MAGIC = b"WFCS"
-# What a walker built with -fsanitize=fuzzer-no-link misses until libFuzzer is loaded.
-_NEEDS_LIBFUZZER = re.compile(r"undefined symbol: __(sanitizer_cov|sancov)")
 
 
 class ReplayError(UserError):
@@ -78,42 +75,17 @@ class MinivmReplayer:
     """Replays minivm inputs through the hot path; walker libraries are loaded once each."""
 
     def __init__(self, hang_ns: int = DEFAULT_HANG_NS) -> None:
-        from walkfuzz.worker import import_global
-
-        # Global, so that walker libraries built from the reference sources link against it.
-        module = import_global("walkfuzz._native")
-        self.ffi, self.lib = module.ffi, module.lib
+        self.core = native.load()
+        self.ffi, self.lib = self.core
         self.case = self.ffi.gc(self.lib.wf_case_new(), self.lib.wf_case_free)
         self.result = self.ffi.new("wf_run_result *")
         self.walkers: dict[str, Any] = {"reference": self.lib.wf_walker_reference()}
         self.hang_ns = hang_ns
-        self._libfuzzer = False
 
     def walker(self, name: str) -> Any:
         if name not in self.walkers:
-            self.walkers[name] = self._load(name)
+            self.walkers[name] = load_walker(name, self.core)
         return self.walkers[name]
-
-    def _load(self, path: str) -> Any:
-        if not os.path.isfile(path):
-            raise WalkerLibraryError(f"walker library {path!r} does not exist")
-        table = self.ffi.new("wf_walker *")
-        err = self.ffi.new("char[]", ERRLEN)
-        rc = self.lib.wf_walker_load(path.encode(), table, err, ERRLEN)
-        if rc != 0 and _NEEDS_LIBFUZZER.search(self.ffi.string(err).decode(errors="replace")):
-            self._load_libfuzzer()  # a coverage-instrumented walker (a campaign's build)
-            rc = self.lib.wf_walker_load(path.encode(), table, err, ERRLEN)
-        if rc != 0:
-            text = self.ffi.string(err).decode(errors="replace")
-            raise WalkerLibraryError(f"walker library {path!r}: {text}")
-        return table
-
-    def _load_libfuzzer(self) -> None:
-        if not self._libfuzzer:
-            from walkfuzz.worker import load_libfuzzer
-
-            load_libfuzzer()
-            self._libfuzzer = True
 
     def run(self, data: bytes, harness: str, walker: str, source: str) -> Replay:
         """Replay once; ReplayError / CaseFormatError / WalkerLibraryError on bad input."""

@@ -17,14 +17,14 @@ from typing import Any
 
 from walkfuzz.case import Frame
 from walkfuzz.case_native import frame_of
-from walkfuzz.errors import CaseFormatError, WalkerLibraryError
+from walkfuzz.errors import CaseFormatError
 from walkfuzz.findings import FindingKind
 from walkfuzz.guard import Fault
 from walkfuzz.native import load
 from walkfuzz.native_finding import KINDS, ORACLES, SHAPE_NAMES, check_name
+from walkfuzz.walker_library import load_walker
 
 MUTATE_REGISTERS, MUTATE_STACK, MUTATE_LAYOUT, MUTATE_THREAD, MUTATE_ALL = 1, 2, 4, 8, 15
-WALKER_ERRLEN = 1024
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,8 @@ class Walker:
 
     @classmethod
     def library(cls, path: str) -> Walker:
-        """dlopen a walker library; WalkerLibraryError names what is missing."""
-        ffi, lib = load()
-        table = ffi.new("wf_walker *")
-        err = ffi.new("char[]", WALKER_ERRLEN)
-        if lib.wf_walker_load(path.encode(), table, err, WALKER_ERRLEN) != 0:
-            raise WalkerLibraryError(ffi.string(err).decode(errors="replace"))
-        return cls(table, path)
+        """A walker library (walkfuzz.walker_library); WalkerLibraryError names what is wrong."""
+        return cls(load_walker(path), path)
 
 
 class Runner:

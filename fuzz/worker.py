@@ -3,7 +3,7 @@
 A harness script in harnesses/ is a few lines:
 
     worker = Worker.from_environment("layouts")
-    native = worker.load_native()           # libFuzzer first, then the coverage module
+    native = worker.load_native()           # libFuzzer first, then the core (walkfuzz.native)
     def one_input(data: bytes) -> None:
         result = native.lib.wf_fuzz_...(...) # the one C call; it journals the input first
         if <result is a finding>:
@@ -17,15 +17,13 @@ argument on the command line belongs to libFuzzer and a harness also runs by han
 
 from __future__ import annotations
 
-import ctypes
-import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
+from walkfuzz import native
 from walkfuzz.findings import CLOCK_ENV, Finding, FindingSink, RunClock
 from walkfuzz.input_journal import DEFAULT_CAPACITY, JOURNAL_NAME, JournalWriter
 
@@ -33,14 +31,7 @@ ENV_OUT = "WALKFUZZ_OUT"
 ENV_WORKER_DIR = "WALKFUZZ_WORKER_DIR"
 ENV_TARGET = "WALKFUZZ_TARGET"
 ENV_WALKER = "WALKFUZZ_WALKER"
-ENV_NATIVE = "WALKFUZZ_NATIVE"  # which build flavour to load; "cov" unless told otherwise
 DEFAULT_OUT = "walkfuzz-out"
-NATIVE_MODULES = {
-    "cov": "walkfuzz._native_cov",
-    "plain": "walkfuzz._native",
-    "asan": "walkfuzz._native_asan",
-    "srccov": "walkfuzz._native_srccov",
-}
 
 
 @dataclass(frozen=True)
@@ -51,7 +42,7 @@ class WorkerEnv:
     worker_dir: Path | None  # None when run by hand: no journal
     target: str
     walker: str  # "reference" or the path of a walker library
-    native: str  # build flavour to load
+    native: native.Flavour  # build flavour of the core to load
     clock: RunClock | None = None  # the campaign's; None when run by hand (a run of its own)
 
     @classmethod
@@ -64,7 +55,7 @@ class WorkerEnv:
             worker_dir=Path(worker_dir) if worker_dir else None,
             target=env.get(ENV_TARGET, "minivm"),
             walker=env.get(ENV_WALKER, "") or "reference",
-            native=env.get(ENV_NATIVE, "cov"),
+            native=native.selected_flavour(env, unset=native.HARNESS_FLAVOUR),
             clock=RunClock.from_text(clock) if clock else None,
         )
 
@@ -73,7 +64,7 @@ class WorkerEnv:
             ENV_OUT: str(self.out_dir),
             ENV_TARGET: self.target,
             ENV_WALKER: self.walker,
-            ENV_NATIVE: self.native,
+            native.FLAVOUR_ENV: self.native,
         }
         if self.worker_dir is not None:
             env[ENV_WORKER_DIR] = str(self.worker_dir)
@@ -100,19 +91,16 @@ class Worker:
     def from_environment(cls, harness: str) -> Worker:
         return cls(harness, WorkerEnv.read())
 
-    def load_native(self) -> ModuleType:
-        """Load atheris' libFuzzer RTLD_GLOBAL, then the native module of the chosen flavour
-        (the coverage flavour's -fsanitize=fuzzer-no-link hooks resolve against it)."""
-        load_libfuzzer()
-        name = NATIVE_MODULES.get(self.env.native)
-        if name is None:
-            raise SystemExit(f"{ENV_NATIVE}={self.env.native!r}: one of {sorted(NATIVE_MODULES)}")
-        module = import_global(name)
+    def load_native(self) -> native.Native:
+        """libFuzzer first, whatever the flavour (walker libraries built for coverage call it,
+        and the harness runs it), then the core of the chosen flavour."""
+        native.load_libfuzzer()
+        core = native.load(self.env.native)
         if self.env.worker_dir is not None:
-            self._journal_in_c(module)
-        return module
+            self._journal_in_c(core)
+        return core
 
-    def _journal_in_c(self, module: ModuleType) -> None:
+    def _journal_in_c(self, core: native.Native) -> None:
         """Move the journal into C: the harness's one C call per input records the input
         itself (a Python copy costs about 400 ns an input)."""
         assert self.env.worker_dir is not None
@@ -120,7 +108,7 @@ class Worker:
         if self.journal is not None:
             self.journal.close()
             self.journal = None
-        rc = module.lib.wf_journal_open(path, DEFAULT_CAPACITY)
+        rc = core.lib.wf_journal_open(path, DEFAULT_CAPACITY)
         if rc != 0:
             raise SystemExit(f"cannot open the input journal {path.decode()}: {os.strerror(-rc)}")
         self.record = _no_journal
@@ -135,7 +123,7 @@ class Worker:
         """Hand control to libFuzzer; returns only when it is done."""
         import atheris
 
-        load_libfuzzer()
+        native.load_libfuzzer()
         atheris.Setup(list(sys.argv if argv is None else argv), one_input,
                       internal_libfuzzer=True)
         atheris.Fuzz()
@@ -144,21 +132,3 @@ class Worker:
 def _no_journal(data: bytes) -> None:
     """Run by hand: the input is a file already."""
 
-
-def import_global(name: str) -> ModuleType:
-    """Import an extension module with its symbols global: libFuzzer's hooks resolve against
-    them, and so does a walker library built from the reference sources (wf_vm_is_mapped).
-    A module some earlier import loaded RTLD_LOCAL is promoted with RTLD_NOLOAD."""
-    flags = sys.getdlopenflags()
-    sys.setdlopenflags(os.RTLD_NOW | os.RTLD_GLOBAL)
-    try:
-        module = importlib.import_module(name)
-    finally:
-        sys.setdlopenflags(flags)
-    if module.__file__ is not None:
-        ctypes.CDLL(module.__file__, mode=os.RTLD_NOW | os.RTLD_GLOBAL | os.RTLD_NOLOAD)
-    return module
-
-
-def load_libfuzzer() -> None:
-    import_global("atheris.core_with_libfuzzer")

@@ -41,7 +41,9 @@ def generator_inputs(count: int, seed: int, control: bool,
 
 
 def case_files(count: int) -> list[bytes]:
-    from walkfuzz._native import ffi, lib  # the plain build
+    from walkfuzz import native
+
+    ffi, lib = native.load("plain")
 
     case = lib.wf_case_new()
     params = ffi.new("wf_gen_params *")

@@ -26,7 +26,8 @@ from walkfuzz.hotspot.jvm_run import JvmRun, run_jvm
 from walkfuzz.hotspot.record import RecordError, records
 from walkfuzz.hotspot.workload import CompiledWorkload
 from walkfuzz.hotspot.workload import build as build_workload
-from walkfuzz.report import Histogram, RunMeta, RunReport, group_findings, write_report
+from walkfuzz.report import Histogram, RunMeta, RunReport, group_findings
+from walkfuzz.report_files import write_report
 
 BUILD_DIR = ROOT / "build" / "hotspot"
 # Perturbed calls may exceed the batch only by this much: the agent stops a batch at half the

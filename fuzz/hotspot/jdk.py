@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from walkfuzz.errors import MissingDependencyError, UserError
-from walkfuzz.hotspot.elfsyms import exported_functions
+from walkfuzz.symbolize import exported_functions
 
 REQUIRED_SYMBOLS = ("AsyncGetCallTrace", "JVM_handle_linux_signal")
 KNOWN = ("17", "25")  # the labels find_jdk knows; tests run on each, and fail on one missing

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import cast
 
 from walkfuzz.findings import Finding, FindingKind
-from walkfuzz.hotspot.elfsyms import symbolize
 from walkfuzz.hotspot.hserr import parse_hs_err
 from walkfuzz.hotspot.jdk import Jdk
 from walkfuzz.hotspot.jvm_run import JvmRun
 from walkfuzz.hotspot.record import Record, decode
+from walkfuzz.symbolize import object_location
 
 TARGET = "hotspot"
 # ASGCT result codes (HotSpot forte.cpp); -15 is the agent's own "the call faulted".
@@ -77,7 +77,7 @@ def _fault_location(jdk: Jdk, event: Mapping[str, object]) -> str:
     offset = int(cast(int, event.get("offset", 0)))
     if lib.name == "?" or not lib.exists():
         return f"{lib.name}!+{offset:#x}"
-    return f"{lib.name}!{symbolize(lib, offset)}"
+    return f"{lib.name}!{object_location(lib, offset)}"
 
 
 def fault_findings(jdk: Jdk, run: JvmRun, harness: str) -> Iterator[Finding]:
@@ -137,7 +137,7 @@ def crash_finding(jdk: Jdk, run: JvmRun, harness: str) -> Finding | None:
     rec, perturbation = _perturbation(record)
     function = crash.function
     if not function and crash.library == "libjvm.so":
-        function = symbolize(jdk.libjvm, crash.offset)
+        function = object_location(jdk.libjvm, crash.offset)
     return Finding(
         kind="crash", target=TARGET, harness=harness,
         location=f"{crash.library}!{function or f'+{crash.offset:#x}'}",

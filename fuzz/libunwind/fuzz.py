@@ -9,14 +9,12 @@ handler is installed) or stops making progress (a hang the watchdog signal canno
 costs one process: the input in its journal becomes a finding and a new life starts on a new
 generator stream. Counters of all lives are summed into the result and the run report; every
 process counts its findings' hits on the run's clock (walkfuzz.findings), deaths included.
+The processes are walkfuzz.supervisor's WorkerPool, as a campaign's are.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -29,25 +27,25 @@ from walkfuzz.findings import Finding, FindingKind, FindingSink, RunClock, load_
 from walkfuzz.input_journal import JOURNAL_NAME, read_journal
 from walkfuzz.libunwind.outcome import TARGET
 from walkfuzz.libunwind.worker import HARNESS, STATS_NAME
+from walkfuzz.supervisor import PoolSlot, WorkerCommand, WorkerPool
 
 POLL = 0.25  # seconds between looks at the workers
 STALL_SECONDS = 10.0  # a worker whose journal does not move this long is hung: killed
-STOP_GRACE = 5.0
 SAMPLE_EVERY = 1.0
 STREAM_STRIDE = 0x9E3779B97F4A7C15  # seed of worker w, life k: seed + (w + 16 k) * stride
-PR_SET_PDEATHSIG = 1
 COUNTER_KEYS = ("inputs", "unperturbed", "walks", "frames", "unw_steps", "faults", "hangs",
                 "invalid", "walk_ns", "unconfirmed_hangs")
 
 
 @dataclass
-class _Life:
-    process: subprocess.Popen[bytes]
-    directory: Path
-    seed: int
-    started: float
+class _Slot(PoolSlot):
+    """One worker: its current life's directory and generator stream, and its progress."""
+
+    directory: Path = Path()
+    seed: int = 0
     last_execs: int = 0
     last_progress: float = 0.0
+    stalled: bool = False
 
 
 @dataclass
@@ -67,30 +65,8 @@ class LibunwindFuzzResult:
         return float(self.counters.get("walks", 0)) / self.seconds if self.seconds else 0.0
 
 
-def _die_with_parent() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-
-
 def _life_seed(seed: int, worker: int, life: int) -> int:
     return (seed + (worker + 16 * life) * STREAM_STRIDE) % (1 << 64)
-
-
-def _start(out_dir: Path, worker: int, life: int, seed: int, seconds: float,
-           budget_ms: float, clock: RunClock) -> _Life:
-    directory = out_dir / "workers" / f"{worker}" / f"life-{life}"
-    directory.mkdir(parents=True, exist_ok=True)
-    life_seed = _life_seed(seed, worker, life)
-    argv = [sys.executable, "-m", "walkfuzz.libunwind.worker", "--out", str(out_dir),
-            "--worker-dir", str(directory), "--seed", str(life_seed),
-            "--seconds", f"{seconds:.3f}", "--budget-ms", str(budget_ms),
-            "--clock", clock.to_text()]
-    log = (directory / "log").open("wb")
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
-                               preexec_fn=_die_with_parent)
-    log.close()
-    now = time.monotonic()
-    return _Life(process, directory, life_seed, now, last_progress=now)
 
 
 def death_location(status: int, stalled: bool) -> str:
@@ -100,15 +76,15 @@ def death_location(status: int, stalled: bool) -> str:
     return f"process-death:{describe_exit(status)}"
 
 
-def _death_finding(life: _Life, status: int, worker: int, stalled: bool) -> Finding | None:
-    state = read_journal(life.directory / JOURNAL_NAME)
+def _death_finding(slot: _Slot, status: int) -> Finding | None:
+    state = read_journal(slot.directory / JOURNAL_NAME)
     if state.data is None:
         return None
-    kind: FindingKind = "hang" if stalled else "crash"
-    location = death_location(status, stalled)
+    kind: FindingKind = "hang" if slot.stalled else "crash"
+    location = death_location(status, slot.stalled)
     return Finding(kind=kind, target=TARGET, harness=HARNESS, location=location, shape=(),
                    data=state.data,
-                   details={"worker": worker, "seed": life.seed, "exit_status": status,
+                   details={"worker": slot.index, "seed": slot.seed, "exit_status": status,
                             "inputs_started": state.execs,
                             "note": "outside the guard's reach: signals blocked inside "
                                     "libunwind, or a hang the watchdog could not interrupt"})
@@ -135,17 +111,56 @@ def _sum_stats(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return counters
 
 
-def _stop(lives: list[_Life]) -> None:
-    for life in lives:
-        if life.process.poll() is None:
-            life.process.send_signal(signal.SIGTERM)
-    end = time.monotonic() + STOP_GRACE
-    for life in lives:
-        try:
-            life.process.wait(timeout=max(0.1, end - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            life.process.kill()
-            life.process.wait()
+class _Run:
+    """A run's workers: each life a process of the pool, in a directory of its own."""
+
+    def __init__(self, out_dir: Path, jobs: int, seed: int, deadline: float, budget_ms: float,
+                 clock: RunClock) -> None:
+        self.out_dir, self.seed, self.deadline = out_dir, seed, deadline
+        self.budget_ms, self.clock = budget_ms, clock
+        self.sink = FindingSink(out_dir, clock=clock)
+        self.pool = WorkerPool([_Slot(w) for w in range(jobs)], self._command)
+        self.directories: list[Path] = []  # of every life, for the counters
+        self.deaths: list[dict[str, Any]] = []
+
+    def _command(self, slot: _Slot) -> WorkerCommand:
+        slot.directory = self.out_dir / "workers" / f"{slot.index}" / f"life-{slot.lives}"
+        slot.directory.mkdir(parents=True, exist_ok=True)
+        slot.seed = _life_seed(self.seed, slot.index, slot.lives)
+        slot.last_execs, slot.last_progress, slot.stalled = 0, time.monotonic(), False
+        self.directories.append(slot.directory)
+        seconds = max(0.0, self.deadline - time.monotonic())
+        argv = [sys.executable, "-m", "walkfuzz.libunwind.worker", "--out", str(self.out_dir),
+                "--worker-dir", str(slot.directory), "--seed", str(slot.seed),
+                "--seconds", f"{seconds:.3f}", "--budget-ms", str(self.budget_ms),
+                "--clock", self.clock.to_text()]
+        return WorkerCommand(argv, slot.directory / "log")
+
+    def kill_stalled(self, now: float) -> None:
+        """A worker whose journal has not moved for STALL_SECONDS is hung past the watchdog."""
+        for slot in self.pool.slots:
+            if slot.process is None or slot.process.poll() is not None:
+                continue
+            execs = read_journal(slot.directory / JOURNAL_NAME).execs
+            if execs != slot.last_execs:
+                slot.last_execs, slot.last_progress = execs, now
+            if now - slot.last_progress > STALL_SECONDS:
+                slot.stalled = True
+                self.pool.kill(slot)
+
+    def ended(self, slot: _Slot, status: int) -> bool:
+        """A life that died or stalled: its input is a finding, and the worker starts again."""
+        if status == 0 and not slot.stalled:
+            return False
+        finding = _death_finding(slot, status)
+        if finding is not None:
+            self.sink.offer(finding)
+        self.deaths.append({"worker": slot.index, "status": status, "stalled": slot.stalled,
+                            "at": round(time.monotonic() - self.clock.origin, 3)})
+        return True
+
+    def counters(self) -> dict[str, Any]:
+        return _sum_stats([_read_stats(directory) for directory in self.directories])
 
 
 def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int = 1,
@@ -155,60 +170,40 @@ def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int =
     """Fuzz libunwind for `seconds` with `jobs` worker processes; findings under out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
     clock = RunClock.start()
-    sink = FindingSink(out_dir, clock=clock)
     start = clock.origin
     deadline = start + seconds
-    active = [_start(out_dir, w, 0, seed, seconds, budget_ms, clock) for w in range(jobs)]
-    all_lives = list(active)
-    lives_per_worker = [1] * jobs
-    deaths: list[dict[str, Any]] = []
+    run = _Run(out_dir, jobs, seed, deadline, budget_ms, clock)
     series: dict[str, list[tuple[float, float]]] = {"execs": [], "exec_per_sec": [],
                                                     "findings": []}
     next_sample, last_execs = start + SAMPLE_EVERY, 0
-    while time.monotonic() < deadline:
-        time.sleep(POLL)
-        now = time.monotonic()
-        for w, life in enumerate(active):
-            status = life.process.poll()
-            execs = read_journal(life.directory / JOURNAL_NAME).execs
-            if execs != life.last_execs:
-                life.last_execs, life.last_progress = execs, now
-            stalled = status is None and now - life.last_progress > STALL_SECONDS
-            if stalled:
-                life.process.kill()
-                status = life.process.wait()
-            if status is None or (status == 0 and not stalled):
-                continue
-            finding = _death_finding(life, status, w, stalled)
-            if finding is not None:
-                sink.offer(finding)
-            deaths.append({"worker": w, "status": status, "stalled": stalled,
-                           "at": round(now - start, 3)})
-            if deadline - now > 1.0:
-                active[w] = _start(out_dir, w, lives_per_worker[w], seed, deadline - now,
-                                   budget_ms, clock)
-                all_lives.append(active[w])
-                lives_per_worker[w] += 1
-        if now >= next_sample:
-            counters = _sum_stats([_read_stats(life.directory) for life in all_lives])
-            t = round(now - start, 3)
-            series["execs"].append((t, counters["inputs"]))
-            series["exec_per_sec"].append((t, (counters["inputs"] - last_execs) / SAMPLE_EVERY))
-            series["findings"].append((t, counters["faults"] + counters["hangs"]
-                                       + counters["invalid"] + len(deaths)))
-            last_execs = counters["inputs"]
-            next_sample += SAMPLE_EVERY
-            if progress is not None:
-                progress(now - start, counters)
-    _stop(active)
+    run.pool.start_all()
+    try:
+        while time.monotonic() < deadline:
+            time.sleep(POLL)
+            now = time.monotonic()
+            run.kill_stalled(now)
+            run.pool.reap(run.ended, deadline - now)
+            if now >= next_sample:
+                counters = run.counters()
+                t = round(now - start, 3)
+                series["execs"].append((t, counters["inputs"]))
+                series["exec_per_sec"].append((t, (counters["inputs"] - last_execs)
+                                               / SAMPLE_EVERY))
+                series["findings"].append((t, counters["faults"] + counters["hangs"]
+                                           + counters["invalid"] + len(run.deaths)))
+                last_execs = counters["inputs"]
+                next_sample += SAMPLE_EVERY
+                if progress is not None:
+                    progress(now - start, counters)
+    finally:
+        run.pool.stop()
     elapsed = time.monotonic() - start
-    counters = _sum_stats([_read_stats(life.directory) for life in all_lives])
-    counters["worker_deaths"] = len(deaths)
-    counters["worker_lives"] = len(all_lives)
+    counters = run.counters()
+    counters["worker_deaths"] = len(run.deaths)
+    counters["worker_lives"] = len(run.directories)
     findings = [f for f in load_findings(out_dir) if f.target == TARGET]
     hits = load_hits(out_dir)
     signatures = {f.signature: hits[f.signature].count for f in findings if f.signature in hits}
     return LibunwindFuzzResult(seconds=elapsed, jobs=jobs, counters=counters,
-                               signatures=signatures, deaths=deaths, findings=findings,
+                               signatures=signatures, deaths=run.deaths, findings=findings,
                                series=series)
-

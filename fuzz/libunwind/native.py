@@ -9,8 +9,6 @@ flavour it is the plain walkfuzz._unwind (libunwind carries no coverage instrume
 
 from __future__ import annotations
 
-import ctypes
-import importlib
 from types import ModuleType
 
 from walkfuzz import native
@@ -29,12 +27,12 @@ def module_name() -> str:
 def load() -> ModuleType:
     """The compiled module (ffi, lib); MissingDependencyError naming the module if absent."""
     name = module_name()
-    if name == ASAN_MODULE and not hasattr(ctypes.CDLL(None), "__asan_init"):
-        # without it the import aborts the process instead of raising
-        raise MissingDependencyError(
-            f"{name} needs the ASan runtime loaded first: run under {native.ASAN_RUNTIME_HINT}")
+    if name == ASAN_MODULE:
+        native.require_asan_runtime(name)
     try:
-        return importlib.import_module(name)
+        # Local: it holds its own copy of the guard; made global, its guard would stand in for
+        # the core's in a process that loads the core after it.
+        return native.import_extension(name, global_symbols=False)
     except ImportError as err:
         raise MissingDependencyError(
             f"{name} is not built or libunwind is missing ({err}); build it with "

@@ -33,6 +33,9 @@ FIXED_IDS = {32: "bottom", 33: "root", 34: "worker-root"}
 _CHAIN_KINDS = [s.kind for s in chaingen.chain_specs()]
 _WORK_KINDS = [s.kind for s in chaingen.work_specs()]
 _MODULE = re.compile(r"^(?P<module>[^+]+?)(?:\.so[.0-9]*)?\+0x[0-9a-f]+$")
+# A pc's description (`module+0xoffset`, dladdr's) is a name, not an error line: a module's
+# name is short, so it has a buffer of its own size.
+DESCRIPTION_LEN = 256
 SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV"}
 
 
@@ -42,10 +45,10 @@ class Namer:
     def __init__(self, native: Any) -> None:
         self.ffi, self.lib = native.ffi, native.lib
         self.trampoline = int(self.lib.wf_uw_signal_trampoline())
-        self._buf = self.ffi.new("char[256]")
+        self._buf = self.ffi.new("char[]", DESCRIPTION_LEN)
 
     def describe(self, pc: int) -> str:
-        self.lib.wf_uw_describe_pc(pc, self._buf, 256)
+        self.lib.wf_uw_describe_pc(pc, self._buf, DESCRIPTION_LEN)
         text: str = self.ffi.string(self._buf).decode(errors="replace")
         return text
 

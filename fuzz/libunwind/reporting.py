@@ -14,8 +14,8 @@ from walkfuzz.report import (
     RunMeta,
     RunReport,
     group_findings,
-    write_report,
 )
+from walkfuzz.report_files import write_report
 
 RUN_TYPE = "libunwind"
 

@@ -15,6 +15,7 @@ from walkfuzz.stress.drain import ERROR_NAMES, POLL_SECONDS, WINDOW_NAMES, Drain
 from walkfuzz.stress.hits import RunClock
 from walkfuzz.stress.options import MODES, WORKLOADS, StressOptions
 from walkfuzz.stress.signature import CLASS_NAMES
+from walkfuzz.walker_library import ERROR_LEN
 
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 # Histogram edges in ns, 1 µs .. 100 ms, roughly three per decade; the last bucket is open.
@@ -118,7 +119,7 @@ def run_live(options: StressOptions) -> dict[str, Any]:
         "safepoint_every": options.safepoint_every, "max_walks": options.max_walks,
         "capture": int(options.capture), "stop_on_first": int(options.stop_on_first)})
     out = ffi.new("wf_live_result *")
-    err = ffi.new("char[512]")
+    err = ffi.new("char[]", ERROR_LEN)
     walker = ffi.new("char[]", options.walker.encode()) if options.walker else ffi.NULL
     clock = RunClock.start()
     drain = Drain(ffi, lib, clock, Path(options.out) if options.out else None,

@@ -25,8 +25,8 @@ from walkfuzz.report import (
     RunMeta,
     RunReport,
     group_findings,
-    write_report,
 )
+from walkfuzz.report_files import write_report
 from walkfuzz.stress.hits import HITS
 from walkfuzz.stress.signature import HARNESS, TARGET
 from walkfuzz.stress.summary import figures

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.findings import save_finding
-from walkfuzz.report import RunMeta, RunReport, group_findings, write_report
+from walkfuzz.report import RunMeta, RunReport, group_findings
+from walkfuzz.report_files import write_report
 from walkfuzz.stress.reporting import findings_of
 from walkfuzz.stress.signature import HARNESS, TARGET
 from walkfuzz.stress.summary import figures

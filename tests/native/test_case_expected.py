@@ -17,6 +17,7 @@ from walkfuzz import vm_model as vm
 from walkfuzz.case_builder import PC_INTERPRETED, CaseBuilder
 from walkfuzz.case_expected import Expected, ExpectedFrame, Source, has_expected
 from walkfuzz.case_queue import Opcode, QueueOp
+from walkfuzz.case_status import CaseStatus
 from walkfuzz.native import load
 from walkfuzz.queue_run import run_case
 from walkfuzz.strategies import profile
@@ -92,10 +93,10 @@ def test_arbitrary_payloads(payload: bytes, flags: int) -> None:
 
 
 @pytest.mark.parametrize(("field", "value", "status"), [
-    ("mode", 4, C.CaseStatus.BAD_FIELD), ("source", 0, C.CaseStatus.BAD_FIELD),
-    ("source", Source.ELEMENT, C.CaseStatus.BAD_FIELD),   # no queue program
-    ("window", 5, C.CaseStatus.BAD_FIELD), ("end_code", 1, C.CaseStatus.BAD_FIELD)])
-def test_bad_fields_are_named_by_both(field: str, value: int, status: C.CaseStatus) -> None:
+    ("mode", 4, CaseStatus.BAD_FIELD), ("source", 0, CaseStatus.BAD_FIELD),
+    ("source", Source.ELEMENT, CaseStatus.BAD_FIELD),   # no queue program
+    ("window", 5, CaseStatus.BAD_FIELD), ("end_code", 1, CaseStatus.BAD_FIELD)])
+def test_bad_fields_are_named_by_both(field: str, value: int, status: CaseStatus) -> None:
     case = dataclasses.replace(interpreted_case(),
                                expected=dataclasses.replace(expected(), **{field: value}))
     data = C.encode(case)
@@ -109,13 +110,13 @@ def test_bad_fields_are_named_by_both(field: str, value: int, status: C.CaseStat
                                    ExpectedFrame(0, 0, JAVA, 5)])      # comp level 5
 def test_bad_frames_are_named_by_both(frame: ExpectedFrame) -> None:
     data = live_case((frame,))
-    assert C.decode_status(data)[:2] == (C.CaseStatus.BAD_FIELD, 11)
+    assert C.decode_status(data)[:2] == (CaseStatus.BAD_FIELD, 11)
     assert_same_status(data)
 
 
 def test_too_many_frames_is_a_limit() -> None:
     data = live_case(tuple(ExpectedFrame(0, 0, JAVA, 0) for _ in range(481)))
-    assert C.decode_status(data)[:2] == (C.CaseStatus.LIMIT, 11)
+    assert C.decode_status(data)[:2] == (CaseStatus.LIMIT, 11)
     assert_same_status(data)
 
 
@@ -138,7 +139,7 @@ def test_thread_op_round_trips_and_is_checked_by_both() -> None:
     for state, flags in ((8, 0), (2, 4)):
         bad = C.encode(dataclasses.replace(interpreted_case(), queue=(
             QueueOp(Opcode.THREAD, which=state, mode=flags),)))
-        assert C.decode_status(bad)[:2] == (C.CaseStatus.BAD_FIELD, 9)
+        assert C.decode_status(bad)[:2] == (CaseStatus.BAD_FIELD, 9)
         assert_same_status(bad)
 
 

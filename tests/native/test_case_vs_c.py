@@ -16,6 +16,7 @@ from walkfuzz import case_native
 from walkfuzz import vm_model as vm
 from walkfuzz.case_builder import PC_C, CaseBuilder
 from walkfuzz.case_queue import Opcode, QueueOp, encode_program, queue_section
+from walkfuzz.case_status import CaseStatus, Section
 from walkfuzz.strategies import generated_cases, profile
 
 
@@ -147,14 +148,14 @@ def test_poke_addresses_far_off_the_stack_fail_in_both(address: int) -> None:
     """C once checked `address + 8 > stack_hi`, which wraps near 2^64 and let such a POKE
     through to the executor."""
     data = small_case_bytes() + queue_section([QueueOp(Opcode.POKE, pc=address, arg=0)])
-    assert C.decode_status(data)[0] == C.CaseStatus.BAD_FIELD
+    assert C.decode_status(data)[0] == CaseStatus.BAD_FIELD
     assert_same_status(data)
 
 
 def test_queue_section_without_a_stack_section() -> None:
     """Sections 1..4 then 9: every POKE is off the (empty) stack, other ops decode."""
     sections = [(t, 0, p) for t, p in C.encode_sections(C.decode(small_case_bytes()))
-                if t < C.Section.STACK]
+                if t < Section.STACK]
     for ops in ([QueueOp(Opcode.POKE, pc=vm.STACK_TOP - 8, arg=1)],
                 [QueueOp(Opcode.REGISTER, n=1), QueueOp(Opcode.THREAD_EXIT)]):
         assert_same_status(C.assemble([*sections, (9, 0, encode_program(ops))]))

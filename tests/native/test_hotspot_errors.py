@@ -12,8 +12,8 @@ import pytest
 
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.hotspot import workload
-from walkfuzz.hotspot.elfsyms import exported_functions, symbolize
 from walkfuzz.hotspot.jdk import JdkError, build_jdk, find_jdk
+from walkfuzz.symbolize import exported_functions, object_location
 
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
 
@@ -76,4 +76,4 @@ def test_libjvm_symbols_name_asgct() -> None:
                          text=True, check=True).stdout
     line = next(ln for ln in out.splitlines() if ln.endswith(" AsyncGetCallTrace@@SUNWprivate_1.1"))
     offset = int(line.split()[0], 16)
-    assert symbolize(jdk.libjvm, offset + 4) == "AsyncGetCallTrace+0x4"
+    assert object_location(jdk.libjvm, offset + 4) == "AsyncGetCallTrace+0x4"

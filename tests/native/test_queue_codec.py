@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from walkfuzz import vm_model as vm
-from walkfuzz.case import CaseDecodeError, insert_section
+from walkfuzz.case import insert_section
 from walkfuzz.case_queue import Opcode, QueueOp, decode_payload, encode_program, queue_section
+from walkfuzz.case_status import CaseDecodeError
 from walkfuzz.queue_cases import base_case
 from walkfuzz.queue_run import decode_status, encode_mapped
 

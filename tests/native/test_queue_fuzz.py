@@ -19,6 +19,7 @@ from walkfuzz.case_queue import Opcode
 from walkfuzz.native import load
 from walkfuzz.queue_cases import encoded
 from walkfuzz.queue_replay import queue_report
+from walkfuzz.walker_library import load_walker
 
 QUEUE = 4                      # WF_HARNESS_QUEUE
 CONTRACT, INVALID_TRACE = 4, 3
@@ -31,11 +32,7 @@ def _inputs(seed: int, count: int = INPUTS) -> list[bytes]:
 
 
 def _walker(path: Path) -> Any:
-    ffi, lib = load()
-    table = ffi.new("wf_walker *")
-    err = ffi.new("char[]", 512)
-    assert lib.wf_walker_load(str(path).encode(), table, err, 512) == 0, ffi.string(err)
-    return table
+    return load_walker(str(path))
 
 
 def _findings(walker: Any, inputs: list[bytes]) -> Counter[tuple[int, str]]:

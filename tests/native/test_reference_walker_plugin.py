@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from tests.native.refwalk_helpers import CASE, ffi, generate, lib, run
+from walkfuzz.walker_library import ERROR_LEN
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "native" / "include"
@@ -54,8 +55,8 @@ def build(tmp: Path, name: str, sources: list[Path], *defines: str) -> Path:
 
 def load(path: Path) -> tuple[int, object, str]:
     walker = ffi.new("wf_walker *")
-    err = ffi.new("char[512]")
-    rc = lib.wf_walker_load(str(path).encode(), walker, err, 512)
+    err = ffi.new("char[]", ERROR_LEN)
+    rc = lib.wf_walker_load(str(path).encode(), walker, err, ERROR_LEN)
     return rc, walker, ffi.string(err).decode()
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from walkfuzz import case as C
 from walkfuzz import case_native, spec
+from walkfuzz.native import load
 
 WALKS = int(os.environ.get("WALKFUZZ_MILLION_WALKS", "1000000"))
 SAMPLE_EVERY = 1000
@@ -21,8 +22,7 @@ pytestmark = [pytest.mark.quality, pytest.mark.million]
 
 
 def test_a_million_guarded_walks_without_fault_and_sampled_agreement() -> None:
-    from walkfuzz._native import ffi, lib
-
+    ffi, lib = load()
     walker, c = lib.wf_walker_reference(), case_native.mapped_case()
     result = ffi.new("wf_run_result *")
     lib.wf_guard_set_budget_ns(case_native.HANG_BUDGET_NS)

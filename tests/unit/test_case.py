@@ -11,9 +11,9 @@ from hypothesis import given
 
 from walkfuzz import case as C
 from walkfuzz import vm_model as vm
-from walkfuzz.case import CaseDecodeError, CaseStatus, Section
 from walkfuzz.case_builder import PC_C, CaseBuilder
 from walkfuzz.case_queue import Opcode, QueueOp, queue_section
+from walkfuzz.case_status import CaseDecodeError, CaseStatus, Section
 from walkfuzz.errors import CaseFormatError
 from walkfuzz.strategies import profile, valid_cases
 

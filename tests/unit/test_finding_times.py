@@ -27,7 +27,8 @@ from walkfuzz.findings import (
     load_hits,
     save_finding,
 )
-from walkfuzz.report import RunMeta, RunReport, group_findings, write_report
+from walkfuzz.report import RunMeta, RunReport, group_findings
+from walkfuzz.report_files import write_report
 from walkfuzz.worker import WorkerEnv
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,9 +15,8 @@ from walkfuzz.report import (
     RunMeta,
     RunReport,
     group_findings,
-    load_report,
-    write_report,
 )
+from walkfuzz.report_files import load_report, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = 'Evil.<script>alert("x")</script>|`'
