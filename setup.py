@@ -8,5 +8,5 @@ from setuptools import find_packages, setup
 
 setup(
     packages=["walkfuzz", *(f"walkfuzz.{p}" for p in find_packages("fuzz"))],
-    cffi_modules=["fuzz/_build.py:ffibuilder"],
+    cffi_modules=["fuzz/core/_build.py:ffibuilder"],
 )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from runner import Row
 
-from walkfuzz import native
+from walkfuzz.core import native
 
 # Iterations of each loop, for about 0.2 s each.
 PLAIN_CALLS = 100_000_000

@@ -14,11 +14,11 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from walkfuzz.hotspot.agent_build import build_agent
-from walkfuzz.hotspot.campaign import BUILD_DIR, DEBUG_NON_SAFEPOINTS, run_hotspot_fuzz
-from walkfuzz.hotspot.jdk import build_jdk, find_jdk
-from walkfuzz.hotspot.jvm_run import run_jvm
-from walkfuzz.hotspot.workload import build as build_workload
+from walkfuzz.targets.hotspot.agent_build import build_agent
+from walkfuzz.targets.hotspot.campaign import BUILD_DIR, DEBUG_NON_SAFEPOINTS, run_hotspot_fuzz
+from walkfuzz.targets.hotspot.jdk import build_jdk, find_jdk
+from walkfuzz.targets.hotspot.jvm_run import run_jvm
+from walkfuzz.targets.hotspot.workload import build as build_workload
 
 THREADS = 2
 

@@ -13,8 +13,8 @@ import argparse
 import multiprocessing
 import time
 
-from walkfuzz.libunwind.case import INPUT_SIZE
-from walkfuzz.libunwind.native import load
+from walkfuzz.targets.libunwind.case import INPUT_SIZE
+from walkfuzz.targets.libunwind.native import load
 
 CHAIN_DEPTH = 16
 BATCH = 5000

@@ -33,12 +33,12 @@ from __future__ import annotations
 
 from runner import Row
 
-from walkfuzz import vm_model as vm
-from walkfuzz.native import load
-from walkfuzz.queue_cases import base_case, physical_frames
-from walkfuzz.queue_signal_cost import SELF, CostParams
-from walkfuzz.queue_signal_cost import measure as measure_cpu
-from walkfuzz.queue_stress import StressParams, run
+from walkfuzz.core.native import load
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames
+from walkfuzz.targets.minivm.queue.signal_cost import SELF, CostParams
+from walkfuzz.targets.minivm.queue.signal_cost import measure as measure_cpu
+from walkfuzz.targets.minivm.queue.stress import StressParams, run
 
 REPEATS = 5
 ELEMENTS, ROUNDS = 256, 40

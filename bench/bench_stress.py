@@ -22,9 +22,9 @@ import os
 import sys
 from typing import Any
 
-from walkfuzz.stress.options import MODES, StressOptions
-from walkfuzz.stress.runner import run_minivm_stress
-from walkfuzz.stress.summary import figures
+from walkfuzz.targets.minivm.stress.options import MODES, StressOptions
+from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
+from walkfuzz.targets.minivm.stress.summary import figures
 
 INTERVALS_US = (100, 10)
 

@@ -6,7 +6,7 @@ The target, within 3x the floor, applies to the cost per *physical* frame: the w
 for one walk divided by the physical frames it decodes, against the floor's time for a chain
 of exactly as many links over the same stack words. The cost per frame *returned* (inlined
 scopes included) is shown too, against the same floor. How the walks are timed, and the same
-figures for other stacks and walkers: walkfuzz.walk_speed (`walkfuzz bench`).
+figures for other stacks and walkers: walkfuzz.targets.minivm.walk_speed (`walkfuzz bench`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from pathlib import Path
 
 from runner import Row
 
-from walkfuzz import case_native, native, walk_speed
+from walkfuzz.core import native
+from walkfuzz.targets.minivm import walk_speed
+from walkfuzz.targets.minivm.case import native as case_native
 
 ROUNDS = 5
 SECONDS = 4.0  # rounds go on this long: a shared machine's neighbours come in spells (walk_speed)

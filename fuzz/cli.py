@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from walkfuzz import __version__, commands
-from walkfuzz.errors import UserError
+from walkfuzz.core.errors import UserError
 
 
 class _Parser(argparse.ArgumentParser):

@@ -6,7 +6,7 @@ Run by a campaign (`walkfuzz fuzz --harness bytes`) or by hand with libFuzzer ar
 `harnesses/bytes.py CORPUS_DIR` fuzzes, `harnesses/bytes.py crash-FILE` replays one input.
 """
 
-from walkfuzz.native_harness import MinivmHarness
+from walkfuzz.targets.minivm.harness import MinivmHarness
 
 if __name__ == "__main__":
     MinivmHarness("bytes").fuzz()

@@ -8,7 +8,7 @@ Run by a campaign (`walkfuzz fuzz --harness layouts`) or by hand with libFuzzer 
 `harnesses/layouts.py CORPUS_DIR` fuzzes, `harnesses/layouts.py crash-FILE` replays one input.
 """
 
-from walkfuzz.native_harness import MinivmHarness
+from walkfuzz.targets.minivm.harness import MinivmHarness
 
 if __name__ == "__main__":
     MinivmHarness("layouts").fuzz()

@@ -15,9 +15,9 @@ import sys
 
 import atheris  # type: ignore[import-untyped]
 
-from walkfuzz.libunwind.native import load
-from walkfuzz.libunwind.outcome import Namer, WalkOutcome, to_finding
-from walkfuzz.worker import Worker
+from walkfuzz.engine.worker import Worker
+from walkfuzz.targets.libunwind.native import load
+from walkfuzz.targets.libunwind.outcome import Namer, WalkOutcome, to_finding
 
 worker = Worker.from_environment("perturb")
 native = load()

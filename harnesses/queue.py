@@ -11,7 +11,7 @@ Run by a campaign (`walkfuzz fuzz --harness queue`) or by hand with libFuzzer ar
 `harnesses/queue.py CORPUS_DIR` fuzzes, `harnesses/queue.py crash-FILE` replays one input.
 """
 
-from walkfuzz.native_harness import MinivmHarness
+from walkfuzz.targets.minivm.harness import MinivmHarness
 
 if __name__ == "__main__":
     MinivmHarness("queue").fuzz()

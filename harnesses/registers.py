@@ -6,7 +6,7 @@ Run by a campaign (`walkfuzz fuzz --harness registers`) or by hand with libFuzze
 `harnesses/registers.py CORPUS_DIR` fuzzes, `harnesses/registers.py crash-FILE` replays one input.
 """
 
-from walkfuzz.native_harness import MinivmHarness
+from walkfuzz.targets.minivm.harness import MinivmHarness
 
 if __name__ == "__main__":
     MinivmHarness("registers").fuzz()

@@ -7,25 +7,25 @@
 #   make bench-libunwind   perturbed walks/s and ns per unw_step (part of `make bench`)
 
 UNWIND_SOURCES := $(wildcard native/agents/libunwind/*.c native/agents/libunwind/*.h \
-  native/src/guard*.c native/include/wf_guard.h) fuzz/libunwind/chaingen.py fuzz/_build.py
+  native/src/guard*.c native/include/wf_guard.h) fuzz/targets/libunwind/chaingen.py fuzz/core/_build.py
 
 .PHONY: build-libunwind test-libunwind bench-libunwind
 
 .stamp-unwind: .stamp-build $(UNWIND_SOURCES)
-	$(PY) fuzz/_build.py unwind
+	$(PY) fuzz/core/_build.py unwind
 	@touch $@
 
 build-libunwind: .stamp-unwind
 build: .stamp-unwind
 
-# The ASan run: walkfuzz.libunwind.native.load() takes walkfuzz._unwind_asan (the agent and the
+# The ASan run: walkfuzz.targets.libunwind.native.load() takes walkfuzz._unwind_asan (the agent and the
 # guard built like the asan core) under WALKFUZZ_NATIVE=asan, in the tests and in the worker
 # processes they start, so every tests/native/test_libunwind_*.py runs there too. The guard's
 # handlers go over ASan's and catch the faults libunwind takes on perturbed contexts; only the
 # supervisor test turns ASan's SIGSEGV handler off in its workers (handle_segv=0), since the
 # death it simulates (a fault while libunwind blocks signals) bypasses every handler.
 .stamp-unwind-asan: .stamp-build $(UNWIND_SOURCES)
-	CC=clang LDSHARED="clang -shared" $(PY) fuzz/_build.py unwind-asan
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py unwind-asan
 	@touch $@
 
 test-asan: .stamp-unwind-asan

@@ -7,9 +7,9 @@
 
 .PHONY: build-walkers test-plugin
 
-.stamp-walkers: .stamp-build examples/walker/example_walker.c fuzz/user_walker.py \
+.stamp-walkers: .stamp-build examples/walker/example_walker.c fuzz/targets/minivm/user_walker.py \
   $(wildcard native/include/*.h)
-	$(PY) -m walkfuzz.user_walker plain cov
+	$(PY) -m walkfuzz.targets.minivm.user_walker plain cov
 	@touch $@
 
 build-walkers: .stamp-walkers

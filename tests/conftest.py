@@ -2,7 +2,7 @@
 (a skip fails unless an opt-out of tests/opt_outs.py covers it; opt-in suites are deselected).
 
 `make test` runs tests/native twice: with the plain core, and with `WALKFUZZ_NATIVE=asan` under
-the ASan runtime. Tests take their module from `walkfuzz.native.load()` (or the `native_core`
+the ASan runtime. Tests take their module from `walkfuzz.core.native.load()` (or the `native_core`
 fixture) and so run against whichever flavour the environment selects.
 """
 
@@ -18,7 +18,7 @@ from tests.opt_outs import (  # noqa: F401  (the skip policy's hooks, registered
     pytest_runtest_makereport,
     pytest_terminal_summary,
 )
-from walkfuzz import native
+from walkfuzz.core import native
 
 
 def pytest_report_header() -> str:
@@ -46,6 +46,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                     if flavour != chosen and module in sys.modules)
     if others:
         print(f"\nwalkfuzz: this {chosen} run also imported {', '.join(others)}; "
-              "tests must take the core from walkfuzz.native.load()", file=sys.stderr)
+              "tests must take the core from walkfuzz.core.native.load()", file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -41,7 +41,7 @@ def generator_inputs(count: int, seed: int, control: bool,
 
 
 def case_files(count: int) -> list[bytes]:
-    from walkfuzz import native
+    from walkfuzz.core import native
 
     ffi, lib = native.load("plain")
 

@@ -6,7 +6,8 @@ the figures behind the campaign caps of tests/quality/test_planted.py and docs/f
                                             [--runs-cap N] [-p 2] [--json FILE]
 
 Each (bug, seed) is one `walkfuzz fuzz -j 1 --runs N -- -seed=S` campaign run until it finds
-the bug (walkfuzz.planted_campaign), `-p` of them at a time. Campaigns start from the shipped
+the bug (walkfuzz.targets.minivm.planted_campaign), `-p` of them at a time. Campaigns start from
+the shipped
 seeds for bugs whose `seeded` is set (none of those seeds triggers them), else from none;
 `--no-seeds` starts every one from none. Run it on the machine as it is: the load at the start
 and the end is printed with the table.
@@ -23,8 +24,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from walkfuzz import planted
-from walkfuzz.planted_campaign import Hunt, hunt_bug
+from walkfuzz.targets.minivm import planted
+from walkfuzz.targets.minivm.planted_campaign import Hunt, hunt_bug
 
 
 def seed_list(text: str) -> list[int]:

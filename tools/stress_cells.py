@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.stress.load import cpu_load
-from walkfuzz.stress.options import MODES, WORKLOADS, StressOptions
-from walkfuzz.stress.runner import run_minivm_stress
+from walkfuzz.engine.load import cpu_load
+from walkfuzz.targets.minivm.stress.options import MODES, WORKLOADS, StressOptions
+from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
 
 INTERVALS_US = (100, 10)
 

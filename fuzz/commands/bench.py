@@ -1,6 +1,7 @@
 """`walkfuzz bench [--walker PATH.so ...] [--stack NAME ...]`: how fast walkers walk deep
 synthetic stacks, in ns per frame, next to a bare frame-pointer chain over the same memory (the
-floor) and the reference walker (walkfuzz.walk_speed). Exit status 1 if a walker walked a stack
+floor) and the reference walker (walkfuzz.targets.minivm.walk_speed). Exit status 1 if a walker
+walked a stack
 wrongly (it is then not timed on it)."""
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ import argparse
 import json
 from typing import Any
 
-from walkfuzz import case_native, walk_speed
-from walkfuzz.duration import Seconds
-from walkfuzz.walker_library import check_walker_library
+from walkfuzz.core.duration import Seconds
+from walkfuzz.targets.minivm import walk_speed
+from walkfuzz.targets.minivm.case import native as case_native
+from walkfuzz.targets.minivm.walker_library import check_walker_library
 
 REFERENCE = "reference"
 MOST_SECONDS = "600s"

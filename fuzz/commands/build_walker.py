@@ -8,8 +8,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.user_walker import FLAVOURS, build_walker
-from walkfuzz.walker_library import check_walker_library
+from walkfuzz.targets.minivm.user_walker import FLAVOURS, build_walker
+from walkfuzz.targets.minivm.walker_library import check_walker_library
 
 
 def register(subparsers: Any) -> None:

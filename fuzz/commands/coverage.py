@@ -16,10 +16,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from walkfuzz.errors import MissingDependencyError, UserError
-from walkfuzz.targets import DEFAULT_TARGET, ROOT, find_harness, target_arg, target_help
-from walkfuzz.walker_library import check_walker_library
-from walkfuzz.worker import WorkerEnv
+from walkfuzz.core.errors import MissingDependencyError, UserError
+from walkfuzz.core.paths import ROOT
+from walkfuzz.engine.worker import WorkerEnv
+from walkfuzz.targets.minivm.walker_library import check_walker_library
+from walkfuzz.targets.table import DEFAULT_TARGET, find_harness, target_arg, target_help
 
 LLVM_VERSIONS = ("-14", "")  # Debian names the tools llvm-cov-14; plain names as a fallback
 REPLAY_TIMEOUT = 600  # seconds for one replay of a whole corpus
@@ -54,14 +55,14 @@ def srccov_module() -> Path:
     """The srccov extension, (re)built when missing or older than any native source."""
     built = sorted((ROOT / "fuzz").glob("_native_srccov*.so"))
     sources = [*ROOT.glob("native/include/*.h"), *ROOT.glob("native/src/*.[ch]"),
-               *ROOT.glob("native/walkers/reference/*.[ch]"), ROOT / "fuzz" / "_build.py"]
+               *ROOT.glob("native/walkers/reference/*.[ch]"), ROOT / "fuzz" / "core" / "_build.py"]
     newest = max((p.stat().st_mtime for p in sources), default=0.0)
     if built and built[-1].stat().st_mtime >= newest:
         return built[-1]
     if shutil.which("clang") is None:
         raise MissingDependencyError("clang not found on PATH (needed for the srccov build)")
     env = {**os.environ, "CC": "clang", "LDSHARED": "clang -shared"}
-    build = subprocess.run([sys.executable, str(ROOT / "fuzz" / "_build.py"), "srccov"],
+    build = subprocess.run([sys.executable, str(ROOT / "fuzz" / "core" / "_build.py"), "srccov"],
                            env=env, capture_output=True, text=True)
     if build.returncode != 0:
         raise UserError(f"srccov build failed: {build.stderr.strip().splitlines()[-1:]}")

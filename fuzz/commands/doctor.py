@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from walkfuzz import native
-from walkfuzz.errors import WalkfuzzError
+from walkfuzz.core import native
+from walkfuzz.core.errors import WalkfuzzError
 
 PROBE_TIMEOUT_S = 20
 CORE_BROKEN_EXIT = 1

@@ -1,4 +1,4 @@
-"""`walkfuzz fuzz --target T`: fuzz a target (walkfuzz.targets names what runs for each).
+"""`walkfuzz fuzz --target T`: fuzz a target (walkfuzz.targets.table names what runs for each).
 
     --target minivm      a libFuzzer campaign on harnesses/<H>.py, on the reference walker or
                          --walker PATH.so
@@ -8,7 +8,7 @@
     --target hotspot     perturbed-context AsyncGetCallTrace calls in a JVM, --jdk 17|25|PATH,
                          -j = workload threads; --control then runs them unguarded
 
-Flags that mean nothing for a target are refused with one line (walkfuzz.target_flags).
+Flags that mean nothing for a target are refused with one line (walkfuzz.targets.flags).
 Exit status: 0 no findings, 1 findings, 2 bad input, 3 a missing tool (JDK, compiler, module).
 """
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from walkfuzz.duration import Nanoseconds, Seconds
-from walkfuzz.fuzz_targets import ENGINES
-from walkfuzz.targets import DEFAULT_TARGET, runner_for, target_arg, target_help
+from walkfuzz.core.duration import Nanoseconds, Seconds
+from walkfuzz.targets.fuzz import ENGINES
+from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

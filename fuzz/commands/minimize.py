@@ -6,12 +6,12 @@ import argparse
 from pathlib import Path
 
 from walkfuzz.commands.triage import walker_path
-from walkfuzz.duration import Seconds
-from walkfuzz.errors import UserError
-from walkfuzz.findings import write_atomic
-from walkfuzz.minimize import DEFAULT_BUDGET, minimize
-from walkfuzz.triage_inputs import Defaults, discover, resolve
-from walkfuzz.triage_replay import ReplayError, sniff_harness
+from walkfuzz.core.duration import Seconds
+from walkfuzz.core.errors import UserError
+from walkfuzz.findings.finding import write_atomic
+from walkfuzz.triage.inputs import Defaults, discover, resolve
+from walkfuzz.triage.minimize import DEFAULT_BUDGET, minimize
+from walkfuzz.triage.replay import ReplayError, sniff_harness
 
 SUFFIX = ".min"
 

@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from walkfuzz import regress
 from walkfuzz.commands.triage import add_input_arguments, checked, print_error
-from walkfuzz.errors import UserError
-from walkfuzz.junit import write_junit
-from walkfuzz.targets import CORPORA_DIR
-from walkfuzz.triage import table, triage
-from walkfuzz.triage_inputs import discover
+from walkfuzz.core.errors import UserError
+from walkfuzz.targets.table import CORPORA_DIR
+from walkfuzz.triage import regress
+from walkfuzz.triage.driver import table, triage
+from walkfuzz.triage.inputs import discover
+from walkfuzz.triage.junit import write_junit
 
 REGRESSIONS = "regressions"
 

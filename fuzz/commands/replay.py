@@ -2,7 +2,7 @@
 
     --target minivm      decode the case, print it as JSON, walk it natively and with the
                          Python spec, show the first difference and the finding
-                         (walkfuzz.minivm_replay)
+                         (walkfuzz.targets.minivm.replay)
     --target libunwind   the input once more in a fresh process, its walk and signature as JSON
     --target hotspot     a fresh JVM applying only FILE's perturbation record for 10 s
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from walkfuzz.targets import DEFAULT_TARGET, runner_for, target_arg, target_help
+from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
 
 
 def register(subparsers: Any) -> None:

@@ -20,12 +20,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from walkfuzz.duration import Nanoseconds
-from walkfuzz.stress.load import MAX_LOAD, check_load, cores, cpu_load
-from walkfuzz.stress.options import WORKLOADS
-from walkfuzz.stress.targets import StressRequest
-from walkfuzz.targets import DEFAULT_TARGET, runner_for, target_arg, target_help
-from walkfuzz.walker_library import check_walker_library
+from walkfuzz.core.duration import Nanoseconds
+from walkfuzz.engine.load import MAX_LOAD, check_load, cores, cpu_load
+from walkfuzz.targets.minivm.stress.options import WORKLOADS
+from walkfuzz.targets.minivm.walker_library import check_walker_library
+from walkfuzz.targets.stress import StressRequest
+from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,13 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from walkfuzz.duration import Nanoseconds
-from walkfuzz.errors import UserError
-from walkfuzz.findings import write_atomic
-from walkfuzz.targets import target_arg, target_help
-from walkfuzz.triage import DEFAULT_RUNS, FileError, outcome_json, table, triage
-from walkfuzz.triage_inputs import Defaults, discover
-from walkfuzz.triage_replay import DEFAULT_HANG_NS
+from walkfuzz.core.duration import Nanoseconds
+from walkfuzz.core.errors import UserError
+from walkfuzz.findings.finding import write_atomic
+from walkfuzz.targets.table import target_arg, target_help
+from walkfuzz.triage.driver import DEFAULT_RUNS, FileError, outcome_json, table, triage
+from walkfuzz.triage.inputs import Defaults, discover
+from walkfuzz.triage.replay import DEFAULT_HANG_NS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         doc = outcome_json(outcome, sys.argv)
         write_atomic(args.json, json.dumps(doc, indent=1).encode())
     if args.sarif:
-        from walkfuzz.sarif import to_sarif
+        from walkfuzz.triage.sarif import to_sarif
 
         write_atomic(args.sarif, json.dumps(to_sarif(outcome), indent=1).encode())
     return 1 if outcome.errors and not outcome.clusters and not outcome.clean else 0

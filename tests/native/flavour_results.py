@@ -12,8 +12,8 @@ import json
 import sys
 from typing import Any
 
-from walkfuzz import native
-from walkfuzz.queue_cases import encoded
+from walkfuzz.core import native
+from walkfuzz.targets.minivm.queue.cases import encoded
 
 ffi, lib = native.load()   # cov: loads atheris's libFuzzer first
 FIELDS = ("status", "finding", "check", "oracle", "run_result", "end_code", "state_after",

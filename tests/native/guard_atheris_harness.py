@@ -9,7 +9,7 @@ The native flavour comes from $WALKFUZZ_NATIVE: `cov` loads atheris's libFuzzer 
 import os
 import sys
 
-from walkfuzz import guard, native
+from walkfuzz.core import guard, native
 
 ffi, lib = native.load()
 import atheris  # noqa: E402  (after the core: the cov flavour has set libFuzzer up)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from walkfuzz.native import load
+from walkfuzz.core.native import load
 
 ffi, lib = load()
 

@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from walkfuzz import case as C
-from walkfuzz import case_native
-from walkfuzz import vm_model as vm
-from walkfuzz.case_builder import PC_INTERPRETED, CaseBuilder
-from walkfuzz.case_expected import Expected, ExpectedFrame, Source, has_expected
-from walkfuzz.case_queue import Opcode, QueueOp
-from walkfuzz.case_status import CaseStatus
-from walkfuzz.native import load
-from walkfuzz.queue_run import run_case
-from walkfuzz.strategies import profile
+from walkfuzz.core.native import load
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case import native as case_native
+from walkfuzz.targets.minivm.case.builder import PC_INTERPRETED, CaseBuilder
+from walkfuzz.targets.minivm.case.expected import Expected, ExpectedFrame, Source, has_expected
+from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp
+from walkfuzz.targets.minivm.case.status import CaseStatus
+from walkfuzz.targets.minivm.case.strategies import profile
+from walkfuzz.targets.minivm.queue.run import run_case
 
 JAVA, NATIVE = int(vm.FrameType.JAVA), int(vm.FrameType.JAVA_NATIVE)
 SIGNAL, QUEUE = 1, 3

@@ -1,4 +1,5 @@
-"""The Python decoder (walkfuzz.case) and the C decoder (native/src/case_decode.c) agree on
+"""The Python decoder (walkfuzz.targets.minivm.case.format) and the C decoder
+(native/src/case_decode.c) agree on
 every input: same status, and on an error the same section and byte offset. And the two
 encoders agree: encode(decode(bytes)) == bytes for everything the C generator emits."""
 
@@ -11,13 +12,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from walkfuzz import case as C
-from walkfuzz import case_native
-from walkfuzz import vm_model as vm
-from walkfuzz.case_builder import PC_C, CaseBuilder
-from walkfuzz.case_queue import Opcode, QueueOp, encode_program, queue_section
-from walkfuzz.case_status import CaseStatus, Section
-from walkfuzz.strategies import generated_cases, profile
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case import native as case_native
+from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
+from walkfuzz.targets.minivm.case.queue_program import (
+    Opcode,
+    QueueOp,
+    encode_program,
+    queue_section,
+)
+from walkfuzz.targets.minivm.case.status import CaseStatus, Section
+from walkfuzz.targets.minivm.case.strategies import generated_cases, profile
 
 
 def assert_same_status(data: bytes) -> None:

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from walkfuzz import native
-from walkfuzz.native_harness import HARNESSES
+from walkfuzz.core import native
+from walkfuzz.targets.minivm.harness import HARNESSES
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = Path(__file__).with_name("flavour_results.py")

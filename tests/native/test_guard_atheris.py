@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from walkfuzz import native
+from walkfuzz.core import native
 
 HARNESS = Path(__file__).with_name("guard_atheris_harness.py")
 RUNS = 3000

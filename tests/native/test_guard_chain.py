@@ -18,7 +18,8 @@ import pytest
 CHILD = textwrap.dedent(
     """
     import signal, sys
-    from walkfuzz import guard, native
+    from walkfuzz.core import guard
+    from walkfuzz.core import native
     ffi, lib = native.load()
     signo, siginfo, trigger, arg = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     if siginfo >= 0:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz import guard, native
-from walkfuzz.guard import Fault, GuardError, Returned
+from walkfuzz.core import guard, native
+from walkfuzz.core.guard import Fault, GuardError, Returned
 
 PAGE = mmap.PAGESIZE
 PROT_NONE = 0   # <sys/mman.h>; Python's mmap module only names PROT_READ/WRITE/EXEC

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from walkfuzz import guard
-from walkfuzz.guard import Fault
+from walkfuzz.core import guard
+from walkfuzz.core.guard import Fault
 
 
 def blocked() -> set[int]:

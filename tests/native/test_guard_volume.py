@@ -5,8 +5,8 @@ from __future__ import annotations
 import signal
 import threading
 
-from walkfuzz import guard, native
-from walkfuzz.guard import Fault, Returned
+from walkfuzz.core import guard, native
+from walkfuzz.core.guard import Fault, Returned
 
 MILLION = 1_000_000
 THREADS = 8

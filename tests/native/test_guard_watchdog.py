@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from walkfuzz import guard
-from walkfuzz.errors import UserError
-from walkfuzz.guard import Fault, Outcome, Returned
+from walkfuzz.core import guard
+from walkfuzz.core.errors import UserError
+from walkfuzz.core.guard import Fault, Outcome, Returned
 
 BUDGET_NS = 50_000_000
 SAFETY_VALVE_NS = 20_000_000_000   # the spin returns by itself after 20 s if nobody stops it
@@ -82,8 +82,8 @@ def test_a_call_that_waits_for_the_cpu_is_no_hang(budget: int) -> None:
 
 
 ALLOCATOR_HANG = """
-from walkfuzz import guard
-from walkfuzz.guard import Fault, Returned
+from walkfuzz.core import guard
+from walkfuzz.core.guard import Fault, Returned
 guard.set_budget_ns(50_000_000)
 for _ in range(5):
     outcome = guard.call("wf_guard_test_alloc_spin", 20_000_000_000)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.opt_outs import skip_if_opted_out
-from walkfuzz.hotspot import workload
-from walkfuzz.hotspot.jdk import JdkError, build_jdk, find_jdk
-from walkfuzz.symbolize import exported_functions, object_location
+from walkfuzz.core.symbolize import exported_functions, object_location
+from walkfuzz.targets.hotspot import workload
+from walkfuzz.targets.hotspot.jdk import JdkError, build_jdk, find_jdk
 
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
 

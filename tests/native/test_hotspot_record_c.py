@@ -1,5 +1,5 @@
 """The agent's record codec (native/agents/hotspot/record.c, called through ctypes on the built
-agent) and the Python one (walkfuzz.hotspot.record) agree: on whether bytes are a record and
+agent) and the Python one (walkfuzz.targets.hotspot.record) agree: on whether bytes are a record and
 what it holds, on its version-2 bytes, and on what it does to a given context with given bases.
 No JVM is started: the agent library loads into any process (it finds libjvm with dlsym)."""
 
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.opt_outs import skip_if_opted_out
-from walkfuzz.hotspot.agent_build import build_agent
-from walkfuzz.hotspot.jdk import build_jdk
-from walkfuzz.hotspot.record import (
+from walkfuzz.targets.hotspot.agent_build import build_agent
+from walkfuzz.targets.hotspot.jdk import build_jdk
+from walkfuzz.targets.hotspot.record import (
     BASES,
     SET,
     V1_SIZE,

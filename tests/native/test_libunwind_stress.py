@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from tests.opt_outs import skip_if_opted_out
-from walkfuzz.errors import UserError
-from walkfuzz.libunwind.native import load
-from walkfuzz.libunwind.stress import (
+from walkfuzz.core.errors import UserError
+from walkfuzz.targets.libunwind.native import load
+from walkfuzz.targets.libunwind.stress import (
     StressConfig,
     percentile_ns,
     run_libunwind_stress,

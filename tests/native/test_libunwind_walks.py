@@ -12,13 +12,13 @@ from tests.opt_outs import skip_if_opted_out
 
 skip_if_opted_out("libunwind", module=True)
 
-from walkfuzz.libunwind.native import load  # noqa: E402
+from walkfuzz.targets.libunwind.native import load  # noqa: E402
 
 unwind = load()  # not built: an error naming the module and how to build it, never a skip
 ffi, lib = unwind.ffi, unwind.lib
 
-from walkfuzz.libunwind import chaingen  # noqa: E402
-from walkfuzz.libunwind.case import INPUT_SIZE, decode  # noqa: E402
+from walkfuzz.targets.libunwind import chaingen  # noqa: E402
+from walkfuzz.targets.libunwind.case import INPUT_SIZE, decode  # noqa: E402
 
 FP = [s.index for s in chaingen.chain_specs() if s.frame_pointer]
 NOFP = [s.index for s in chaingen.chain_specs() if not s.frame_pointer]
@@ -91,7 +91,7 @@ def test_python_decoder_agrees_with_c() -> None:
     ],
 )
 def test_classify(walked, expected, cycle, kind, first_diff) -> None:
-    from walkfuzz.libunwind.outcome import INVALID_NAMES
+    from walkfuzz.targets.libunwind.outcome import INVALID_NAMES
 
     diff = ffi.new("int32_t *")
     got = lib.wf_uw_classify(walked, len(walked), expected, len(expected), cycle, diff)
@@ -100,7 +100,7 @@ def test_classify(walked, expected, cycle, kind, first_diff) -> None:
 
 BATCH_CHILD = """
 import json, sys
-from walkfuzz.libunwind.native import load
+from walkfuzz.targets.libunwind.native import load
 unwind = load()
 ffi, lib = unwind.ffi, unwind.lib
 stats = ffi.new("wf_uw_batch_stats *"); fin = ffi.new("wf_uw_result *")

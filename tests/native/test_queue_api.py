@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from walkfuzz import vm_model as vm
-from walkfuzz.native import load
-from walkfuzz.queue_cases import base_case, physical_frames
+from walkfuzz.core.native import load
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames
 
 NO_QUEUE, OTHER_ERROR, BAD_ARGUMENT = -5, -7, -23
 

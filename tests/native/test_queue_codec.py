@@ -6,12 +6,18 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from walkfuzz import vm_model as vm
-from walkfuzz.case import insert_section
-from walkfuzz.case_queue import Opcode, QueueOp, decode_payload, encode_program, queue_section
-from walkfuzz.case_status import CaseDecodeError
-from walkfuzz.queue_cases import base_case
-from walkfuzz.queue_run import decode_status, encode_mapped
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case.format import insert_section
+from walkfuzz.targets.minivm.case.queue_program import (
+    Opcode,
+    QueueOp,
+    decode_payload,
+    encode_program,
+    queue_section,
+)
+from walkfuzz.targets.minivm.case.status import CaseDecodeError
+from walkfuzz.targets.minivm.queue.cases import base_case
+from walkfuzz.targets.minivm.queue.run import decode_status, encode_mapped
 
 BASE, CASE = base_case(7, vm.ThreadState.IN_JAVA, 0)
 SECTION_HEADER = 8

@@ -13,13 +13,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from walkfuzz import planted
-from walkfuzz.case import decode
-from walkfuzz.case_queue import Opcode
-from walkfuzz.native import load
-from walkfuzz.queue_cases import encoded
-from walkfuzz.queue_replay import queue_report
-from walkfuzz.walker_library import load_walker
+from walkfuzz.core.native import load
+from walkfuzz.targets.minivm import planted
+from walkfuzz.targets.minivm.case.format import decode
+from walkfuzz.targets.minivm.case.queue_program import Opcode
+from walkfuzz.targets.minivm.queue.cases import encoded
+from walkfuzz.targets.minivm.queue.replay import queue_report
+from walkfuzz.targets.minivm.walker_library import load_walker
 
 QUEUE = 4                      # WF_HARNESS_QUEUE
 CONTRACT, INVALID_TRACE = 4, 3
@@ -125,7 +125,8 @@ def test_walker_without_the_queue_api_is_refused(tmp_path: Path) -> None:
 
 
 def test_generated_programs_agree_with_the_python_model() -> None:
-    """The Python model of the queue (walkfuzz.queue_model) predicts the C log of generated
+    """The Python model of the queue (walkfuzz.targets.minivm.queue.model) predicts the C log of
+    generated
     programs event by event: the generator writes programs both sides read alike."""
     ffi, lib = load()
     case = ffi.gc(lib.wf_case_new(), lib.wf_case_free)

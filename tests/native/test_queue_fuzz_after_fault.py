@@ -17,7 +17,7 @@ import random
 import signal
 from typing import Any
 
-from walkfuzz.native import function_address, load
+from walkfuzz.core.native import function_address, load
 
 QUEUE = 4                      # WF_HARNESS_QUEUE
 CRASH = 1                      # WF_FINDING_CRASH

@@ -1,4 +1,5 @@
-"""The native safepoint queues and the Python model (fuzz/queue_model.py) run the same
+"""The native safepoint queues and the Python model (fuzz/targets/minivm/queue/model.py) run the
+same
 operation sequences and must log exactly the same events: op results, size info after every
 op, every handler call with the frames its iterator walked, and what is left queued.
 
@@ -16,12 +17,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
-from walkfuzz import vm_model as vm
-from walkfuzz.case import Case
-from walkfuzz.case_queue import Opcode, QueueOp
-from walkfuzz.queue_cases import base_case, physical_frames, with_program
-from walkfuzz.queue_model import Event, EventKind, QueueModel, TruthOracle
-from walkfuzz.queue_run import run_case
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case.format import Case
+from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp
+from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames, with_program
+from walkfuzz.targets.minivm.queue.model import Event, EventKind, QueueModel, TruthOracle
+from walkfuzz.targets.minivm.queue.run import run_case
 
 STATES = (vm.ThreadState.IN_JAVA, vm.ThreadState.IN_VM, vm.ThreadState.IN_NATIVE,
           vm.ThreadState.BLOCKED)

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from walkfuzz import vm_model as vm
-from walkfuzz.case_queue import Opcode, QueueOp
-from walkfuzz.minivm_replay import replay_report
-from walkfuzz.queue_cases import base_case, physical_frames, with_program
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp
+from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames, with_program
+from walkfuzz.targets.minivm.replay import replay_report
 
 
 def _queue_case(tmp_path: Path) -> tuple[Path, list[QueueOp]]:

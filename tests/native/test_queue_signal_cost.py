@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from walkfuzz.errors import UserError
-from walkfuzz.native import load
-from walkfuzz.queue_signal_cost import SELF, TIMER, CostParams, measure
+from walkfuzz.core.errors import UserError
+from walkfuzz.core.native import load
+from walkfuzz.targets.minivm.queue.signal_cost import SELF, TIMER, CostParams, measure
 
 
 @pytest.mark.parametrize("source", [SELF, TIMER])

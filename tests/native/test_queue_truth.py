@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from walkfuzz import case as case_format
-from walkfuzz import vm_model as vm
-from walkfuzz.case import Case, Frame
-from walkfuzz.case_builder import (
+from walkfuzz.core.native import load
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case import format as case_format
+from walkfuzz.targets.minivm.case.builder import (
     COMPILED_FRAME,
     NATIVE_FRAME,
     PC_C,
@@ -25,10 +25,10 @@ from walkfuzz.case_builder import (
     STUB_FRAME,
     CaseBuilder,
 )
-from walkfuzz.case_queue import Opcode, QueueOp
-from walkfuzz.native import load
-from walkfuzz.queue_cases import base_case, physical_frames, with_program
-from walkfuzz.queue_model import (
+from walkfuzz.targets.minivm.case.format import Case, Frame
+from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp
+from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames, with_program
+from walkfuzz.targets.minivm.queue.model import (
     FRAME_GONE,
     MAX_CHECKED_CALLERS,
     Element,
@@ -36,7 +36,7 @@ from walkfuzz.queue_model import (
     QueueModel,
     TruthOracle,
 )
-from walkfuzz.queue_run import run_case
+from walkfuzz.targets.minivm.queue.run import run_case
 
 STATES = (vm.ThreadState.IN_JAVA, vm.ThreadState.IN_VM, vm.ThreadState.IN_NATIVE,
           vm.ThreadState.BLOCKED)

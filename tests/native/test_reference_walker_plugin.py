@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from tests.native.refwalk_helpers import CASE, ffi, generate, lib, run
-from walkfuzz.walker_library import ERROR_LEN
+from walkfuzz.targets.minivm.walker_library import ERROR_LEN
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "native" / "include"

@@ -1,11 +1,12 @@
-"""walkfuzz.walk: the typed hot path gives the C result's facts and names bad input."""
+"""walkfuzz.targets.minivm.walk: the typed hot path gives the C result's facts and names bad
+input."""
 
 from __future__ import annotations
 
 import pytest
 
-from walkfuzz.errors import CaseFormatError, WalkerLibraryError
-from walkfuzz.walk import MUTATE_ALL, Runner, Walker
+from walkfuzz.core.errors import CaseFormatError, WalkerLibraryError
+from walkfuzz.targets.minivm.walk import MUTATE_ALL, Runner, Walker
 
 
 def test_generated_case_walks_clean_against_its_truth() -> None:

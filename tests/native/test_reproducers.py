@@ -34,9 +34,9 @@ from tests.native.reproducers import (
     walkfuzz,
 )
 from tests.opt_outs import skip_if_opted_out
-from walkfuzz import planted
-from walkfuzz.errors import UserError
-from walkfuzz.findings import load_findings
+from walkfuzz.core.errors import UserError
+from walkfuzz.findings.finding import load_findings
+from walkfuzz.targets.minivm import planted
 
 # Seconds: only a cap. --stop-on-first ends a campaign at its first finding, usually within
 # seconds (docs/fuzzing.md has the planted bugs' times to find).
@@ -162,7 +162,7 @@ def test_libunwind_runner_reproducers_replay(tmp_path: Path) -> None:
 
 
 def _jdk() -> str:
-    from walkfuzz.hotspot.jdk import find_jdk
+    from walkfuzz.targets.hotspot.jdk import find_jdk
 
     skip_if_opted_out("hotspot")
     try:

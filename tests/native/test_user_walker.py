@@ -24,10 +24,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from walkfuzz import case as C
-from walkfuzz import case_native, spec, user_walker
-from walkfuzz.strategies import generated_cases, profile
-from walkfuzz.vm_model import ThreadState, WalkEntry
+from walkfuzz.targets.minivm import spec, user_walker
+from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case import native as case_native
+from walkfuzz.targets.minivm.case.strategies import generated_cases, profile
+from walkfuzz.targets.minivm.vm_model import ThreadState, WalkEntry
 
 WALKER_ENV = "WALKFUZZ_TEST_WALKER"
 ALL_MUTATIONS = 15

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz import case_native, user_walker
-from walkfuzz.errors import WalkerLibraryError
-from walkfuzz.walk import Walker
-from walkfuzz.walker_library import check_walker_library
+from walkfuzz.core.errors import WalkerLibraryError
+from walkfuzz.targets.minivm import user_walker
+from walkfuzz.targets.minivm.case import native as case_native
+from walkfuzz.targets.minivm.walk import Walker
+from walkfuzz.targets.minivm.walker_library import check_walker_library
 
 # The functions wf_walker_load binds (native/src/walker.c), in table order.
 REQUIRED = ("ASGST_RunWithIterator", "ASGST_RunWithIteratorFromFrame", "ASGST_NextFrame",

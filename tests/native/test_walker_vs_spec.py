@@ -1,4 +1,5 @@
-"""The C reference walker against the Python spec (walkfuzz.spec) and the generator's truth:
+"""The C reference walker against the Python spec (walkfuzz.targets.minivm.spec) and the
+generator's truth:
 native == spec == truth on generated layouts of every frame kind, thread state, option and
 entry; native == spec, no fault, no hang on perturbed and mutated layouts; every documented
 walk code produced by some case, with both sides agreeing."""
@@ -12,10 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from walkfuzz import case as C
-from walkfuzz import case_native, spec
-from walkfuzz import vm_model as vm
-from walkfuzz.case_builder import (
+from walkfuzz.core.native import load
+from walkfuzz.targets.minivm import spec
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case import native as case_native
+from walkfuzz.targets.minivm.case.builder import (
     PC_C,
     PC_COMPILED,
     PC_ENTRY,
@@ -23,9 +26,8 @@ from walkfuzz.case_builder import (
     PC_NO_BLOB,
     CaseBuilder,
 )
-from walkfuzz.native import load
-from walkfuzz.strategies import generated_cases, profile
-from walkfuzz.vm_model import FrameKind, Option, ThreadState, WalkCode, WalkEntry
+from walkfuzz.targets.minivm.case.strategies import generated_cases, profile
+from walkfuzz.targets.minivm.vm_model import FrameKind, Option, ThreadState, WalkCode, WalkEntry
 
 ffi, lib = load()
 ALL_MUTATIONS = 15

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from walkfuzz.planted_campaign import TIMES_FILE, table
+from walkfuzz.targets.minivm.planted_campaign import TIMES_FILE, table
 
 STARTED = time.time()
 

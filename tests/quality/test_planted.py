@@ -1,5 +1,7 @@
-"""Campaigns find what they should, and what it took: each planted-bug walker (fuzz/planted.py)
-is found by a `walkfuzz fuzz` campaign in a child process (walkfuzz.planted_campaign.hunt_bug:
+"""Campaigns find what they should, and what it took: each planted-bug walker
+(fuzz/targets/minivm/planted.py)
+is found by a `walkfuzz fuzz` campaign in a child process
+(walkfuzz.targets.minivm.planted_campaign.hunt_bug:
 -j 1, libFuzzer seed WALKFUZZ_QUALITY_SEED, default 1), with the right finding kind; the
 reference walker gives no finding in a full budget; coverage feedback is what finds the deep
 bugs; SIGKILL and resume on a real harness lose nothing.
@@ -42,10 +44,10 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz import planted
-from walkfuzz.corpus import entries
-from walkfuzz.findings import load_findings
-from walkfuzz.planted_campaign import TIMES_FILE, Hunt, hunt_bug, replay, triggers
+from walkfuzz.engine.corpus import entries
+from walkfuzz.findings.finding import load_findings
+from walkfuzz.targets.minivm import planted
+from walkfuzz.targets.minivm.planted_campaign import TIMES_FILE, Hunt, hunt_bug, replay, triggers
 
 pytestmark = pytest.mark.quality
 

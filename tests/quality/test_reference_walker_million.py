@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from walkfuzz.walk import MUTATE_ALL, Runner, Walker
+from walkfuzz.targets.minivm.walk import MUTATE_ALL, Runner, Walker
 
 WALKS = int(os.environ.get("WALKFUZZ_MILLION_WALKS", "1000000"))
 WATCHDOG_NS = 200_000_000
@@ -24,7 +24,7 @@ pytestmark = [
 
 
 def test_a_million_perturbed_walks_never_fault_or_hang() -> None:
-    from walkfuzz.native import load
+    from walkfuzz.core.native import load
 
     load().lib.wf_guard_set_budget_ns(WATCHDOG_NS)
     runner = Runner(Walker.reference())

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz import planted
-from walkfuzz.planted_campaign import replay, triggers
-from walkfuzz.triage import triage
-from walkfuzz.triage_inputs import discover
+from walkfuzz.targets.minivm import planted
+from walkfuzz.targets.minivm.planted_campaign import replay, triggers
+from walkfuzz.triage.driver import triage
+from walkfuzz.triage.inputs import discover
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 from planted_corpus import COMBINED, TRIAGED_BUGS

@@ -11,9 +11,10 @@ import time
 
 import pytest
 
-from walkfuzz import case as C
-from walkfuzz import case_native, spec
-from walkfuzz.native import load
+from walkfuzz.core.native import load
+from walkfuzz.targets.minivm import spec
+from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case import native as case_native
 
 WALKS = int(os.environ.get("WALKFUZZ_MILLION_WALKS", "1000000"))
 SAMPLE_EVERY = 1000

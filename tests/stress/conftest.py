@@ -1,6 +1,6 @@
 """Live stress tests: each test runs one live stress (in a child process) and files its result
 here; at the end of the session the controller writes ONE aggregated report of all of them
-(walkfuzz.report: report.json/html/md) into $WALKFUZZ_STRESS_REPORT (default
+(walkfuzz.report.document: report.json/html/md) into $WALKFUZZ_STRESS_REPORT (default
 reports/stress-tests). Works with and without pytest-xdist: each process files its results
 as JSON parts, the controller (the process without `workerinput`) merges them."""
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from walkfuzz.stress.session import write_session_report
+from walkfuzz.targets.minivm.stress.session import write_session_report
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORT_DIR = Path(os.environ.get("WALKFUZZ_STRESS_REPORT", ROOT / "reports" / "stress-tests"))

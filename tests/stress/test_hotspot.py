@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from tests.opt_outs import skip_if_opted_out
-from walkfuzz.findings import load_findings
-from walkfuzz.hotspot.campaign import run_hotspot_fuzz, run_hotspot_stress
-from walkfuzz.hotspot.jdk import KNOWN, find_jdk
-from walkfuzz.hotspot.record import BASES, KEEP, SET, decode
-from walkfuzz.hotspot.runs import replay_and_judge
+from walkfuzz.findings.finding import load_findings
+from walkfuzz.targets.hotspot.campaign import run_hotspot_fuzz, run_hotspot_stress
+from walkfuzz.targets.hotspot.jdk import KNOWN, find_jdk
+from walkfuzz.targets.hotspot.record import BASES, KEEP, SET, decode
+from walkfuzz.targets.hotspot.runs import replay_and_judge
 
 pytestmark = pytest.mark.stress
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from walkfuzz.stress.load import cores, cpu_load
-from walkfuzz.stress.options import StressOptions
-from walkfuzz.stress.runner import run_minivm_stress
+from walkfuzz.engine.load import cores, cpu_load
+from walkfuzz.targets.minivm.stress.options import StressOptions
+from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
 
 pytestmark = pytest.mark.stress
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from walkfuzz.findings import load_findings
-from walkfuzz.planted import build, planted_bug
-from walkfuzz.stress.live import CLASS_NAMES
-from walkfuzz.stress.options import StressOptions
-from walkfuzz.stress.reporting import write_stress_report
-from walkfuzz.stress.runner import run_minivm_stress
+from walkfuzz.findings.finding import load_findings
+from walkfuzz.targets.minivm.planted import build, planted_bug
+from walkfuzz.targets.minivm.stress.live import CLASS_NAMES
+from walkfuzz.targets.minivm.stress.options import StressOptions
+from walkfuzz.targets.minivm.stress.reporting import write_stress_report
+from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
 
 pytestmark = pytest.mark.stress
 
@@ -136,7 +136,7 @@ def test_a_walk_budget_ends_the_run_before_its_duration(file_result: Any) -> Non
 
 
 def test_one_run_per_process_and_bad_interval_named() -> None:
-    from walkfuzz.errors import UserError
+    from walkfuzz.core.errors import UserError
 
     with pytest.raises(UserError, match="500ns"):
         live(mode="signal", interval_ns=500, workload="mixed")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from walkfuzz.queue_stress import StressParams, run_in_child
+from walkfuzz.targets.minivm.queue.stress import StressParams, run_in_child
 
 pytestmark = pytest.mark.stress
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from walkfuzz.findings import load_findings
+from walkfuzz.findings.finding import load_findings
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY = ROOT / "tests" / "fixtures" / "toy_harness.py"
@@ -192,7 +192,7 @@ def test_a_worker_that_cannot_start_ends_the_campaign_with_its_reason(tmp_path: 
 def test_a_finding_counts_once_its_description_is_stored(tmp_path: Path) -> None:
     """--stop-on-first stops the workers when the count goes up: a signature directory whose
     finding is still being written must not count, or the stop loses that finding."""
-    from walkfuzz.campaign import CampaignDir
+    from walkfuzz.engine.campaign import CampaignDir
 
     out = CampaignDir(tmp_path)
     writing = out.findings / "crash.walker_f+0x10.compiled.0123abcd"

@@ -9,13 +9,13 @@ import struct
 import pytest
 from hypothesis import given
 
-from walkfuzz import case as C
-from walkfuzz import vm_model as vm
-from walkfuzz.case_builder import PC_C, CaseBuilder
-from walkfuzz.case_queue import Opcode, QueueOp, queue_section
-from walkfuzz.case_status import CaseDecodeError, CaseStatus, Section
-from walkfuzz.errors import CaseFormatError
-from walkfuzz.strategies import profile, valid_cases
+from walkfuzz.core.errors import CaseFormatError
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
+from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp, queue_section
+from walkfuzz.targets.minivm.case.status import CaseDecodeError, CaseStatus, Section
+from walkfuzz.targets.minivm.case.strategies import profile, valid_cases
 
 
 def small_case() -> C.Case:

@@ -1,4 +1,5 @@
-"""Case <-> readable JSON (walkfuzz.case_json): lossless, and the annotations say what words are."""
+"""Case <-> readable JSON (walkfuzz.targets.minivm.case.jsonform): lossless, and the annotations
+say what words are."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 
-from walkfuzz import case as C
-from walkfuzz import case_json
-from walkfuzz.case_builder import PC_COMPILED, PC_INTERPRETED, CaseBuilder
-from walkfuzz.case_queue import Opcode, QueueOp
-from walkfuzz.errors import CaseFormatError
-from walkfuzz.strategies import profile, valid_cases
+from walkfuzz.core.errors import CaseFormatError
+from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case import jsonform as case_json
+from walkfuzz.targets.minivm.case.builder import PC_COMPILED, PC_INTERPRETED, CaseBuilder
+from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp
+from walkfuzz.targets.minivm.case.strategies import profile, valid_cases
 
 
 @profile()

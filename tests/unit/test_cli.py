@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from walkfuzz import __version__, cli
-from walkfuzz.duration import DurationType
-from walkfuzz.errors import UserError
-from walkfuzz.targets import target_names
+from walkfuzz.core.duration import DurationType
+from walkfuzz.core.errors import UserError
+from walkfuzz.targets.table import target_names
 
 MISSING = "/nonexistent/walkfuzz-test-missing"
 BAD_DURATION = "5 fortnights"

@@ -1,4 +1,4 @@
-"""The one duration parser (walkfuzz.duration): units, the caller's default unit for a bare
+"""The one duration parser (walkfuzz.core.duration): units, the caller's default unit for a bare
 number, and a typed error that repeats the bad text, also through argparse."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import argparse
 
 import pytest
 
-from walkfuzz.duration import Nanoseconds, Seconds, parse_ns, parse_seconds
-from walkfuzz.errors import DurationError, UserError
+from walkfuzz.core.duration import Nanoseconds, Seconds, parse_ns, parse_seconds
+from walkfuzz.core.errors import DurationError, UserError
 
 
 @pytest.mark.parametrize(("text", "unit", "ns"), [

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz.campaign_run import libfuzzer_flags
-from walkfuzz.corpus import import_seeds
-from walkfuzz.errors import UserError, WalkerLibraryError
-from walkfuzz.input_journal import HEADER, JournalWriter, read_execs, read_journal
-from walkfuzz.libfuzzer_log import LogTail, parse_error, parse_status
-from walkfuzz.native import Native
-from walkfuzz.targets import find_harness
-from walkfuzz.walker_library import check_walker_library
+from walkfuzz.core.errors import UserError, WalkerLibraryError
+from walkfuzz.core.native import Native
+from walkfuzz.engine.corpus import import_seeds
+from walkfuzz.engine.journal import HEADER, JournalWriter, read_execs, read_journal
+from walkfuzz.engine.libfuzzer_log import LogTail, parse_error, parse_status
+from walkfuzz.targets.campaign_run import libfuzzer_flags
+from walkfuzz.targets.minivm.walker_library import check_walker_library
+from walkfuzz.targets.table import find_harness
 
 
 def test_status_line_numbers() -> None:

@@ -1,4 +1,4 @@
-"""One spelling of how a process or fault ended (walkfuzz.exit_status)."""
+"""One spelling of how a process or fault ended (walkfuzz.core.exit_status)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 
-from walkfuzz.exit_status import describe_exit, signal_name
+from walkfuzz.core.exit_status import describe_exit, signal_name
 
 
 def test_signal_names() -> None:

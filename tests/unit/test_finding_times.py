@@ -1,5 +1,5 @@
 """Findings carry time: every hit of a signature is counted with the seconds since the start
-of the run and the wall time (walkfuzz.findings: RunClock, HitStore, load_hits), the report
+of the run and the wall time (walkfuzz.findings.finding: RunClock, HitStore, load_hits), the report
 and each finding's description give count, first and last seen, and a resumed campaign keeps
 the first-seen time of what it found before. Times come from fake clocks: nothing here
 depends on how fast the machine is."""
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz.findings import (
+from walkfuzz.engine.worker import WorkerEnv
+from walkfuzz.findings.finding import (
     Finding,
     FindingFileWarning,
     FindingSink,
@@ -27,9 +28,8 @@ from walkfuzz.findings import (
     load_hits,
     save_finding,
 )
-from walkfuzz.report import RunMeta, RunReport, group_findings
-from walkfuzz.report_files import write_report
-from walkfuzz.worker import WorkerEnv
+from walkfuzz.report.document import RunMeta, RunReport, group_findings
+from walkfuzz.report.files import write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY = ROOT / "tests" / "fixtures" / "toy_harness.py"
@@ -257,9 +257,9 @@ def test_a_resumed_campaign_keeps_first_seen_and_updates_last_seen(tmp_path: Pat
 def test_hotspot_hits_count_every_invalid_trace_the_agent_counted() -> None:
     """The agent writes only the first invalid traces and disagreements as events; the
     summary counts them all, with the first and last time of each class and kind."""
-    from walkfuzz.hotspot import results
-    from walkfuzz.hotspot.jdk import Jdk
-    from walkfuzz.hotspot.jvm_run import JvmRun
+    from walkfuzz.targets.hotspot import results
+    from walkfuzz.targets.hotspot.jdk import Jdk
+    from walkfuzz.targets.hotspot.jvm_run import JvmRun
 
     classes = [0] * len(results.CLASS_NAMES)
     first, last = [0.0] * len(classes), [0.0] * len(classes)
@@ -292,7 +292,7 @@ def test_hotspot_hits_count_every_invalid_trace_the_agent_counted() -> None:
 
 
 def test_libunwind_stress_counts_every_invalid_sample_by_signature() -> None:
-    from walkfuzz.libunwind.stress import LibunwindStressResult, StressConfig
+    from walkfuzz.targets.libunwind.stress import LibunwindStressResult, StressConfig
 
     counts = [{"invalid": "missing", "kind": "work-fp", "count": 40, "first_ns": 501_000_000_000,
                "last_ns": 509_000_000_000},

@@ -1,4 +1,5 @@
-"""walkfuzz.findings: signatures group by origin, saving is atomic, idempotent and concurrent."""
+"""walkfuzz.findings.finding: signatures group by origin, saving is atomic, idempotent and
+concurrent."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz import findings as findings_module
-from walkfuzz.findings import (
+from walkfuzz.findings import finding as findings_module
+from walkfuzz.findings.finding import (
     Finding,
     FindingFileWarning,
     FindingSink,

@@ -6,10 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from walkfuzz import case as C
-from walkfuzz import planted
-from walkfuzz.case_builder import PC_C, CaseBuilder
-from walkfuzz.minimize import ddmin, split_queue
+from walkfuzz.targets.minivm import planted
+from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
+from walkfuzz.triage.minimize import ddmin, split_queue
 
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
 

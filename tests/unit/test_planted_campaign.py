@@ -1,4 +1,5 @@
-"""walkfuzz.planted_campaign's bookkeeping: inputs to a finding from a worker's log, which
+"""walkfuzz.targets.minivm.planted_campaign's bookkeeping: inputs to a finding from a worker's log,
+which
 replays count as a bug, and a stalled campaign named instead of waited on."""
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz import planted_campaign as pc
-from walkfuzz.errors import UserError
+from walkfuzz.core.errors import UserError
+from walkfuzz.targets.minivm import planted_campaign as pc
 
 SIG = "crash.walker_f+0x10.compiled.0123abcd"
 

@@ -1,4 +1,5 @@
-"""walkfuzz.report: the JSON document validates against the schema and round-trips; HTML and
+"""walkfuzz.report.document: the JSON document validates against the schema and round-trips; HTML
+and
 Markdown renderings carry the data and escape every string that came from a case."""
 
 from __future__ import annotations
@@ -9,14 +10,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from walkfuzz.findings import Finding, save_finding
-from walkfuzz.report import (
+from walkfuzz.findings.finding import Finding, save_finding
+from walkfuzz.report.document import (
     Histogram,
     RunMeta,
     RunReport,
     group_findings,
 )
-from walkfuzz.report_files import load_report, write_report
+from walkfuzz.report.files import load_report, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = 'Evil.<script>alert("x")</script>|`'

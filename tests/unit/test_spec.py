@@ -1,14 +1,15 @@
-"""The walker spec (walkfuzz.spec) against docs/case-format.md §4, rule by rule, on small
-hand-built stacks (walkfuzz.case_builder). Expected frames are written from the rules."""
+"""The walker spec (walkfuzz.targets.minivm.spec) against docs/case-format.md §4, rule by rule, on
+small
+hand-built stacks (walkfuzz.targets.minivm.case.builder). Expected frames are written from the
+rules."""
 
 from __future__ import annotations
 
 import pytest
 
-from walkfuzz import spec
-from walkfuzz import vm_model as vm
-from walkfuzz.case import Case, Frame
-from walkfuzz.case_builder import (
+from walkfuzz.targets.minivm import spec
+from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case.builder import (
     COMPILED_FRAME,
     NATIVE_FRAME,
     PC_C,
@@ -24,7 +25,15 @@ from walkfuzz.case_builder import (
     STUB_FRAME,
     CaseBuilder,
 )
-from walkfuzz.vm_model import FrameType, Option, ThreadFlag, ThreadState, WalkCode, WalkEntry
+from walkfuzz.targets.minivm.case.format import Case, Frame
+from walkfuzz.targets.minivm.vm_model import (
+    FrameType,
+    Option,
+    ThreadFlag,
+    ThreadState,
+    WalkCode,
+    WalkEntry,
+)
 
 M = vm.method_handle
 JAVA, INLINED, NATIVE, NON_JAVA = (int(FrameType.JAVA), int(FrameType.JAVA_INLINED),

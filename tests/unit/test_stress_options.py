@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from walkfuzz.errors import UserError
-from walkfuzz.stress.options import StressOptions, format_ns
-from walkfuzz.stress.summary import figures
+from walkfuzz.core.errors import UserError
+from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
+from walkfuzz.targets.minivm.stress.summary import figures
 
 
 @pytest.mark.parametrize(("field", "value", "named"), [
@@ -40,7 +40,7 @@ def test_figures_rates_and_slowdown() -> None:
 
 
 def test_load_starts_hogs_for_the_block_and_ends_them() -> None:
-    from walkfuzz.stress.load import cpu_load
+    from walkfuzz.engine.load import cpu_load
 
     with cpu_load(2) as hogs:
         assert len(hogs) == 2 and all(h.poll() is None for h in hogs)

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from walkfuzz import campaign_run, cli
-from walkfuzz.findings import Finding, FindingSink
-from walkfuzz.targets import (
+from walkfuzz import cli
+from walkfuzz.findings.finding import Finding, FindingSink
+from walkfuzz.targets import campaign_run
+from walkfuzz.targets.table import (
     CORPORA_DIR,
     HARNESS_DIR,
     TARGET_FLAGS,
@@ -22,8 +23,8 @@ from walkfuzz.targets import (
     default_out,
     find_harness,
 )
-from walkfuzz.triage import table, triage
-from walkfuzz.triage_inputs import discover
+from walkfuzz.triage.driver import table, triage
+from walkfuzz.triage.inputs import discover
 
 
 class Calls:
@@ -88,7 +89,7 @@ def test_libfuzzer_flags_are_refused_for_hotspot(capsys: pytest.CaptureFixture[s
 def test_fuzz_hotspot_dispatches_with_j_as_threads(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         tmp_path: Path) -> None:
-    import walkfuzz.hotspot.runs as runs
+    import walkfuzz.targets.hotspot.runs as runs
 
     calls = Calls(status=1)
     monkeypatch.setattr(runs, "fuzz_and_judge", calls)
@@ -104,7 +105,7 @@ def test_fuzz_hotspot_dispatches_with_j_as_threads(
 
 def test_fuzz_hotspot_defaults_and_harness(monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    import walkfuzz.hotspot.runs as runs
+    import walkfuzz.targets.hotspot.runs as runs
 
     calls = Calls(status=0)
     monkeypatch.setattr(runs, "fuzz_and_judge", calls)
@@ -161,7 +162,7 @@ def test_fuzz_minivm_without_harness_names_the_choices(
 
 def test_stress_hotspot_maps_the_common_options(monkeypatch: pytest.MonkeyPatch,
                                                 tmp_path: Path) -> None:
-    import walkfuzz.hotspot.runs as runs
+    import walkfuzz.targets.hotspot.runs as runs
 
     calls = Calls(status=0)
     monkeypatch.setattr(runs, "stress_and_judge", calls)
@@ -174,7 +175,7 @@ def test_stress_hotspot_maps_the_common_options(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_stress_libunwind_maps_the_common_options(monkeypatch: pytest.MonkeyPatch) -> None:
-    import walkfuzz.libunwind.runs as runs
+    import walkfuzz.targets.libunwind.runs as runs
 
     calls = Calls(status=1)
     monkeypatch.setattr(runs, "stress_and_judge", calls)
@@ -188,7 +189,7 @@ def test_stress_libunwind_maps_the_common_options(monkeypatch: pytest.MonkeyPatc
 
 def test_fuzz_hotspot_takes_every_option_of_its_runner(monkeypatch: pytest.MonkeyPatch,
                                                        tmp_path: Path) -> None:
-    import walkfuzz.hotspot.runs as runs
+    import walkfuzz.targets.hotspot.runs as runs
 
     calls = Calls(status=0)
     monkeypatch.setattr(runs, "fuzz_and_judge", calls)
@@ -202,7 +203,7 @@ def test_fuzz_hotspot_takes_every_option_of_its_runner(monkeypatch: pytest.Monke
 
 def test_fuzz_libunwind_generator_engine_maps_its_options(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import walkfuzz.libunwind.runs as runs
+    import walkfuzz.targets.libunwind.runs as runs
 
     calls = Calls(status=1)
     monkeypatch.setattr(runs, "fuzz_and_judge", calls)
@@ -218,8 +219,8 @@ def test_fuzz_libunwind_generator_engine_maps_its_options(
 
 
 def test_stress_takes_the_targets_own_options(monkeypatch: pytest.MonkeyPatch) -> None:
-    import walkfuzz.hotspot.runs as hs_runs
-    import walkfuzz.libunwind.runs as lu_runs
+    import walkfuzz.targets.hotspot.runs as hs_runs
+    import walkfuzz.targets.libunwind.runs as lu_runs
 
     hotspot, libunwind = Calls(status=1), Calls(status=0)
     monkeypatch.setattr(hs_runs, "stress_and_judge", hotspot)
@@ -234,8 +235,8 @@ def test_stress_takes_the_targets_own_options(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_replay_dispatches_by_target(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import walkfuzz.hotspot.runs as hs_runs
-    import walkfuzz.libunwind.runs as lu_runs
+    import walkfuzz.targets.hotspot.runs as hs_runs
+    import walkfuzz.targets.libunwind.runs as lu_runs
 
     seen: list[tuple[str, Path]] = []
     monkeypatch.setattr(hs_runs, "replay_and_judge", lambda p: seen.append(("hotspot", p)) or 1)

@@ -12,12 +12,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from walkfuzz import case as C
-from walkfuzz import classify, planted, regress
-from walkfuzz.sarif import to_sarif
-from walkfuzz.triage import table, triage
-from walkfuzz.triage_cluster import Member, cluster
-from walkfuzz.triage_inputs import Defaults, discover
+from walkfuzz.findings import classify
+from walkfuzz.targets.minivm import planted
+from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.triage import regress
+from walkfuzz.triage.cluster import Member, cluster
+from walkfuzz.triage.driver import table, triage
+from walkfuzz.triage.inputs import Defaults, discover
+from walkfuzz.triage.sarif import to_sarif
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 import planted_corpus

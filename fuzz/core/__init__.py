@@ -1,0 +1,1 @@
+"""walkfuzz.core: see CONTRIBUTING.md, Layout."""

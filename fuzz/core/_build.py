@@ -1,0 +1,182 @@
+"""The one cffi build module (out-of-line API mode) for walkfuzz's C core.
+
+Every `native/src/*.c` and `native/walkers/reference/*.c` is compiled into one extension.
+The cdef is the text between `/* cffi:begin */` and `/* cffi:end */` markers in the headers
+of `native/include/`, so a header stays the single place where a C declaration lives.
+
+Flavours (module name, compiler, flags):
+  plain   walkfuzz._native       cc     -O2             tests, stress, replay, triage
+  cov     walkfuzz._native_cov   clang  fuzzer-no-link  campaigns (libFuzzer sees branches)
+  srccov  walkfuzz._native_srccov clang source-based    `walkfuzz coverage`
+  asan    walkfuzz._native_asan  clang  ASan+UBSan      the sanitizer run of tests/native
+
+`pip install` builds `plain` through setup.py's cffi_modules; the others are built in place
+by `python fuzz/core/_build.py FLAVOUR` (the Makefile does this), with CC=clang.
+
+The libunwind target's extension (below) has two flavours of its own: `unwind`
+(walkfuzz._unwind, -O2) and `unwind-asan` (walkfuzz._unwind_asan, clang, the asan flags).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from cffi import FFI
+
+ROOT = Path(__file__).resolve().parents[2]  # fuzz/core/_build.py: a script, it imports no walkfuzz
+NATIVE = ROOT / "native"
+INCLUDE = NATIVE / "include"
+SOURCE_DIRS = (NATIVE / "src", NATIVE / "walkers" / "reference")
+
+WARNINGS = ["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
+FLAVOURS: dict[str, tuple[str, list[str], list[str]]] = {
+    # name: (module, extra compile args, extra link args)
+    "plain": ("walkfuzz._native", ["-O2", "-g"], []),
+    "cov": ("walkfuzz._native_cov", ["-O2", "-g", "-fsanitize=fuzzer-no-link"], []),
+    "srccov": (
+        "walkfuzz._native_srccov",
+        ["-O1", "-g", "-fprofile-instr-generate", "-fcoverage-mapping"],
+        ["-fprofile-instr-generate"],
+    ),
+    "asan": (
+        "walkfuzz._native_asan",
+        ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+         "-fno-sanitize-recover=undefined"],
+        ["-fsanitize=address,undefined", "-shared-libasan"],
+    ),
+}
+
+CDEF_BLOCK = re.compile(r"/\* cffi:begin \*/(.*?)/\* cffi:end \*/", re.S)
+
+
+def headers() -> list[Path]:
+    return sorted(INCLUDE.glob("*.h"))
+
+
+def sources() -> list[Path]:
+    return sorted(p for d in SOURCE_DIRS for p in d.glob("*.c"))
+
+
+def cdef_text() -> str:
+    """Concatenate every header's cffi block, in file-name order."""
+    return "\n".join(
+        block for header in headers() for block in CDEF_BLOCK.findall(header.read_text())
+    )
+
+
+def make_builder(flavour: str, absolute: bool = False) -> FFI:
+    """setup.py wants paths relative to the project; FFI.compile() chdirs: wants them absolute."""
+    module, cflags, ldflags = FLAVOURS[flavour]
+
+    def path(p: Path) -> str:
+        return str(p if absolute else p.relative_to(ROOT))
+
+    builder = FFI()
+    builder.cdef(cdef_text())
+    includes = "".join(f'#include "{h.name}"\n' for h in headers())
+    builder.set_source(
+        module,
+        includes,
+        sources=[path(p) for p in sources()],
+        include_dirs=[path(INCLUDE)],
+        extra_compile_args=[*WARNINGS, "-std=gnu11", "-fno-strict-aliasing", *cflags],
+        extra_link_args=ldflags,
+        libraries=["rt", "pthread", "dl"],
+    )
+    return builder
+
+
+ffibuilder = make_builder(os.environ.get("WALKFUZZ_FLAVOUR", "plain"))
+
+# --- walkfuzz._unwind: the libunwind target, its own extension so the core builds without
+# libunwind. Its call chains are generated (fuzz/targets/libunwind/chaingen.py) and compiled per
+# file,
+# with and without frame pointers, into objects linked beside the agent and the guard.
+# The asan flavour instruments the agent and the guard, not the generated functions: their
+# frame shapes (sizes, fp or CFI only) are what the walks are tested on.
+UNWIND_DIR = NATIVE / "agents" / "libunwind"
+UNWIND_FLAVOURS: dict[str, tuple[str, list[str], list[str]]] = {
+    "unwind": ("walkfuzz._unwind", ["-O2", "-g"], []),
+    "unwind-asan": ("walkfuzz._unwind_asan", *FLAVOURS["asan"][1:]),
+}
+
+
+def _load_chaingen() -> object:
+    import importlib.util  # the package may not be installed yet: load the file itself
+
+    spec = importlib.util.spec_from_file_location(
+        "wf_chaingen", ROOT / "fuzz" / "targets" / "libunwind" / "chaingen.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module
+
+
+def _compile_object(source: Path, flags: list[str]) -> str:
+    """A generated file, by `cc` whatever $CC says: chaingen's flags are gcc's, and every flavour
+    then walks the same machine code."""
+    import subprocess
+
+    obj = source.with_suffix(".o")
+    subprocess.run(["cc", "-c", "-fPIC", "-O2", "-g", *WARNINGS, "-std=gnu11",
+                    f"-I{INCLUDE}", f"-I{UNWIND_DIR}", *flags, str(source), "-o", str(obj)],
+                   check=True)
+    return str(obj)
+
+
+def make_unwind_builder(flavour: str) -> FFI:
+    module, cflags, ldflags = UNWIND_FLAVOURS[flavour]
+    gen: Any = _load_chaingen()
+    generated = gen.write_sources(ROOT / "build" / flavour / "gen")
+    common = list(gen.COMMON_FLAGS)
+    objects = [_compile_object(generated[gen.FP_FILE], [*common, *gen.FP_FLAGS]),
+               _compile_object(generated[gen.NOFP_FILE], [*common, *gen.NOFP_FLAGS])]
+    api = [INCLUDE / "wf_guard.h", UNWIND_DIR / "wf_unwind.h"]
+    builder = FFI()
+    builder.cdef("\n".join(b for h in api for b in CDEF_BLOCK.findall(h.read_text())))
+    sources = [*sorted(UNWIND_DIR.glob("*.c")), generated[gen.TABLE_FILE],
+               *sorted((NATIVE / "src").glob("guard*.c"))]
+    builder.set_source(
+        module,
+        '#include "wf_unwind.h"\n',
+        sources=[str(p) for p in sources],
+        include_dirs=[str(INCLUDE), str(UNWIND_DIR)],
+        extra_compile_args=[*WARNINGS, "-std=gnu11", "-fno-strict-aliasing", *cflags],
+        extra_link_args=ldflags,
+        extra_objects=objects,
+        libraries=["unwind", "rt", "pthread", "dl"],
+    )
+    return builder
+
+
+def main(argv: list[str]) -> int:
+    flavour = argv[1] if len(argv) > 1 else "plain"
+    if flavour not in FLAVOURS and flavour not in UNWIND_FLAVOURS:
+        known = [*sorted(FLAVOURS), *UNWIND_FLAVOURS]
+        print(f"walkfuzz build: unknown flavour {flavour!r}; one of {known}", file=sys.stderr)
+        return 2
+    os.chdir(ROOT)
+    builder = (make_unwind_builder(flavour) if flavour in UNWIND_FLAVOURS
+               else make_builder(flavour, absolute=True))
+    # compile() places the .so under tmpdir by dotted name: walkfuzz/_native_x.so;
+    # build in build/ then move it next to the sources of the package (fuzz/).
+    out = builder.compile(tmpdir=str(ROOT / "build" / flavour), verbose=False)
+    target = ROOT / "fuzz" / Path(out).name
+    # one copy per module: pip's _native.abi3.so and this _native.cpython-311-*.so would
+    # both load as walkfuzz._native, and the interpreter's own tag wins even when stale
+    module = target.name.split(".")[0]
+    for other in (ROOT / "fuzz").glob(f"{module}.*.so"):
+        if other != target:
+            other.unlink()
+    Path(out).replace(target)
+    print(f"built {target.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,155 @@
+"""Which build of the C core a process uses, and loading it: `ffi, lib = native.load()`.
+
+The core is built in four flavours (fuzz/core/_build.py). A process uses one, chosen by the
+environment variable `WALKFUZZ_NATIVE` unless a caller names one:
+
+  plain   walkfuzz._native         tests, stress, replay, triage (the default)
+  cov     walkfuzz._native_cov     campaigns; loads atheris's libFuzzer (RTLD_GLOBAL) first
+  asan    walkfuzz._native_asan    the ASan/UBSan run; the ASan runtime must be LD_PRELOADed
+  srccov  walkfuzz._native_srccov  source-based coverage reports
+
+`make test` runs tests/native a second time with `WALKFUZZ_NATIVE=asan`, so code that takes its
+module from `load()` is exercised under the sanitizers without knowing about them.
+
+This module is the only place that imports a compiled extension: the core here, and the
+libunwind target's own extension through `import_extension` (walkfuzz.targets.libunwind.native).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import os
+import sys
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal, NamedTuple, get_args
+
+from walkfuzz.core.errors import MissingDependencyError, UserError
+
+Flavour = Literal["plain", "cov", "asan", "srccov"]
+FLAVOURS: tuple[Flavour, ...] = get_args(Flavour)
+FLAVOUR_ENV = "WALKFUZZ_NATIVE"
+DEFAULT_FLAVOUR: Flavour = "plain"
+# A harness process runs libFuzzer, which stops at once when the code it runs reports no
+# coverage: a harness started by hand, with $WALKFUZZ_NATIVE unset, takes the cov build.
+HARNESS_FLAVOUR: Flavour = "cov"
+MODULES: dict[Flavour, str] = {
+    "plain": "walkfuzz._native",
+    "cov": "walkfuzz._native_cov",
+    "asan": "walkfuzz._native_asan",
+    "srccov": "walkfuzz._native_srccov",
+}
+LIBFUZZER_MODULE = "atheris.core_with_libfuzzer"
+ASAN_RUNTIME_HINT = "LD_PRELOAD=$(clang -print-file-name=libclang_rt.asan-x86_64.so)"
+
+
+class Native(NamedTuple):
+    """A loaded flavour of the core: cffi's `ffi` and `lib` objects."""
+
+    ffi: Any
+    lib: Any
+
+
+def flavour_named(value: str) -> Flavour:
+    """`value` as a flavour; UserError naming it when it is none."""
+    for flavour in FLAVOURS:
+        if value == flavour:
+            return flavour
+    raise UserError(f"{FLAVOUR_ENV}={value!r} is not a native flavour; one of {FLAVOURS}")
+
+
+def selected_flavour(environ: Mapping[str, str] | None = None,
+                     unset: Flavour = DEFAULT_FLAVOUR) -> Flavour:
+    """The flavour $WALKFUZZ_NATIVE names (in `environ`, default this process's), `unset`
+    when it is unset or empty."""
+    value = (os.environ if environ is None else environ).get(FLAVOUR_ENV) or unset
+    return flavour_named(value)
+
+
+def load(flavour: Flavour | None = None) -> Native:
+    """The core in `flavour` (default: the selected one), imported once per process."""
+    return _load(flavour or selected_flavour())
+
+
+def module_path(flavour: Flavour | None = None) -> Path:
+    """The shared library of a loaded flavour, for dlsym and symbolization."""
+    chosen = flavour or selected_flavour()
+    _load(chosen)
+    module_file = sys.modules[MODULES[chosen]].__file__
+    assert module_file is not None, f"{MODULES[chosen]} has no file"
+    return Path(module_file)
+
+
+def function_address(name: str, flavour: Flavour | None = None) -> int:
+    """Address of the exported C function `name` itself (cffi's `ffi.addressof` gives a wrapper)."""
+    return _function_address(name, flavour or selected_flavour())
+
+
+@cache
+def _function_address(name: str, flavour: Flavour) -> int:
+    library = ctypes.CDLL(str(module_path(flavour)))
+    try:
+        pointer = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+    except AttributeError:
+        raise UserError(f"the {flavour} core exports no function {name!r}") from None
+    assert pointer is not None, f"{name} resolved to NULL"
+    return pointer
+
+
+@cache
+def _load(flavour: Flavour) -> Native:
+    if flavour == "cov":
+        load_libfuzzer()
+    if flavour == "asan":
+        require_asan_runtime(MODULES[flavour])
+    try:
+        # Global: a walker library may call the VM's functions (wf_vm.h) and resolves them here.
+        module = import_extension(MODULES[flavour], global_symbols=True)
+    except ModuleNotFoundError as err:
+        if err.name != MODULES[flavour]:
+            raise
+        raise MissingDependencyError(
+            f"native module {MODULES[flavour]} is not built "
+            f"(run `make build`, or `python fuzz/core/_build.py {flavour}`)"
+        ) from None
+    return Native(module.ffi, module.lib)
+
+
+def import_extension(name: str, *, global_symbols: bool) -> ModuleType:
+    """Import the extension module `name` with RTLD_NOW, and RTLD_GLOBAL when libraries loaded
+    later must resolve its symbols (libFuzzer's coverage callbacks, the core's functions).
+    A module an earlier import loaded RTLD_LOCAL is promoted with RTLD_NOLOAD."""
+    flags = sys.getdlopenflags()
+    mode = os.RTLD_NOW | (os.RTLD_GLOBAL if global_symbols else 0)
+    sys.setdlopenflags(mode)
+    try:
+        module = importlib.import_module(name)
+    finally:
+        sys.setdlopenflags(flags)
+    if global_symbols and module.__file__ is not None:
+        ctypes.CDLL(module.__file__, mode=mode | os.RTLD_NOLOAD)
+    return module
+
+
+@cache
+def load_libfuzzer() -> None:
+    """atheris's libFuzzer, global: the cov flavour and walker libraries built for coverage
+    (-fsanitize=fuzzer-no-link) call its coverage callbacks, and a harness runs it."""
+    try:
+        import_extension(LIBFUZZER_MODULE, global_symbols=True)
+    except ImportError as err:
+        raise MissingDependencyError(
+            f"the cov flavour needs atheris with libFuzzer (pip install atheris): {err}"
+        ) from None
+
+
+def require_asan_runtime(module: str) -> None:
+    """An ASan-built extension imported without the ASan runtime aborts the process instead of
+    raising: refuse first, naming `module` and how to run it."""
+    if not hasattr(ctypes.CDLL(None), "__asan_init"):
+        raise MissingDependencyError(
+            f"{module} needs the ASan runtime loaded first: run under {ASAN_RUNTIME_HINT}"
+        )

@@ -1,0 +1,1 @@
+"""walkfuzz.engine: see CONTRIBUTING.md, Layout."""

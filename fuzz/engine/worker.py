@@ -1,0 +1,134 @@
+"""The runtime of a harness process (one libFuzzer worker of a campaign, or a standalone run).
+
+A harness script in harnesses/ is a few lines:
+
+    worker = Worker.from_environment("layouts")
+    native = worker.load_native()           # libFuzzer first, then the core (walkfuzz.core.native)
+    def one_input(data: bytes) -> None:
+        result = native.lib.wf_fuzz_...(...) # the one C call; it journals the input first
+        if <result is a finding>:
+            worker.report(Finding(...))
+    worker.fuzz(one_input)
+
+The supervisor passes the campaign through the environment (see `WorkerEnv`), so that every
+argument on the command line belongs to libFuzzer and a harness also runs by hand:
+`harnesses/layouts.py crash-0123...` replays one input and saves what it finds.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from walkfuzz.core import native
+from walkfuzz.engine.journal import DEFAULT_CAPACITY, JOURNAL_NAME, JournalWriter
+from walkfuzz.findings.finding import CLOCK_ENV, Finding, FindingSink, RunClock
+
+ENV_OUT = "WALKFUZZ_OUT"
+ENV_WORKER_DIR = "WALKFUZZ_WORKER_DIR"
+ENV_TARGET = "WALKFUZZ_TARGET"
+ENV_WALKER = "WALKFUZZ_WALKER"
+DEFAULT_OUT = "walkfuzz-out"
+
+
+@dataclass(frozen=True)
+class WorkerEnv:
+    """What the supervisor tells a worker, read from the environment."""
+
+    out_dir: Path
+    worker_dir: Path | None  # None when run by hand: no journal
+    target: str
+    walker: str  # "reference" or the path of a walker library
+    native: native.Flavour  # build flavour of the core to load
+    clock: RunClock | None = None  # the campaign's; None when run by hand (a run of its own)
+
+    @classmethod
+    def read(cls, environ: dict[str, str] | None = None) -> WorkerEnv:
+        env = dict(os.environ if environ is None else environ)
+        worker_dir = env.get(ENV_WORKER_DIR)
+        clock = env.get(CLOCK_ENV)
+        return cls(
+            out_dir=Path(env.get(ENV_OUT, DEFAULT_OUT)),
+            worker_dir=Path(worker_dir) if worker_dir else None,
+            target=env.get(ENV_TARGET, "minivm"),
+            walker=env.get(ENV_WALKER, "") or "reference",
+            native=native.selected_flavour(env, unset=native.HARNESS_FLAVOUR),
+            clock=RunClock.from_text(clock) if clock else None,
+        )
+
+    def to_environ(self) -> dict[str, str]:
+        env = {
+            ENV_OUT: str(self.out_dir),
+            ENV_TARGET: self.target,
+            ENV_WALKER: self.walker,
+            native.FLAVOUR_ENV: self.native,
+        }
+        if self.worker_dir is not None:
+            env[ENV_WORKER_DIR] = str(self.worker_dir)
+        if self.clock is not None:
+            env[CLOCK_ENV] = self.clock.to_text()
+        return env
+
+
+class Worker:
+    """One harness process: journal, deduplicating finding sink, libFuzzer set-up."""
+
+    def __init__(self, harness: str, env: WorkerEnv) -> None:
+        self.harness = harness
+        self.env = env
+        self.sink = FindingSink(env.out_dir, clock=env.clock)
+        self.journal = (
+            JournalWriter(env.worker_dir / JOURNAL_NAME) if env.worker_dir is not None else None
+        )
+        self.record: Callable[[bytes], None] = (
+            self.journal.record if self.journal is not None else _no_journal
+        )
+
+    @classmethod
+    def from_environment(cls, harness: str) -> Worker:
+        return cls(harness, WorkerEnv.read())
+
+    def load_native(self) -> native.Native:
+        """libFuzzer first, whatever the flavour (walker libraries built for coverage call it,
+        and the harness runs it), then the core of the chosen flavour."""
+        native.load_libfuzzer()
+        core = native.load(self.env.native)
+        if self.env.worker_dir is not None:
+            self._journal_in_c(core)
+        return core
+
+    def _journal_in_c(self, core: native.Native) -> None:
+        """Move the journal into C: the harness's one C call per input records the input
+        itself (a Python copy costs about 400 ns an input)."""
+        assert self.env.worker_dir is not None
+        path = str(self.env.worker_dir / JOURNAL_NAME).encode()
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
+        rc = core.lib.wf_journal_open(path, DEFAULT_CAPACITY)
+        if rc != 0:
+            raise SystemExit(f"cannot open the input journal {path.decode()}: {os.strerror(-rc)}")
+        self.record = _no_journal
+
+    def report(self, finding: Finding) -> None:
+        """Save a finding (deduplicated); say so once per signature on stderr."""
+        saved = self.sink.offer(finding)
+        if saved is not None and self.sink.seen[finding.signature] == 1:
+            print(f"walkfuzz: {finding.kind} finding saved in {saved}", file=sys.stderr)
+
+    def fuzz(self, one_input: Callable[[bytes], None], argv: Sequence[str] | None = None) -> None:
+        """Hand control to libFuzzer; returns only when it is done."""
+        import atheris
+
+        native.load_libfuzzer()
+        atheris.Setup(list(sys.argv if argv is None else argv), one_input,
+                      internal_libfuzzer=True)
+        atheris.Fuzz()
+
+
+def _no_journal(data: bytes) -> None:
+    """Run by hand: the input is a file already."""
+

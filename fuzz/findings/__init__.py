@@ -1,0 +1,1 @@
+"""walkfuzz.findings.finding: see CONTRIBUTING.md, Layout."""

@@ -1,0 +1,1 @@
+"""walkfuzz.report.document: see CONTRIBUTING.md, Layout."""

@@ -1,0 +1,1 @@
+"""walkfuzz.targets.table: see CONTRIBUTING.md, Layout."""

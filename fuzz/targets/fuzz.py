@@ -1,0 +1,90 @@
+"""What `walkfuzz fuzz --target T` runs for each target (named in walkfuzz.targets.TARGETS):
+
+    minivm      a libFuzzer campaign on harnesses/<H>.py (walkfuzz.targets.campaign_run)
+    libunwind   --engine libfuzzer (default): a libFuzzer campaign on
+                harnesses/libunwind_perturb.py; --engine generator: the C generator stream in
+                supervised worker processes (walkfuzz.targets.libunwind.runs), the benchmark's
+                engine
+    hotspot     one guarded JVM run of perturbed-context AsyncGetCallTrace calls
+                (walkfuzz.targets.hotspot.runs); -j is the workload's threads
+
+Each takes the parsed arguments of `walkfuzz fuzz` (the flags the target does not take were
+refused already) and returns the exit status: 0 no findings, 1 findings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from walkfuzz.core.errors import UserError
+from walkfuzz.targets.campaign_run import run_campaign
+from walkfuzz.targets.flags import refuse_inapplicable
+from walkfuzz.targets.table import CAMPAIGN_FLAGS, TARGET_FLAGS, default_out
+
+HOTSPOT_HARNESS = "perturb"  # the harness name hotspot findings carry
+HOTSPOT_DEFAULT_SECONDS = 60.0
+HOTSPOT_DEFAULT_THREADS = 2
+ENGINES = ("libfuzzer", "generator")
+# The libunwind generator engine's defaults (it has no corpus to resume, so a time budget).
+GENERATOR_SECONDS = 60.0
+GENERATOR_JOBS = 2
+GENERATOR_WALK_BUDGET_MS = 500.0
+GENERATOR_FLAGS = ("--engine", "--seed", "--walk-budget")
+
+
+def _argv() -> list[str]:
+    return ["walkfuzz", *sys.argv[1:]]
+
+
+def fuzz_minivm(args: argparse.Namespace) -> int:
+    return run_campaign(args)
+
+
+def fuzz_libunwind(args: argparse.Namespace) -> int:
+    engine = args.engine or ENGINES[0]
+    flags = GENERATOR_FLAGS if engine == "generator" else (*CAMPAIGN_FLAGS, "--engine")
+    refuse_inapplicable(args, f"libunwind --engine {engine}", TARGET_FLAGS["fuzz"], flags)
+    if engine == "libfuzzer":
+        return run_campaign(args)
+    from walkfuzz.targets.libunwind.runs import fuzz_and_judge
+
+    budget_ms = GENERATOR_WALK_BUDGET_MS if args.walk_budget_ns is None else \
+        args.walk_budget_ns / 1e6
+    return fuzz_and_judge(
+        args.out or default_out("fuzz", "libunwind", "libunwind-generator"),
+        seconds=GENERATOR_SECONDS if args.time is None else args.time,
+        jobs=GENERATOR_JOBS if args.jobs is None else args.jobs,
+        seed=1 if args.seed is None else args.seed, budget_ms=budget_ms, argv=_argv())
+
+
+def hotspot_threads(args: argparse.Namespace) -> int:
+    """-j and --threads are one setting for hotspot: the workload's (fuzzed) threads."""
+    if args.jobs is not None and args.threads is not None and args.jobs != args.threads:
+        raise UserError(f"-j {args.jobs} and --threads {args.threads} disagree "
+                        "(for hotspot both are the workload's threads)")
+    return next((n for n in (args.jobs, args.threads) if n is not None),
+                HOTSPOT_DEFAULT_THREADS)
+
+
+def fuzz_hotspot(args: argparse.Namespace) -> int:
+    """AsyncGetCallTrace in a JVM: one guarded fuzz run (and with --control an unguarded one)."""
+    from walkfuzz.targets.hotspot.campaign import DEFAULT_BATCH, DEFAULT_FUZZ_INTERVAL_US
+    from walkfuzz.targets.hotspot.runs import fuzz_and_judge
+
+    if args.harness not in (None, HOTSPOT_HARNESS):
+        raise UserError(f"unknown harness {args.harness!r} for target 'hotspot'; "
+                        f"available: {HOTSPOT_HARNESS}")
+    if len(args.corpus) > 1:
+        raise UserError(f"--corpus given {len(args.corpus)} times; target 'hotspot' takes one "
+                        "directory or file")
+    return fuzz_and_judge(
+        args.out or default_out("fuzz", "hotspot"), jdk=args.jdk,
+        duration_s=HOTSPOT_DEFAULT_SECONDS if args.time is None else args.time,
+        seed=1 if args.seed is None else args.seed, threads=hotspot_threads(args),
+        corpus=args.corpus[0] if args.corpus else None, control=args.control,
+        corpus_only=args.corpus_only,
+        batch=DEFAULT_BATCH if args.batch is None else args.batch,
+        interval_us=(DEFAULT_FUZZ_INTERVAL_US if args.interval_ns is None
+                     else args.interval_ns // 1000),
+        argv=_argv())

@@ -1,0 +1,127 @@
+"""Run a HotSpot fuzz, stress or replay run, print its summary and judge its exit status.
+
+`walkfuzz fuzz|stress|replay --target hotspot` end here:
+
+    fuzz     0 no findings, 1 findings (or the JVM did not survive)
+    stress   0 clean, 1 a fault, a hang, a dead JVM, or an invalid-trace rate above the limit
+    replay   0 the record ran clean, 1 it faulted again
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from walkfuzz.core.errors import UserError
+from walkfuzz.targets.hotspot.campaign import (
+    DEFAULT_BATCH,
+    DEFAULT_FUZZ_INTERVAL_US,
+    HotspotRun,
+    run_hotspot_fuzz,
+    run_hotspot_stress,
+)
+from walkfuzz.targets.hotspot.record import RecordError, decode
+
+MAX_THREADS = 64
+# Strategy bits (perturb.c): all nine, or "corpus" alone (apply the given records, nothing else).
+ALL_STRATEGIES = 0x1FF
+CORPUS_ONLY = 1 << 8
+REPLAY_SECONDS = 10.0
+
+
+def check_threads(threads: int) -> None:
+    if not 1 <= threads <= MAX_THREADS:
+        raise UserError(f"threads {threads} is outside 1..{MAX_THREADS}")
+
+
+def _print_summary(hs: HotspotRun) -> None:
+    print(json.dumps(hs.counters, indent=1, default=str))
+    print(f"report: {hs.report.get('html')}")
+
+
+def fuzz_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int, threads: int,
+                   corpus: Path | None, argv: list[str], control: bool = False,
+                   corpus_only: bool = False, batch: int = DEFAULT_BATCH,
+                   interval_us: int = DEFAULT_FUZZ_INTERVAL_US) -> int:
+    """A guarded fuzz run: 1 when it found anything (or the JVM died), else 0."""
+    check_threads(threads)
+    if corpus is not None and not corpus.exists():
+        raise UserError(f"--corpus {str(corpus)!r} does not exist")
+    if corpus_only and corpus is None:
+        raise UserError("--corpus-only needs --corpus")
+    if interval_us < 1:
+        raise UserError(f"interval {interval_us} us must be at least 1 us")
+    hs = run_hotspot_fuzz(out, jdk=jdk, duration_s=duration_s, seed=seed, threads=threads,
+                          corpus=corpus, control=control, batch=batch, interval_us=interval_us,
+                          strategies=CORPUS_ONLY if corpus_only else ALL_STRATEGIES, argv=argv)
+    _print_summary(hs)
+    alive = bool(hs.counters.get("jvm_alive_at_end"))
+    return 1 if hs.findings or not alive else 0
+
+
+def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int, threads: int,
+                     interval_us: int, argv: list[str], max_invalid_rate: float | None = None,
+                     debug_non_safepoints: bool = True) -> int:
+    """A sampled run checked against the oracles: 1 on a fault, a hang, a dead JVM or an
+    invalid-trace rate above max_invalid_rate, else 0."""
+    check_threads(threads)
+    if interval_us < 1:
+        raise UserError(f"interval {interval_us} us must be at least 1 us")
+    hs = run_hotspot_stress(out, jdk=jdk, duration_s=duration_s, seed=seed, threads=threads,
+                            interval_us=interval_us, debug_non_safepoints=debug_non_safepoints,
+                            argv=argv)
+    _print_summary(hs)
+    faults = [f for f in hs.findings if f.kind in ("crash", "hang")]
+    failed = bool(faults) or not hs.counters.get("jvm_alive_at_end")
+    rate = hs.counters.get("invalid_rate", 0.0)
+    if max_invalid_rate is not None and isinstance(rate, float) and rate > max_invalid_rate:
+        print(f"invalid-trace rate {rate} above --max-invalid-rate {max_invalid_rate}",
+              file=sys.stderr)
+        failed = True
+    return 1 if failed else 0
+
+
+def _stored_description(finding: Path) -> dict[str, object]:
+    try:
+        doc = json.loads(finding.with_suffix(".json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def replay_and_judge(finding: Path, jdk: str | None = None,
+                     seconds: float = REPLAY_SECONDS) -> int:
+    """Apply one finding's perturbation record (and nothing else) to the workload's live Java
+    contexts in a fresh JVM for `seconds`; print what faulted. JDK: `jdk`, else the one the
+    finding names in its description. The record is applied exactly (never nudged). Records
+    that add/xor, or set a register relative to a base (the stack top, the interrupted sp,
+    the code cache, libjvm, the heap, the next thread's stack), mean the same in any JVM; a
+    version-1 record that sets an absolute address depends on the old run's layout."""
+    if not finding.is_file():
+        raise UserError(f"input {str(finding)!r} is not a file")
+    data = finding.read_bytes()
+    if not data:
+        raise UserError(f"input {str(finding)!r} holds no perturbation record (hang and "
+                        "invalid-trace findings replay only with their run)")
+    try:
+        record = decode(data)
+    except RecordError as e:
+        raise RecordError(f"input {str(finding)!r}: {e}") from None
+    stored = _stored_description(finding)
+    details = stored.get("details")
+    label = details.get("jdk") if isinstance(details, dict) else None
+    the_jdk = jdk or (label if isinstance(label, str) else None)
+    with tempfile.TemporaryDirectory(prefix="walkfuzz-hotspot-replay-") as tmp:
+        hs = run_hotspot_fuzz(Path(tmp), jdk=the_jdk, duration_s=seconds, corpus=finding,
+                              strategies=CORPUS_ONLY, argv=["walkfuzz", *sys.argv[1:]])
+    signatures = hs.counters.get("faults_by_signature", {})
+    doc = {"input": str(finding), "jdk": hs.jdk.label, "jdk_version": hs.jdk.version,
+           "perturbation": record.describe(), "record_version": record.version,
+           "asgct_calls": hs.counters.get("asgct_calls"), "faults": hs.counters.get("faults"),
+           "signatures": signatures, "stored_signature": stored.get("signature"),
+           "reproduced": isinstance(signatures, dict) and stored.get("signature") in signatures,
+           "jvm_alive_at_end": hs.counters.get("jvm_alive_at_end")}
+    print(json.dumps(doc, indent=1, default=str))
+    return 1 if hs.findings else 0

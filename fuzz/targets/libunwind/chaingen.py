@@ -1,0 +1,202 @@
+"""Generator of the C call chains libunwind is walked over: functions of known shape.
+
+Two families, each function in its own ELF section so the linker hands the C side its exact
+address range (`__start_<name>_code` / `__stop_<name>_code`), which is how a walked pc is mapped
+back to the function it belongs to:
+
+- chain functions `wf_uw_chain_<i>` (fuzz): each calls the next function of a path chosen by
+  the input, the last one calls the bottom (which captures the context and walks);
+- work functions `wf_uw_work_<i>` (stress): loops and recursion whose entry and exit are
+  recorded on a shadow stack that a signal handler reads.
+
+Half the functions are written to a file compiled with -fno-omit-frame-pointer, half to one
+compiled with -fomit-frame-pointer, so a walk crosses fp-chained and CFI-only frames. Frame
+sizes, alloca (a dynamic frame) and many live callee-saved registers vary per function.
+
+Imported by fuzz/core/_build.py by path (it runs before the package is installed): standard
+library only.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+CHAIN_FUNCTIONS = 16
+WORK_FUNCTIONS = 8
+# Words of the volatile local array that sets a function's frame size, by size class.
+FRAME_WORDS = (1, 5, 33, 257)
+
+FP_FILE = "wf_uw_gen_fp.c"
+NOFP_FILE = "wf_uw_gen_nofp.c"
+TABLE_FILE = "wf_uw_gen_table.c"
+FP_FLAGS = ("-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer")
+NOFP_FLAGS = ("-fomit-frame-pointer",)
+# Keep each function in one piece (no .cold part outside its section).
+COMMON_FLAGS = ("-fno-reorder-blocks-and-partition", "-fno-optimize-sibling-calls")
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One generated function: what makes its frame different from its neighbours'."""
+
+    family: str  # "chain" or "work"
+    index: int
+    frame_pointer: bool
+    frame_words: int
+    uses_alloca: bool
+    many_registers: bool
+
+    @property
+    def name(self) -> str:
+        return f"wf_uw_{self.family}_{self.index}"
+
+    @property
+    def section(self) -> str:
+        """Its ELF section (must differ from the symbol's name for the assembler)."""
+        return f"{self.name}_code"
+
+    @property
+    def kind(self) -> str:
+        """The frame kind shown in findings' shapes."""
+        return f"{self.family}-{'fp' if self.frame_pointer else 'nofp'}"
+
+
+def specs(family: str, count: int) -> list[FunctionSpec]:
+    return [
+        FunctionSpec(
+            family=family,
+            index=i,
+            frame_pointer=i % 2 == 0,
+            frame_words=FRAME_WORDS[(i // 2) % len(FRAME_WORDS)],
+            uses_alloca=i % 8 == 5,
+            many_registers=i % 3 == 0,
+        )
+        for i in range(count)
+    ]
+
+
+def chain_specs() -> list[FunctionSpec]:
+    return specs("chain", CHAIN_FUNCTIONS)
+
+
+def work_specs() -> list[FunctionSpec]:
+    return specs("work", WORK_FUNCTIONS)
+
+
+def _prologue(spec: FunctionSpec, seed_expr: str) -> list[str]:
+    lines = [f"    volatile uintptr_t frame[{spec.frame_words}];",
+             f"    frame[0] = {seed_expr};"]
+    if spec.uses_alloca:
+        size = f"({seed_expr} % 7 + 1) * 16"
+        lines += [f"    volatile uintptr_t *dynamic = __builtin_alloca({size});",
+                  "    dynamic[0] = frame[0];"]
+    if spec.many_registers:
+        # Values live across the call: the compiler keeps them in callee-saved registers,
+        # so the CFI must describe where it saved the caller's ones.
+        lines += [f"    uintptr_t k1 = frame[0] * 3, k2 = k1 ^ {spec.index + 11}u, k3 = k2 + k1,"
+                  " k4 = k3 * 5, k5 = k4 ^ k2;"]
+    return lines
+
+
+def _live_sum(spec: FunctionSpec) -> str:
+    extra = " + k1 + k2 + k3 + k4 + k5" if spec.many_registers else ""
+    dyn = " + dynamic[0]" if spec.uses_alloca else ""
+    return f"frame[0]{dyn}{extra}"
+
+
+def chain_function(spec: FunctionSpec) -> str:
+    body = [
+        *_prologue(spec, "level"),
+        "    uintptr_t r = wf_uw_chain_descend(c, level);",
+        f"    return r + {_live_sum(spec)};",
+    ]
+    return (f'WF_UW_GENERATED("{spec.section}")\n'
+            f"uintptr_t {spec.name}(wf_uw_chain *c, unsigned level)\n{{\n"
+            + "\n".join(body) + "\n}\n")
+
+
+def work_function(spec: FunctionSpec) -> str:
+    body = [
+        f"    wf_uw_shadow_push(&w->shadow, {spec.index});",
+        *_prologue(spec, "depth"),
+        "    uintptr_t acc = wf_uw_work_spin(w, depth);",
+        "    unsigned calls = wf_uw_work_fanout(w, depth);",
+        "    for (unsigned i = 0; i < calls; i++) {",
+        "        acc += wf_uw_work_fns[wf_uw_work_pick(w)](w, depth + 1);",
+        "        acc ^= wf_uw_work_spin(w, depth);",
+        "    }",
+        f"    acc += {_live_sum(spec)};",
+        "    wf_uw_shadow_pop(&w->shadow);",
+        "    return acc;",
+    ]
+    return (f'WF_UW_GENERATED("{spec.section}")\n'
+            f"uintptr_t {spec.name}(wf_uw_worker *w, unsigned depth)\n{{\n"
+            + "\n".join(body) + "\n}\n")
+
+
+HEADER = """/* GENERATED by fuzz/targets/libunwind/chaingen.py; do not edit. */
+#include "wf_uw_chain.h"
+#include "wf_uw_worker.h"
+"""
+
+
+def function_file(frame_pointer: bool) -> str:
+    parts = [HEADER]
+    for spec in chain_specs() + work_specs():
+        if spec.frame_pointer != frame_pointer:
+            continue
+        generate = chain_function if spec.family == "chain" else work_function
+        parts.append(generate(spec))
+    return "\n".join(parts)
+
+
+def _range_rows(family: list[FunctionSpec]) -> str:
+    return "\n".join(
+        f"    {{ (uintptr_t)__start_{s.section}, (uintptr_t)__stop_{s.section}, "
+        f"{int(s.frame_pointer)} }}," for s in family)
+
+
+def table_file() -> str:
+    every = chain_specs() + work_specs()
+    externs = "\n".join(f"extern const char __start_{s.section}[], __stop_{s.section}[];"
+                        for s in every)
+    chain_names = ", ".join(s.name for s in chain_specs())
+    work_names = ", ".join(s.name for s in work_specs())
+    return f"""{HEADER}
+/* Section bounds the linker defines for every section named like a C identifier. */
+{externs}
+
+wf_uw_chain_fn {chain_names};
+wf_uw_work_fn {work_names};
+
+wf_uw_chain_fn *const volatile wf_uw_chain_fns[WF_UW_CHAIN_FUNCTIONS] = {{ {chain_names} }};
+wf_uw_work_fn *const volatile wf_uw_work_fns[WF_UW_WORK_FUNCTIONS] = {{ {work_names} }};
+
+const wf_uw_range wf_uw_chain_ranges[WF_UW_CHAIN_FUNCTIONS] = {{
+{_range_rows(chain_specs())}
+}};
+const wf_uw_range wf_uw_work_ranges[WF_UW_WORK_FUNCTIONS] = {{
+{_range_rows(work_specs())}
+}};
+"""
+
+
+def write_sources(out_dir: Path) -> dict[str, Path]:
+    """Write the three generated C files into out_dir (only when their text changed)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    texts = {FP_FILE: function_file(True), NOFP_FILE: function_file(False),
+             TABLE_FILE: table_file()}
+    paths = {}
+    for name, text in texts.items():
+        path = out_dir / name
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+        paths[name] = path
+    return paths
+
+
+if __name__ == "__main__":
+    for written in write_sources(Path(sys.argv[1])).values():
+        print(written)

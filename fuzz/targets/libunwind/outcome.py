@@ -1,0 +1,165 @@
+"""What one libunwind walk came to, in Python: frames named, verdict, and the finding it makes.
+
+Frame kinds: `bottom` / `root` / `worker-root` for the fixed functions, `chain-fp`,
+`chain-nofp`, `work-fp`, `work-nofp` for generated ones, `sigtramp` for glibc's signal
+trampoline, else the module a pc is in (`libc`, `libunwind`, ...) or `wild` for a pc in no
+module. They are all in a finding's details.
+
+A finding's `shape` (part of its signature) is coarser for crashes and hangs: the class of
+the frame libunwind was stepping from — `sigtramp` (registers restored from a signal frame),
+`known` (generated code, CFI and frame layout known), `module` (other mapped code), `wild`
+(no code there: libunwind's fallback paths). The faulting pc already names the code path;
+which chain functions came before it does not make a different bug. An invalid trace keeps
+the full kinds up to the first differing frame.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from walkfuzz.findings.finding import Finding, FindingKind
+from walkfuzz.targets.libunwind import chaingen
+from walkfuzz.targets.libunwind.case import decode
+
+TARGET = "libunwind"
+STOP_NAMES = ("root", "end", "step-error", "init-error", "cycle", "budget", "fault", "hang")
+INVALID_NAMES = ("valid", "missing", "extra", "wrong-function", "truncated", "cycle")
+STATUS_KINDS: dict[int, FindingKind] = {1: "crash", 2: "hang", 3: "invalid-trace"}
+ID_WORK_BASE = 16
+FIXED_IDS = {32: "bottom", 33: "root", 34: "worker-root"}
+_CHAIN_KINDS = [s.kind for s in chaingen.chain_specs()]
+_WORK_KINDS = [s.kind for s in chaingen.work_specs()]
+_MODULE = re.compile(r"^(?P<module>[^+]+?)(?:\.so[.0-9]*)?\+0x[0-9a-f]+$")
+# A pc's description (`module+0xoffset`, dladdr's) is a name, not an error line: a module's
+# name is short, so it has a buffer of its own size.
+DESCRIPTION_LEN = 256
+SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV"}
+
+
+class Namer:
+    """Names pcs with the module's help (dladdr), remembering the trampoline's address."""
+
+    def __init__(self, native: Any) -> None:
+        self.ffi, self.lib = native.ffi, native.lib
+        self.trampoline = int(self.lib.wf_uw_signal_trampoline())
+        self._buf = self.ffi.new("char[]", DESCRIPTION_LEN)
+
+    def describe(self, pc: int) -> str:
+        self.lib.wf_uw_describe_pc(pc, self._buf, DESCRIPTION_LEN)
+        text: str = self.ffi.string(self._buf).decode(errors="replace")
+        return text
+
+    def kind(self, frame_id: int, pc: int) -> str:
+        if 0 <= frame_id < len(_CHAIN_KINDS):
+            return _CHAIN_KINDS[frame_id]
+        if ID_WORK_BASE <= frame_id < ID_WORK_BASE + len(_WORK_KINDS):
+            return _WORK_KINDS[frame_id - ID_WORK_BASE]
+        if frame_id in FIXED_IDS:
+            return FIXED_IDS[frame_id]
+        if self.trampoline and self.trampoline <= pc < self.trampoline + 16:
+            return "sigtramp"
+        match = _MODULE.match(self.describe(pc))
+        return match.group("module") if match else "wild"
+
+
+@dataclass(frozen=True)
+class WalkOutcome:
+    """A copy of wf_uw_result that outlives the C struct."""
+
+    status: int
+    stop: str
+    unw_rc: int
+    invalid: str
+    perturbations: int
+    first_diff: int
+    frames: tuple[tuple[int, int, int], ...]  # (id, pc, sp)
+    expected: tuple[int, ...]
+    captured: tuple[int, int, int]  # rip, rsp, rbp
+    walked_from: tuple[int, int, int]
+    fault: dict[str, int]
+
+    @classmethod
+    def from_c(cls, r: Any) -> WalkOutcome:
+        f = r.fault
+        return cls(
+            status=int(r.status),
+            stop=STOP_NAMES[r.stop],
+            unw_rc=int(r.unw_rc),
+            invalid=INVALID_NAMES[r.invalid],
+            perturbations=int(r.perturbations),
+            first_diff=int(r.first_diff),
+            frames=tuple((int(r.frame[i].id), int(r.frame[i].pc), int(r.frame[i].sp))
+                         for i in range(r.frames)),
+            expected=tuple(int(r.expected[i]) for i in range(r.expected_count)),
+            captured=(int(r.captured[0]), int(r.captured[1]), int(r.captured[2])),
+            walked_from=(int(r.walked_from[0]), int(r.walked_from[1]), int(r.walked_from[2])),
+            fault={"kind": int(f.kind), "signo": int(f.signo), "si_code": int(f.si_code),
+                   "addr": int(f.addr), "pc": int(f.pc), "frames": int(f.frames)},
+        )
+
+    @property
+    def finding_kind(self) -> FindingKind | None:
+        return STATUS_KINDS.get(self.status)
+
+    def location(self, namer: Namer) -> str:
+        if self.stop == "fault":
+            return namer.describe(self.fault["pc"])
+        if self.stop == "hang":
+            return f"watchdog:{namer.describe(self.fault['pc'])}"
+        if self.stop == "cycle":
+            return "check:cycle"
+        return f"check:{self.invalid}"
+
+    def kinds(self, namer: Namer) -> tuple[str, ...]:
+        return tuple(namer.kind(fid, pc) for fid, pc, _ in self.frames)
+
+    def shape(self, namer: Namer) -> tuple[str, ...]:
+        kinds = self.kinds(namer)
+        if self.status == 3:
+            return kinds[: self.first_diff + 1] if self.first_diff >= 0 else kinds
+        return (step_class(kinds[-1]),) if kinds else ("init",)
+
+
+KNOWN_KINDS = frozenset({*_CHAIN_KINDS, *_WORK_KINDS, *FIXED_IDS.values()})
+
+
+def step_class(kind: str) -> str:
+    """Coarse class of a frame kind, for crash and hang shapes (see the module docstring)."""
+    if kind in ("sigtramp", "wild"):
+        return kind
+    return "known" if kind in KNOWN_KINDS else "module"
+
+
+def expected_kinds(namer: Namer, ids: Sequence[int]) -> list[str]:
+    return [namer.kind(i, 0) for i in ids]
+
+
+def to_finding(outcome: WalkOutcome, data: bytes, namer: Namer, harness: str) -> Finding:
+    """The finding of a walk whose status is not OK."""
+    kind = outcome.finding_kind
+    if kind is None:
+        raise ValueError(f"walk status {outcome.status} is not a finding")
+    fault = outcome.fault
+    details: dict[str, object] = {
+        "case": decode(data).to_json(),
+        "stop": outcome.stop,
+        "unw_rc": outcome.unw_rc,
+        "walked_from": {r: hex(v) for r, v in zip(("rip", "rsp", "rbp"), outcome.walked_from,
+                                                   strict=True)},
+        "frames": [namer.describe(pc) for _, pc, _ in outcome.frames],
+        "frame_kinds": list(outcome.kinds(namer)),
+    }
+    if kind in ("crash", "hang") and outcome.stop != "cycle":
+        details["signal"] = SIGNALS.get(fault["signo"], str(fault["signo"]))
+        details["si_code"] = fault["si_code"]
+        details["fault_address"] = hex(fault["addr"])
+        details["frames_before_fault"] = fault["frames"]
+    if kind == "invalid-trace":
+        details["invalid"] = outcome.invalid
+        details["first_diff"] = outcome.first_diff
+        details["expected"] = expected_kinds(namer, outcome.expected)
+    return Finding(kind=kind, target=TARGET, harness=harness, location=outcome.location(namer),
+                   shape=outcome.shape(namer), data=data, details=details)

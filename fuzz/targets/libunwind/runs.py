@@ -1,0 +1,118 @@
+"""Run a libunwind fuzz, stress or replay run, print its summary and judge its exit status.
+`walkfuzz fuzz --target libunwind --engine generator`, `walkfuzz stress --target libunwind`
+and `walkfuzz replay --target libunwind` end here:
+
+    fuzz     0 no findings, 1 findings
+    stress   0 clean, 1 a fault, a hang, a dead child, or an invalid-trace rate above the limit
+    replay   0 a clean walk, 1 a finding (or the child died)
+
+(`walkfuzz fuzz --target libunwind` with its default engine is a libFuzzer campaign on
+harnesses/libunwind_perturb.py, walkfuzz.targets.campaign_run; this module's fuzz run is the
+supervised-process runner on the C generator stream.)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.engine.progress import Progress, human
+from walkfuzz.findings.finding import RunClock
+
+
+def _positive(name: str, value: float) -> None:
+    if value <= 0:
+        raise UserError(f"{name} {value} is not positive")
+
+
+def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms: float,
+                   argv: list[str]) -> int:
+    """Supervised-process fuzzing for `seconds`: 1 when it found anything, else 0."""
+    from walkfuzz.targets.libunwind.fuzz import run_libunwind_fuzz
+    from walkfuzz.targets.libunwind.native import load
+    from walkfuzz.targets.libunwind.reporting import fuzz_report
+
+    _positive("--time", seconds)
+    _positive("--jobs", jobs)
+    _positive("--walk-budget (ms)", budget_ms)
+    load()  # fail here, naming the module, rather than in every worker
+    progress = Progress()
+    started = time.time()
+
+    def tick(elapsed: float, c: dict[str, object]) -> None:
+        progress.update(elapsed, f"walks {human(float(str(c['walks'])))}  faults {c['faults']}  "
+                        f"hangs {c['hangs']}  invalid {c['invalid']}")
+
+    result = run_libunwind_fuzz(out, seconds, jobs=jobs, seed=seed, budget_ms=budget_ms,
+                                progress=tick)
+    progress.close()
+    paths = fuzz_report(out, result, argv, started)
+    c = result.counters
+    print(f"libunwind fuzz: {c['walks']} walks in {result.seconds:.1f}s "
+          f"({result.walks_per_second:.0f}/s, {jobs} jobs); faults {c['faults']}, "
+          f"hangs {c['hangs']}, invalid {c['invalid']} of {c['unperturbed']} unperturbed; "
+          f"worker deaths {c['worker_deaths']}")
+    for signature, count in sorted(result.signatures.items(), key=lambda kv: -kv[1]):
+        print(f"  {count:8d}  {signature}")
+    print(f"report: {paths['html']}")
+    return 1 if result.findings else 0
+
+
+def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: float, mode: str,
+                     seed: int, baseline_seconds: float, budget_ms: float, argv: list[str],
+                     max_depth: int = 12, max_invalid_rate: float | None = None) -> int:
+    """Workload threads sampled every `interval_us`, walked from the handler and checked."""
+    from walkfuzz.targets.libunwind.native import load
+    from walkfuzz.targets.libunwind.reporting import stress_report
+    from walkfuzz.targets.libunwind.stress import StressConfig, run_libunwind_stress
+
+    load()
+    cfg = StressConfig(seconds=seconds, threads=threads, interval_us=interval_us, mode=mode,
+                       max_depth=max_depth, seed=seed, baseline_seconds=baseline_seconds,
+                       budget_ms=budget_ms)
+    clock = RunClock.start()
+    result = run_libunwind_stress(cfg)
+    paths = stress_report(out, result, argv, clock)
+    c = result.counters
+    if result.died is not None:
+        print(f"libunwind stress: the child died (status {result.died})")
+        print(f"report: {paths['html']}")
+        return 1
+    print(f"libunwind stress: {c['walked']} samples walked of {c['requested']} requested "
+          f"({c['delivered']} delivered, {c['overruns']} overruns); match "
+          f"{result.match_rate:.5%}, invalid {result.invalid} ({result.invalid_rate:.5%}) "
+          f"{c['invalid_kinds']}; faults {c['faults']}, hangs {c['hangs']}; "
+          f"slowdown {result.slowdown:.1%}")
+    print(f"report: {paths['html']}")
+    failed = int(c["faults"]) + int(c["hangs"]) > 0
+    if max_invalid_rate is not None and result.invalid_rate > max_invalid_rate:
+        print(f"invalid-trace rate {result.invalid_rate:.5%} is above {max_invalid_rate:.5%}")
+        failed = True
+    return 1 if failed else 0
+
+
+def replay_and_judge(path: Path) -> int:
+    """Run one fuzz input in a child process (walkfuzz.targets.libunwind.replay prints the case, the
+    walk and the finding's signature as JSON); a child killed by a signal is named here, as the
+    generator engine names a death of its worker."""
+    if not path.is_file():
+        raise UserError(f"input {str(path)!r} is not a file")
+    done = subprocess.run([sys.executable, "-m", "walkfuzz.targets.libunwind.replay", str(path)],
+                          check=False)
+    if done.returncode >= 0:
+        return done.returncode
+    from walkfuzz.findings.finding import Finding
+    from walkfuzz.targets.libunwind.fuzz import death_location
+    from walkfuzz.targets.libunwind.outcome import TARGET
+    from walkfuzz.targets.libunwind.worker import HARNESS
+
+    location = death_location(done.returncode, stalled=False)
+    died = Finding("crash", TARGET, HARNESS, location, (), path.read_bytes())
+    print(json.dumps({"input": str(path), "process_died": describe_exit(done.returncode),
+                      "location": location, "signature": died.signature}))
+    return 1

@@ -1,0 +1,251 @@
+"""`run_libunwind_stress`: native workload threads sampled by per-thread POSIX timers, each
+sample walked by libunwind from inside the signal handler and compared with the thread's
+shadow stack (native/agents/libunwind/wf_uw_sampler.c says how).
+
+The run happens in a child process (`python -m walkfuzz.targets.libunwind.stress`), so a fault the
+guard cannot catch costs the child, not the caller; the child prints one JSON document.
+A baseline phase without sampling first gives the workload's unperturbed speed.
+
+Findings: a few invalid samples are kept as examples; every invalid sample is counted in C
+by its signature's parts, with the CLOCK_MONOTONIC times of the first and the last
+(`signature_hits`, turned into walkfuzz.findings.Hits on the caller's run clock).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from walkfuzz.core.errors import UserError
+from walkfuzz.findings.finding import Finding, Hits, RunClock
+from walkfuzz.targets.libunwind.native import load
+from walkfuzz.targets.libunwind.outcome import INVALID_NAMES, STOP_NAMES, TARGET, Namer
+
+MODES = ("ucontext", "sigframe", "alternate")
+HARNESS = "stress"
+HIST_BUCKETS = 32
+KEPT = 16  # WF_UW_KEPT_INVALID: invalid samples kept as examples, per run
+CHILD_GRACE = 30.0  # seconds beyond the run's own length before the child is killed
+
+
+@dataclass(frozen=True)
+class StressConfig:
+    seconds: float = 5.0
+    threads: int = 2
+    interval_us: float = 100.0
+    mode: str = "alternate"
+    max_depth: int = 12
+    spin: int = 200
+    signo: int = int(signal.SIGPROF)
+    seed: int = 1
+    baseline_seconds: float = 1.0
+    budget_ms: float = 50.0
+
+    def check(self) -> None:
+        if self.mode not in MODES:
+            raise UserError(f"stress mode {self.mode!r} is not one of {', '.join(MODES)}")
+        if not 1 <= self.threads <= 64:
+            raise UserError(f"threads {self.threads} is not in 1..64")
+        if not 1 <= self.max_depth <= 63:
+            raise UserError(f"max depth {self.max_depth} is not in 1..63")
+        if self.interval_us < 1:
+            raise UserError(f"interval {self.interval_us} µs is below 1 µs")
+        if self.seconds <= 0:
+            raise UserError(f"duration {self.seconds} s is not positive")
+
+
+@dataclass
+class LibunwindStressResult:
+    config: StressConfig
+    counters: dict[str, Any]
+    interval_hist: list[int]
+    latency_hist: list[int]
+    kept: list[dict[str, Any]]
+    baseline_units_per_cpu_s: float
+    died: int | None = None  # the child's exit status if it did not finish
+    findings: list[Finding] = field(default_factory=list)
+    signature_counts: list[dict[str, Any]] = field(default_factory=list)
+
+    def signature_hits(self, clock: RunClock) -> dict[str, Hits]:
+        """Every invalid sample's hits by finding signature, on `clock`."""
+        found: dict[str, Hits] = {}
+        for c in self.signature_counts:
+            signature = _counted(c).signature
+            hits = clock.span(int(c["count"]), c["first_ns"] / 1e9, c["last_ns"] / 1e9)
+            found[signature] = hits if signature not in found else found[signature].merge(hits)
+        return found
+
+    def all_findings(self) -> list[Finding]:
+        """The kept examples, then one finding for each counted signature none of them has
+        (its samples came after the examples were all kept)."""
+        have = {f.signature for f in self.findings}
+        extra = {f.signature: f for f in map(_counted, self.signature_counts)
+                 if f.signature not in have}
+        return [*self.findings, *extra.values()]
+
+    @property
+    def walked(self) -> int:
+        return int(self.counters.get("walked", 0))
+
+    @property
+    def match_rate(self) -> float:
+        """Samples whose walk equals the shadow stack (tolerated top frame included)."""
+        good = int(self.counters.get("matched", 0)) + int(self.counters.get("tolerated", 0))
+        return good / self.walked if self.walked else 0.0
+
+    @property
+    def invalid(self) -> int:
+        return sum(int(v) for v in self.counters.get("invalid_kinds", {}).values())
+
+    @property
+    def invalid_rate(self) -> float:
+        return self.invalid / self.walked if self.walked else 0.0
+
+    @property
+    def slowdown(self) -> float:
+        """Workload progress per CPU-second lost to sampling (0.25 = a quarter slower)."""
+        cpu_s = float(self.counters.get("cpu_ns", 0)) / 1e9
+        units = float(self.counters.get("work_units", 0))
+        if not cpu_s or not self.baseline_units_per_cpu_s:
+            return 0.0
+        return 1.0 - (units / cpu_s) / self.baseline_units_per_cpu_s
+
+
+def _counted(count: dict[str, Any]) -> Finding:
+    """The finding a signature count stands for (the kind at the first difference is all of
+    the shape a signature keeps)."""
+    return Finding(kind="invalid-trace", target=TARGET, harness=HARNESS,
+                   location=f"check:{count['invalid']}",
+                   shape=(count["kind"],) if count["kind"] else (), data=b"",
+                   details={"invalid": count["invalid"], "frame_kind": count["kind"],
+                            "example": f"none kept (the first {KEPT} invalid samples are)"})
+
+
+def percentile_ns(hist: list[int], q: float) -> int:
+    """Upper edge (2^(b+1) ns) of the log2 bucket holding quantile q; 0 for no samples."""
+    total = sum(hist)
+    if not total:
+        return 0
+    seen = 0
+    for bucket, count in enumerate(hist):
+        seen += count
+        if seen >= q * total:
+            return int(2 ** (bucket + 1))
+    return int(2 ** len(hist))
+
+
+# ---- the child ---------------------------------------------------------------------------
+
+def _run_native(native: Any, cfg: StressConfig, seconds: float, interval_ns: int) -> Any:
+    ffi, lib = native.ffi, native.lib
+    c = ffi.new("wf_uw_stress_config *")
+    c.threads, c.interval_ns, c.duration_ns = cfg.threads, interval_ns, int(seconds * 1e9)
+    c.max_depth, c.spin, c.signo = cfg.max_depth, cfg.spin, cfg.signo
+    c.mode, c.seed, c.walk_budget_ns = MODES.index(cfg.mode), cfg.seed, int(cfg.budget_ms * 1e6)
+    stats = ffi.new("wf_uw_stress_stats *")
+    if lib.wf_uw_stress_run(c, stats) != 0:
+        raise UserError(f"libunwind stress could not run: {ffi.string(stats.error).decode()}")
+    return stats
+
+
+def _kept(stats: Any, namer: Namer) -> list[dict[str, Any]]:
+    kept = []
+    for i in range(stats.kept):
+        k = stats.kept_samples[i]
+        kept.append({
+            "invalid": INVALID_NAMES[k.invalid], "first_diff": int(k.first_diff),
+            "mode": MODES[k.mode], "stop": STOP_NAMES[k.stop],
+            "walked": [namer.kind(int(k.walked[j]), 0) for j in range(k.walked_count)],
+            "shadow": [namer.kind(int(k.shadow[j]), 0) for j in range(k.shadow_count)],
+            "walked_ids": [int(k.walked[j]) for j in range(k.walked_count)],
+            "shadow_ids": [int(k.shadow[j]) for j in range(k.shadow_count)],
+            "pc0": namer.describe(int(k.pc0)),
+        })
+    return kept
+
+
+def _signature_counts(stats: Any, namer: Namer) -> list[dict[str, Any]]:
+    counts = []
+    for i in range(stats.signature_slots):
+        c = stats.signature_counts[i]
+        counts.append({"invalid": INVALID_NAMES[c.invalid],
+                       "kind": namer.kind(int(c.id), 0) if c.id >= 0 else None,
+                       "count": int(c.count), "first_ns": int(c.first_ns),
+                       "last_ns": int(c.last_ns)})
+    return counts
+
+
+def child_run(cfg: StressConfig) -> dict[str, Any]:
+    native = load()
+    baseline_rate = 0.0
+    if cfg.baseline_seconds > 0:
+        base = _run_native(native, cfg, cfg.baseline_seconds, 0)
+        baseline_rate = base.work_units / (base.cpu_ns / 1e9) if base.cpu_ns else 0.0
+    stats = _run_native(native, cfg, cfg.seconds, int(cfg.interval_us * 1000))
+    names = ("requested", "delivered", "overruns", "walked", "matched", "tolerated", "faults",
+             "hangs", "frames", "work_units", "elapsed_ns", "cpu_ns")
+    counters: dict[str, Any] = {n: int(getattr(stats, n)) for n in names}
+    counters["invalid_kinds"] = {n: int(stats.invalid_kinds[i])
+                                 for i, n in enumerate(INVALID_NAMES) if i}
+    counters["stops"] = {n: int(stats.stops[i]) for i, n in enumerate(STOP_NAMES)}
+    counters["signatures_lost"] = int(stats.signatures_lost)
+    namer = Namer(native)
+    return {
+        "counters": counters,
+        "interval_hist": [int(stats.interval_hist[i]) for i in range(HIST_BUCKETS)],
+        "latency_hist": [int(stats.latency_hist[i]) for i in range(HIST_BUCKETS)],
+        "kept": _kept(stats, namer),
+        "signature_counts": _signature_counts(stats, namer),
+        "baseline_units_per_cpu_s": baseline_rate,
+    }
+
+
+# ---- the parent --------------------------------------------------------------------------
+
+def _findings(kept: list[dict[str, Any]]) -> list[Finding]:
+    findings = []
+    for sample in kept:
+        cut = sample["first_diff"] + 1 if sample["first_diff"] >= 0 else len(sample["walked"])
+        findings.append(Finding(kind="invalid-trace", target=TARGET, harness=HARNESS,
+                                location=f"check:{sample['invalid']}",
+                                shape=tuple(sample["walked"][:cut]), data=b"",
+                                details=sample))
+    return findings
+
+
+def run_libunwind_stress(cfg: StressConfig) -> LibunwindStressResult:
+    """Run the stress job in a child process and return what its samples found."""
+    cfg.check()
+    argv = [sys.executable, "-m", "walkfuzz.targets.libunwind.stress", json.dumps(cfg.__dict__)]
+    timeout = cfg.seconds + cfg.baseline_seconds + CHILD_GRACE
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=-int(signal.SIGKILL))
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr.decode(errors="replace")[-2000:])
+        return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=done.returncode)
+    doc = json.loads(done.stdout)
+    return LibunwindStressResult(
+        config=cfg, counters=doc["counters"], interval_hist=doc["interval_hist"],
+        latency_hist=doc["latency_hist"], kept=doc["kept"],
+        baseline_units_per_cpu_s=doc["baseline_units_per_cpu_s"],
+        findings=_findings(doc["kept"]), signature_counts=doc["signature_counts"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="walkfuzz.targets.libunwind.stress")
+    parser.add_argument("config", help="StressConfig as JSON")
+    args = parser.parse_args(argv)
+    cfg = StressConfig(**json.loads(args.config))
+    json.dump(child_run(cfg), sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

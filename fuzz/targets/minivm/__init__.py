@@ -1,0 +1,1 @@
+"""walkfuzz.targets.minivm: see CONTRIBUTING.md, Layout."""

@@ -1,0 +1,1 @@
+"""walkfuzz.targets.minivm.case: see CONTRIBUTING.md, Layout."""

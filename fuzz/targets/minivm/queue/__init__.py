@@ -1,0 +1,1 @@
+"""walkfuzz.targets.minivm.queue: see CONTRIBUTING.md, Layout."""

@@ -1,0 +1,30 @@
+"""`python -m walkfuzz.targets.minivm.stress.child OPTIONS_JSON`: one live stress run, its result
+as one JSON
+document on stdout. A bad option prints one line on stderr and exits 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from walkfuzz.core.errors import UserError
+from walkfuzz.targets.minivm.stress.live import run_live
+from walkfuzz.targets.minivm.stress.options import StressOptions
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m walkfuzz.targets.minivm.stress.child OPTIONS_JSON", file=sys.stderr)
+        return 2
+    try:
+        result = run_live(StressOptions.from_json(json.loads(argv[1])))
+    except UserError as err:
+        print(f"walkfuzz stress: {err}", file=sys.stderr)
+        return 2
+    json.dump(result, sys.stdout)
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

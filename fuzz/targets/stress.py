@@ -1,0 +1,111 @@
+"""`walkfuzz stress --target T`: the runner of each target (named in
+walkfuzz.targets.TARGETS),
+and how the command's options map onto it.
+
+    minivm      the live simulated VM (walkfuzz.targets.minivm.stress.runner), --mode
+    signal|thread|queue
+    hotspot     AsyncGetCallTrace sampled in a JVM (walkfuzz.targets.hotspot.runs), --jdk 17|25|PATH
+    libunwind   native threads walked from the handler (walkfuzz.targets.libunwind.runs),
+                --mode ucontext|sigframe|alternate
+
+Every runner takes one StressRequest and returns the exit status: 0 clean, 1 a fault or hang,
+or an invalid-trace rate above --max-invalid-rate.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from walkfuzz.targets.minivm.stress.options import StressOptions
+from walkfuzz.targets.minivm.stress.reporting import write_stress_report
+from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
+from walkfuzz.targets.minivm.stress.summary import figures, one_line
+from walkfuzz.targets.table import default_out
+
+NS_PER_S = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class StressRequest:
+    """The command's options, parsed; None where the user left a target's default."""
+
+    target: str
+    command: list[str]
+    out: Path | None
+    interval_ns: int
+    threads: int
+    duration_ns: int
+    seed: int
+    max_invalid_rate: float | None = None
+    mode: str | None = None
+    baseline_ns: int | None = None
+    walk_budget_ns: int | None = None
+    workload: str | None = None
+    walker: str | None = None
+    jdk: str | None = None
+    stop_on_first: bool = False
+    walks: int | None = None
+    max_depth: int | None = None
+    debug_non_safepoints: bool = True
+
+    def out_dir(self, kind: str | None = None) -> Path:
+        return self.out or default_out("stress", self.target, kind)
+
+
+def stress_minivm(req: StressRequest) -> int:
+    """Run, report, and judge: 1 on a fault or hang, or an invalid-trace rate above the limit
+    (with --stop-on-first: on any finding). Findings are saved under the output directory as
+    they happen."""
+    defaults = StressOptions()
+    out_dir = req.out_dir(req.mode or defaults.mode)  # minivm's runs are told apart by mode
+    options = StressOptions(
+        mode=req.mode or defaults.mode, interval_ns=req.interval_ns, threads=req.threads,
+        duration_ns=req.duration_ns,
+        baseline_ns=defaults.baseline_ns if req.baseline_ns is None else req.baseline_ns,
+        workload=req.workload or defaults.workload, seed=req.seed, walker=req.walker,
+        walk_budget_ns=req.walk_budget_ns or defaults.walk_budget_ns,
+        max_walks=req.walks or 0, stop_on_first=req.stop_on_first, out=str(out_dir))
+    options.check()
+    started = time.time()
+    result = run_minivm_stress(options)
+    paths = write_stress_report(out_dir, result, req.command, started)
+    total = result["total"]
+    print(f"stress {options.label}: {one_line(result)}")
+    if result["stopped_early"]:
+        print("stopped at the first finding (--stop-on-first)")
+    print(f"report: {paths['html']} (also {paths['json'].name}, {paths['md'].name})")
+    failed = total["faults"] + total["hangs"] + total["queue_miscounts"] > 0
+    if req.stop_on_first and result["signatures"]:
+        failed = True
+    if req.max_invalid_rate is not None and figures(result)["invalid_rate"] > req.max_invalid_rate:
+        failed = True
+    return 1 if failed else 0
+
+
+def stress_hotspot(req: StressRequest) -> int:
+    from walkfuzz.targets.hotspot.runs import stress_and_judge
+
+    return stress_and_judge(req.out_dir(), jdk=req.jdk,
+                            duration_s=req.duration_ns / NS_PER_S, seed=req.seed,
+                            threads=req.threads, interval_us=req.interval_ns // 1000,
+                            max_invalid_rate=req.max_invalid_rate,
+                            debug_non_safepoints=req.debug_non_safepoints, argv=req.command)
+
+
+def stress_libunwind(req: StressRequest) -> int:
+    from walkfuzz.targets.libunwind.runs import stress_and_judge
+    from walkfuzz.targets.libunwind.stress import StressConfig
+
+    defaults = StressConfig()
+    baseline_s = defaults.baseline_seconds if req.baseline_ns is None else req.baseline_ns / 1e9
+    budget_ms = defaults.budget_ms if req.walk_budget_ns is None else req.walk_budget_ns / 1e6
+    return stress_and_judge(req.out_dir(), seconds=req.duration_ns / NS_PER_S,
+                            threads=req.threads, interval_us=req.interval_ns / 1000,
+                            mode=req.mode or defaults.mode, seed=req.seed,
+                            max_depth=defaults.max_depth if req.max_depth is None
+                            else req.max_depth,
+                            baseline_seconds=baseline_s, budget_ms=budget_ms,
+                            max_invalid_rate=req.max_invalid_rate, argv=req.command)
+

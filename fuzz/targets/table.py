@@ -1,0 +1,212 @@
+"""The targets walkfuzz runs on, in one table, and where a campaign's pieces live.
+
+`walkfuzz fuzz|stress|replay --target T` read TARGETS: what each action runs for T (a function
+named "module:function", imported only when that action runs, so that the command line starts
+without a JVM's or libunwind's modules) and which of the action's target-specific flags T
+takes (a flag given to a target that does not take it is refused in one line, never ignored).
+Adding a target is one entry here and its run functions.
+
+Where a run writes without --out, for every target and action: `default_out`.
+
+A harness is an executable atheris script. For the simulated VM (`minivm`) it is
+`harnesses/<harness>.py`; for another target T it is `harnesses/<T>_<harness>.py`. Seeds
+shipped with the project are in `corpora/<script stem>/`, named after the harness script
+(`corpora/layouts/`, `corpora/libunwind_perturb/`; libFuzzer layout: one file per input, named
+by its SHA-1). `--harness` also accepts the path of a harness script of one's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from walkfuzz.core.errors import UnknownTargetError, UserError
+from walkfuzz.core.paths import ROOT
+from walkfuzz.targets.flags import refuse_inapplicable
+
+HARNESS_DIR = ROOT / "harnesses"
+CORPORA_DIR = ROOT / "corpora"
+DEFAULT_TARGET = "minivm"
+REPORTS_DIR = Path("reports")
+DEFAULT_MAX_LEN = 4096
+# Harnesses whose inputs are whole case files need room for a stack image.
+MAX_LEN = {"bytes": 16384}
+
+
+# Flags of each action that only some targets take, as typed -> their argparse dest (the flags
+# every target takes are not listed). Each has a not-given default (None, False or []), which
+# is how walkfuzz.targets.flags tells a given flag.
+LIBFUZZER_FLAGS = "-- (libFuzzer flags)"
+TARGET_FLAGS: dict[str, dict[str, str]] = {
+    "fuzz": {
+        "--walker": "walker", "--harness": "harness", "--runs": "runs", "--corpus": "corpus",
+        "--no-seeds": "no_seeds", "--stop-on-first": "stop_on_first", "--max-len": "max_len",
+        "--build": "build", "--engine": "engine", "--jdk": "jdk", "--seed": "seed",
+        "--threads": "threads", "--control": "control", "--corpus-only": "corpus_only",
+        "--batch": "batch", "--interval": "interval_ns", "--walk-budget": "walk_budget_ns",
+        LIBFUZZER_FLAGS: "libfuzzer_flags",
+    },
+    "stress": {
+        "--walker": "walker", "--mode": "mode", "--workload": "workload",
+        "--baseline": "baseline_ns", "--walk-budget": "walk_budget_ns", "--jdk": "jdk",
+        "--walks": "walks", "--stop-on-first": "stop_on_first", "--max-depth": "max_depth",
+        "--no-debug-nonsafepoints": "no_debug_nonsafepoints",
+    },
+    "replay": {"--walker": "walker", "--json": "json"},
+}
+# A libFuzzer campaign's own flags (walkfuzz.targets.campaign_run), for the targets that run one.
+CAMPAIGN_FLAGS = ("--harness", "--runs", "--corpus", "--no-seeds", "--stop-on-first",
+                  "--max-len", LIBFUZZER_FLAGS)
+
+
+@dataclass(frozen=True)
+class Action:
+    """What `walkfuzz ACTION --target T` does for one target."""
+
+    run: str  # "module:function" taking the command's parsed request, returning the status
+    flags: tuple[str, ...] = ()  # the action's target-specific flags (TARGET_FLAGS) it takes
+
+    def runner(self) -> Callable[..., int]:
+        module, name = self.run.split(":")
+        return cast(Callable[..., int], getattr(importlib.import_module(module), name))
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    about: str  # one line for --help
+    fuzz: Action
+    stress: Action
+    replay: Action
+
+    def action(self, name: str) -> Action:
+        return {"fuzz": self.fuzz, "stress": self.stress, "replay": self.replay}[name]
+
+
+TARGETS: tuple[Target, ...] = (
+    Target(
+        "minivm", "the simulated VM, walked by the reference walker or --walker PATH.so",
+        fuzz=Action("walkfuzz.targets.fuzz:fuzz_minivm", (*CAMPAIGN_FLAGS, "--walker", "--build")),
+        stress=Action("walkfuzz.targets.stress:stress_minivm",
+                      ("--walker", "--mode", "--workload", "--baseline", "--walk-budget",
+                       "--walks", "--stop-on-first")),
+        replay=Action("walkfuzz.targets.minivm.replay:replay_minivm", ("--walker", "--json"))),
+    Target(
+        "hotspot", "AsyncGetCallTrace in a real JVM (--jdk 17, 25 or a JDK path)",
+        fuzz=Action("walkfuzz.targets.fuzz:fuzz_hotspot",
+                    ("--harness", "--corpus", "--jdk", "--seed", "--threads", "--control",
+                     "--corpus-only", "--batch", "--interval")),
+        stress=Action("walkfuzz.targets.stress:stress_hotspot",
+                      ("--jdk", "--no-debug-nonsafepoints")),
+        replay=Action("walkfuzz.targets.replay:replay_hotspot")),
+    Target(
+        "libunwind", "Debian's libunwind on real native stacks",
+        # its harness loads walkfuzz._unwind: no --walker, no --build flavour
+        fuzz=Action("walkfuzz.targets.fuzz:fuzz_libunwind",
+                    (*CAMPAIGN_FLAGS, "--engine", "--seed", "--walk-budget")),
+        stress=Action("walkfuzz.targets.stress:stress_libunwind",
+                      ("--mode", "--baseline", "--walk-budget", "--max-depth")),
+        replay=Action("walkfuzz.targets.replay:replay_libunwind")),
+)
+
+
+def target_names() -> tuple[str, ...]:
+    return tuple(t.name for t in TARGETS)
+
+
+def lookup(name: str) -> Target:
+    """The table's entry for `name`; UnknownTargetError naming it and the known targets."""
+    for target in TARGETS:
+        if target.name == name:
+            return target
+    raise UnknownTargetError(name, target_names())
+
+
+def target_arg(text: str) -> str:
+    """argparse `type=` of --target: an unknown name is the parser's one usage line."""
+    try:
+        return lookup(text).name
+    except UnknownTargetError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def target_help(default: str | None = DEFAULT_TARGET) -> str:
+    """--target's help: every target of the table with its one line."""
+    return "; ".join(f"{t.name}{' (default)' if t.name == default else ''}: {t.about}"
+                     for t in TARGETS)
+
+
+def runner_for(action: str, args: argparse.Namespace) -> Callable[..., int]:
+    """The function that runs `walkfuzz ACTION --target T`, once no flag T does not take was
+    given (UserError naming the first such flag)."""
+    target = lookup(args.target)
+    step = target.action(action)
+    refuse_inapplicable(args, target.name, TARGET_FLAGS[action], step.flags)
+    return step.runner()
+
+
+def default_out(action: str, target: str, kind: str | None = None) -> Path:
+    """Where a run writes without --out, for every target and action: reports/ACTION-LABEL.
+
+    LABEL is the target's name; where a target has several kinds of run for the action whose
+    output must not mix (a campaign resumes whatever its folder holds), `kind` names the kind
+    instead: a minivm campaign's harness (reports/fuzz-layouts), a minivm stress run's mode
+    (reports/stress-signal), libunwind's generator engine (reports/fuzz-libunwind-generator).
+    """
+    lookup(target)
+    return REPORTS_DIR / f"{action}-{kind or target}"
+
+
+@dataclass(frozen=True)
+class HarnessSpec:
+    name: str
+    target: str
+    script: Path
+    seeds: Path | None  # the shipped seed corpus, if there is one
+    max_len: int  # default largest input
+
+
+def _script_name(target: str, harness: str) -> str:
+    return f"{harness}.py" if target == DEFAULT_TARGET else f"{target}_{harness}.py"
+
+
+def list_harnesses(target: str) -> list[str]:
+    """Harness names available for `target`, from the scripts in harnesses/."""
+    names = []
+    for script in sorted(HARNESS_DIR.glob("*.py")):
+        stem = script.stem
+        if target == DEFAULT_TARGET:
+            others = tuple(f"{t}_" for t in target_names())
+            if not stem.startswith(others) and not stem.startswith("_"):
+                names.append(stem)
+        elif stem.startswith(f"{target}_"):
+            names.append(stem.removeprefix(f"{target}_"))
+    return names
+
+
+def find_harness(target: str, harness: str) -> HarnessSpec:
+    """The harness named `harness` for `target`, or a harness script given by path."""
+    lookup(target)  # an unknown target is named before its harness
+    if os.sep in harness or harness.endswith(".py"):
+        script = Path(harness).resolve()
+        if not script.is_file():
+            raise UserError(f"harness script {harness!r} does not exist")
+        name = script.stem
+    else:
+        script = HARNESS_DIR / _script_name(target, harness)
+        name = harness
+        if not script.is_file():
+            known = ", ".join(list_harnesses(target)) or "none yet"
+            raise UserError(
+                f"unknown harness {harness!r} for target {target!r}; available: {known}"
+            )
+    if not os.access(script, os.X_OK):
+        raise UserError(f"harness script {str(script)!r} is not executable (chmod +x it)")
+    seeds = CORPORA_DIR / script.stem
+    return HarnessSpec(name, target, script, seeds if seeds.is_dir() else None,
+                       MAX_LEN.get(name, DEFAULT_MAX_LEN))

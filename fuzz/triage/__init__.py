@@ -1,0 +1,1 @@
+"""walkfuzz.triage.driver: see CONTRIBUTING.md, Layout."""

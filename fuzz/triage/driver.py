@@ -1,0 +1,233 @@
+"""`walkfuzz triage`: replay a pile of findings, group them by cause, say what each group is.
+
+    inputs (walkfuzz.triage.inputs)  ->  replay in child processes (walkfuzz.triage.worker),
+    each input `runs` times under the guard  ->  signature, class, reliability per input  ->
+    exact groups and clusters of near-duplicates (walkfuzz.triage.cluster)  ->  table, JSON,
+    SARIF (walkfuzz.triage.sarif)
+
+Replays run in `jobs` child processes, each given a slice of the inputs. An input that kills
+its process (a fault that escaped the guard) is recorded as an `escaped-guard` crash and a
+new process takes the rest of the slice, so one such input never stops a triage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.report.document import replay_command
+from walkfuzz.triage.cluster import Cluster, Member, cluster
+from walkfuzz.triage.inputs import Defaults, InputSpec, resolve
+from walkfuzz.triage.replay import DEFAULT_HANG_NS
+
+DEFAULT_RUNS = 3
+ESCAPED = "escaped-guard"
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class FileError:
+    path: str
+    message: str
+
+
+@dataclass
+class Outcome:
+    """What triage made of a set of inputs."""
+
+    inputs: int
+    clusters: list[Cluster]
+    errors: list[FileError]
+    clean: list[str]  # inputs that replayed without a finding
+    mismatched: list[tuple[str, str, str]]  # (path, stored signature, replayed signature)
+    seconds: float
+    runs: int
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def findings(self) -> int:
+        return sum(len(c.members) for c in self.clusters)
+
+
+# ---- replaying in child processes -----------------------------------------------------------
+
+
+def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int) -> list[dict[str, Any]]:
+    """Replay `tasks` in child processes until every task has a result line."""
+    results: list[dict[str, Any]] = []
+    pending = list(tasks)
+    while pending:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
+            json.dump({"tasks": pending, "runs": runs, "hang_ns": hang_ns}, spec)
+        try:
+            child = subprocess.run([sys.executable, "-m", "walkfuzz.triage.worker", spec.name],
+                                   capture_output=True, text=True)
+        finally:
+            os.unlink(spec.name)
+        began, done = None, set()
+        for line in child.stdout.splitlines():
+            doc = json.loads(line)
+            if "begin" in doc:
+                began = doc["begin"]
+            else:
+                results.append(doc)
+                done.add(doc["id"])
+        if child.returncode == 0 and len(done) == len(pending):
+            break
+        if began is None or began in done:  # died before or between inputs: not an input's fault
+            tail = (child.stderr.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"triage replay process failed ({describe_exit(child.returncode)})"
+                               f": {tail}")
+        results.append({"id": began, "died": describe_exit(child.returncode)})
+        done.add(began)
+        pending = [t for t in pending if t["id"] not in done]
+    return results
+
+
+def replay_all(specs: Sequence[InputSpec], runs: int = DEFAULT_RUNS, jobs: int = 2,
+               hang_ns: int = DEFAULT_HANG_NS) -> list[dict[str, Any]]:
+    """Result lines (walkfuzz.triage.worker) of every input, in input order."""
+    tasks = [{"id": i, **s.to_json()} for i, s in enumerate(specs)]
+    jobs = max(1, min(jobs, len(tasks)))
+    slices = [tasks[i::jobs] for i in range(jobs)]
+    with ThreadPoolExecutor(jobs) as pool:
+        parts = list(pool.map(lambda part: _run_slice(part, runs, hang_ns), slices))
+    by_id = {r["id"]: r for part in parts for r in part}
+    return [by_id[t["id"]] for t in tasks]
+
+
+# ---- from result lines to members --------------------------------------------------------------
+
+
+def _member(spec: InputSpec, result: dict[str, Any]) -> Member:
+    path = Path(spec.path)
+    size = path.stat().st_size if path.exists() else 0
+    if "died" in result:
+        signature = f"crash.{ESCAPED}.{result['died']}"
+        return Member(spec.path, size, spec.walker or "reference", spec.target or "minivm",
+                      spec.harness or "?", signature, "crash", f"{ESCAPED}:{result['died']}",
+                      (), ESCAPED, f"the replay process died of {result['died']}", True, 1, 1,
+                      spec.stored_signature)
+    f = result["finding"]
+    signature = str(f["signature"])
+    reproduced = sum(1 for s in result["signatures"] if s == signature)
+    return Member(
+        path=spec.path, size=size, walker=spec.walker or "reference", target=str(f["target"]),
+        harness=str(f["harness"]), signature=signature, kind=str(f["kind"]),
+        location=str(f["location"]), shape=tuple(f["shape"]), klass=str(result["class"]),
+        why=str(result["why"]), reliable=reproduced == result["runs"], reproduced=reproduced,
+        runs=int(result["runs"]), stored_signature=spec.stored_signature)
+
+
+def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
+           runs: int = DEFAULT_RUNS, jobs: int = 2, hang_ns: int = DEFAULT_HANG_NS,
+           on_error: Callable[[FileError], None] | None = None) -> Outcome:
+    """Replay, classify and cluster `specs`; a bad input becomes a FileError and the rest go on."""
+    started = time.monotonic()
+    defaults = defaults or Defaults()
+    resolved = [resolve(s, defaults) for s in specs]
+    results = replay_all(resolved, runs, jobs, hang_ns) if resolved else []
+    members, errors, clean, mismatched = [], [], [], []
+    for spec, result in zip(resolved, results, strict=True):
+        if "error" in result:
+            error = FileError(spec.path, str(result["error"]))
+            errors.append(error)
+            if on_error is not None:
+                on_error(error)
+        elif "finding" in result or "died" in result:
+            member = _member(spec, result)
+            members.append(member)
+            if spec.stored_signature and spec.stored_signature != member.signature:
+                mismatched.append((spec.path, spec.stored_signature, member.signature))
+        else:
+            clean.append(spec.path)
+    return Outcome(len(resolved), cluster(members), errors, clean, mismatched,
+                   time.monotonic() - started, runs)
+
+
+# ---- presenting -------------------------------------------------------------------------------
+
+
+def _stored_reproducer(path: str) -> str | None:
+    """The reproducer a finding's description names (write_report keeps it there)."""
+    try:
+        value = json.loads(Path(path).with_suffix(".json").read_text()).get("reproducer")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def reproducer(m: Member) -> str:
+    """The shell command that replays and explains one input (`walkfuzz replay`, as the run
+    reports print it); for a stored finding without input bytes, the reproducer its
+    description names (the command of the run that found it)."""
+    if m.size == 0:
+        stored = _stored_reproducer(m.path)
+        if stored is not None:
+            return stored
+    return replay_command(m.target, m.harness, m.walker, m.path)
+
+
+def cluster_json(c: Cluster) -> dict[str, object]:
+    smallest = c.smallest
+    return {
+        "group": c.number,
+        "key": list(c.key),
+        "kind": "/".join(c.kinds),
+        "class": "/".join(c.classes),
+        "count": len(c.members),
+        "min_size": smallest.size,
+        "reliability": c.reliability,
+        "walker": smallest.walker,
+        "location": smallest.location,
+        "why": smallest.why,
+        "reproducer": reproducer(smallest),
+        "signatures": [
+            {"signature": g.signature, "count": len(g.members), "kind": g.members[0].kind,
+             "location": g.members[0].location, "shape": list(g.members[0].shape),
+             "examples": [m.path for m in sorted(g.members, key=lambda m: (m.size, m.path))]}
+            for g in c.groups],
+        "inputs": [{"path": m.path, "size": m.size, "signature": m.signature, "class": m.klass,
+                    "reproduced": f"{m.reproduced}/{m.runs}"} for m in c.members],
+    }
+
+
+def outcome_json(o: Outcome, command: list[str]) -> dict[str, object]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "inputs": o.inputs,
+        "findings": o.findings,
+        "groups": [cluster_json(c) for c in o.clusters],
+        "errors": [{"path": e.path, "message": e.message} for e in o.errors],
+        "clean": o.clean,
+        "signature_changed": [{"path": p, "stored": s, "replayed": r} for p, s, r in o.mismatched],
+        "runs_per_input": o.runs,
+        "seconds": round(o.seconds, 3),
+    }
+
+
+def table(o: Outcome) -> str:
+    """The summary table: group, kind, class, count, minimal size, reproducer command."""
+    header = ("group", "kind", "class", "count", "min size", "reliability", "reproducer")
+    rows = [(str(c.number), "/".join(c.kinds), "/".join(c.classes), str(len(c.members)),
+             str(c.smallest.size), c.reliability, reproducer(c.smallest)) for c in o.clusters]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1]
+             for r in [header, *rows]]
+    lines.append(f"{o.findings} findings in {len(o.clusters)} groups "
+                 f"({sum(len(c.groups) for c in o.clusters)} signatures); {len(o.clean)} inputs "
+                 f"ran clean, {len(o.errors)} could not run; {o.inputs} inputs in "
+                 f"{o.seconds:.2f} s ({o.inputs / max(o.seconds, 1e-9):.0f}/s, "
+                 f"{o.runs} replays each)")
+    return "\n".join(lines)

@@ -1,0 +1,231 @@
+"""Replaying one stored input in this process, the way the harness that found it ran it.
+
+minivm inputs go through the hot path (`wf_worker_run`: decode or generate, map, walk under
+the guard, check) with the walker named in the finding (or `--walker`); a live stress capture
+(harness `stress`: a case with section 11 EXPECTED) is walked again the way the live run
+walked it and judged by the live oracle (`wf_live_replay`); libunwind inputs
+through the libunwind target's own one-call replay (`wf_uw_fuzz_one`). Each replay gives a
+`Replay`: the finding it reproduces (built exactly as the harness builds it, so signatures
+match the stored ones), its class on the walker scale (walkfuzz.findings.classify), or an error line
+for an input that cannot run (bad case file, missing walker library).
+
+A walk that faults is caught by the guard; a fault that escapes it kills this process — the
+triage driver runs replays in child processes for that reason (walkfuzz.triage.worker).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from walkfuzz.core import native
+from walkfuzz.core.errors import CaseFormatError, UserError
+from walkfuzz.findings import classify
+from walkfuzz.findings.finding import Finding
+from walkfuzz.targets.minivm.case.expected import has_expected
+from walkfuzz.targets.minivm.case.format import decode
+from walkfuzz.targets.minivm.case.status import CaseDecodeError
+from walkfuzz.targets.minivm.finding import check_name, to_finding
+from walkfuzz.targets.minivm.harness import HARNESSES, NEEDS_QUEUE
+from walkfuzz.targets.minivm.walker_library import load_walker
+
+LIVE_HARNESS = "stress"  # a live capture: a case file whose EXPECTED section is the oracle
+
+GENERATOR_HARNESSES = frozenset({"registers", "layouts"})
+DEFAULT_HANG_NS = 100_000_000  # the reference walker takes microseconds; a walk this long hangs
+LIBUNWIND_HARNESS = "perturb"
+CASE_MAGIC = b"WFCS"
+
+
+class ReplayError(UserError):
+    """An input that cannot be replayed; the message is the per-file error line."""
+
+
+@dataclass
+class Replay:
+    """What one input did: a finding (None: it ran clean) with its class and the reason."""
+
+    finding: Finding | None
+    klass: str = ""
+    why: str = ""
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def case_error(data: bytes, source: str) -> str:
+    """The Python decoder's one-line account of why `data` is no case (it agrees with C)."""
+    if not data:
+        return "empty file: no case header"
+    try:
+        decode(data, source)
+    except CaseDecodeError as err:
+        return err.problem
+    return "the C decoder refused it (the Python decoder did not)"
+
+
+def sniff_harness(data: bytes, source: str) -> str:
+    """The harness of a plain crash file with no description: a case file is `bytes`, or
+    `stress` when it carries a live sample's EXPECTED section."""
+    if data[:4] == CASE_MAGIC:
+        return LIVE_HARNESS if has_expected(data) else "bytes"
+    what = "empty file" if not data else f"starts with {data[:4]!r}, not {CASE_MAGIC!r}"
+    raise ReplayError(f"{source}: not a case file ({what}) and no --harness says which "
+                      "generator harness made it")
+
+
+class MinivmReplayer:
+    """Replays minivm inputs through the hot path; walker libraries are loaded once each."""
+
+    def __init__(self, hang_ns: int = DEFAULT_HANG_NS) -> None:
+        self.core = native.load()
+        self.ffi, self.lib = self.core
+        self.case = self.ffi.gc(self.lib.wf_case_new(), self.lib.wf_case_free)
+        self.result = self.ffi.new("wf_run_result *")
+        self.walkers: dict[str, Any] = {"reference": self.lib.wf_walker_reference()}
+        self.hang_ns = hang_ns
+
+    def walker(self, name: str) -> Any:
+        if name not in self.walkers:
+            self.walkers[name] = load_walker(name, self.core)
+        return self.walkers[name]
+
+    def run(self, data: bytes, harness: str, walker: str, source: str) -> Replay:
+        """Replay once; ReplayError / CaseFormatError / WalkerLibraryError on bad input."""
+        if harness == LIVE_HARNESS:
+            return self.run_live(data, walker, source)
+        number = HARNESSES.get(harness)
+        if number is None:
+            raise ReplayError(f"{source}: unknown minivm harness {harness!r}; one of "
+                              f"{sorted([*HARNESSES, LIVE_HARNESS])}")
+        table = self.walker(walker)
+        if harness in NEEDS_QUEUE and walker != "reference" and not table.has_queue:
+            reason = self.ffi.string(table.queue_error).decode(errors="replace")
+            raise ReplayError(f"{source}: harness {harness}: {reason}")
+        lib, r = self.lib, self.result
+        if lib.wf_guard_budget_ns() != self.hang_ns:
+            lib.wf_guard_set_budget_ns(self.hang_ns)
+        lib.wf_worker_run(number, table, data, len(data), self.case, r)
+        if r.status != 0:
+            raise CaseFormatError(source, case_error(data, source))
+        if r.finding == 0:
+            return Replay(None)
+        finding = self._finding(data, harness, walker)
+        klass, why = self._classify(finding)
+        return Replay(finding, klass, why)
+
+    def run_live(self, data: bytes, walker: str, source: str) -> Replay:
+        """A live capture walked again and judged by the live oracle; `extra` has the
+        replay's result (walkfuzz.targets.minivm.stress.replay)."""
+        from walkfuzz.targets.minivm.stress.replay import replay_live
+
+        table = self.walker(walker)
+        if self.lib.wf_guard_budget_ns() != self.hang_ns:
+            self.lib.wf_guard_set_budget_ns(self.hang_ns)
+        if self.lib.wf_case_decode(data, len(data), self.case, self.ffi.NULL) != 0:
+            raise CaseFormatError(source, case_error(data, source))
+        live = replay_live(self.ffi, self.lib, table, self.case, data, walker)
+        if live.error:
+            raise ReplayError(f"{source}: {live.error}")
+        if live.finding is None:
+            return Replay(None, why=live.why, extra=live.doc)
+        if live.finding.kind == "crash":
+            klass, why = classify.fault_class(live.fault_addr, live.fault_si_code,
+                                              classify.MINIVM_REGIONS)
+        elif live.finding.kind == "hang":
+            klass = classify.HANG_CLASS
+            why = f"the walk ran past the {self.hang_ns / 1e6:g} ms budget"
+        else:
+            klass, why = live.klass, live.why
+        return Replay(live.finding, klass, why, extra=live.doc)
+
+    def _finding(self, data: bytes, harness: str, walker: str) -> Finding:
+        """The last run's finding, described as walkfuzz.targets.minivm.harness describes it."""
+        return to_finding(self.ffi, self.lib, self.result, data, harness, walker,
+                          with_queue_op=harness in NEEDS_QUEUE)
+
+    def _classify(self, finding: Finding) -> tuple[str, str]:
+        r = self.result
+        if finding.kind == "crash":
+            return classify.fault_class(int(r.fault.addr), int(r.fault.si_code),
+                                        classify.MINIVM_REGIONS)
+        if finding.kind == "hang":
+            return classify.HANG_CLASS, f"the walk ran past the {self.hang_ns / 1e6:g} ms budget"
+        check = check_name(self.ffi, self.lib, r.check)
+        if finding.kind == "contract":
+            if classify.contract_class(check, int(r.frames)) == classify.HANG_CLASS:
+                return classify.HANG_CLASS, f"the walk was stopped after {r.frames} frames"
+            return classify.contract_class(check, int(r.frames)), f"check {check} failed"
+        got = self._walker_frames()
+        want = self._oracle_frames()
+        return classify.invalid_trace_class(got, want, int(r.end_code), int(r.want_end_code))
+
+    def _walker_frames(self) -> list[classify.FrameTuple]:
+        raw = self.lib.wf_run_frames()
+        return [self._tuple(raw[i]) for i in range(min(int(self.result.frames), 65536))]
+
+    def _oracle_frames(self) -> list[classify.FrameTuple]:
+        """The oracle's trace: the case's truth, or the reference walker's walk of it (the
+        case is still mapped; walking it again with the reference changes nothing)."""
+        r, c = self.result, self.case
+        if r.oracle == 1:
+            return [self._tuple(c.truth[i]) for i in range(int(c.truth_count))]
+        again = self.ffi.new("wf_run_result *")
+        self.lib.wf_run_mapped(self.lib.wf_walker_reference(), c, again)
+        raw = self.lib.wf_run_frames()
+        return [self._tuple(raw[i]) for i in range(min(int(again.frames), 65536))]
+
+    def _tuple(self, f: Any) -> classify.FrameTuple:
+        def word(p: Any) -> int:
+            return int(self.ffi.cast("uintptr_t", p))
+
+        return (int(f.type), int(f.comp_level), int(f.bci), word(f.method), word(f.pc),
+                word(f.sp), word(f.fp))
+
+    def materialize(self, data: bytes, harness: str, walker: str, source: str) -> bytes:
+        """The case file of what `data` ran as: for a generator harness, the generated (and
+        mutated) case as the hot path mapped it; for `bytes` and `stress`, the case file itself."""
+        if harness in ("bytes", LIVE_HARNESS):
+            return data
+        self.run(data, harness, walker, source)
+        need = abs(int(self.lib.wf_case_encode(self.case, self.ffi.NULL, 0)))
+        buf = self.ffi.new("uint8_t[]", need)
+        got = int(self.lib.wf_case_encode(self.case, buf, need))
+        if got != need:
+            raise RuntimeError(f"wf_case_encode wrote {got} bytes, announced {need}")
+        return bytes(self.ffi.buffer(buf, need))
+
+
+class LibunwindReplayer:
+    """Replays libunwind inputs with the target's one-call replay (`wf_uw_fuzz_one`)."""
+
+    def __init__(self, hang_ns: int = DEFAULT_HANG_NS) -> None:
+        from walkfuzz.targets.libunwind.native import load
+        from walkfuzz.targets.libunwind.outcome import Namer
+
+        self.native = load()
+        self.ffi, self.lib = self.native.ffi, self.native.lib
+        self.lib.wf_uw_set_walk_budget_ns(hang_ns)
+        self.result = self.ffi.new("wf_uw_result *")
+        self.namer = Namer(self.native)
+        self.hang_ns = hang_ns
+        self._regions: tuple[classify.Region, ...] | None = None
+
+    def run(self, data: bytes, harness: str, walker: str, source: str) -> Replay:
+        from walkfuzz.targets.libunwind.outcome import WalkOutcome, to_finding
+
+        if walker != "reference":
+            raise ReplayError(f"{source}: the libunwind target takes no --walker ({walker!r})")
+        self.lib.wf_uw_fuzz_one(data, len(data), self.result)
+        outcome = WalkOutcome.from_c(self.result)
+        if outcome.finding_kind is None:
+            return Replay(None)
+        finding = to_finding(outcome, data, self.namer, harness)
+        if finding.kind == "crash" and outcome.stop == "fault":
+            if self._regions is None:
+                self._regions = classify.process_regions()
+            klass, why = classify.fault_class(outcome.fault["addr"], outcome.fault["si_code"],
+                                              self._regions)
+        elif finding.kind in ("crash", "hang"):
+            klass, why = classify.HANG_CLASS, f"the walk stopped at {outcome.stop}"
+        else:
+            klass, why = outcome.invalid, f"first differing frame {outcome.first_diff}"
+        return Replay(finding, klass, why)

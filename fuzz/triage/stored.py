@@ -1,0 +1,50 @@
+"""Triage of findings a triage process cannot replay: a HotSpot finding's replay is a JVM run
+of seconds (`walkfuzz replay --target hotspot FILE`), so triage groups such findings by the
+description stored next to each input instead, and says they were not replayed (runs 0).
+
+    result: {"runs": 0, "signatures": [], "finding": <the description>, "class": ..., "why": ...}
+
+The reproducer named is the description's (write_report keeps the report's there: a replay of
+the record, or for a finding without one the command of the run that found it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from walkfuzz.findings.classify import HANG_CLASS
+from walkfuzz.report.document import replay_command
+from walkfuzz.triage.replay import ReplayError
+
+STORED_TARGETS = ("hotspot",)
+JVM_FAULT_CLASS = "jvm-fault"
+
+
+def _class(doc: dict[str, Any]) -> str:
+    if doc.get("kind") == "hang":
+        return HANG_CLASS
+    if doc.get("kind") == "invalid-trace":  # location check:shadow:<class> or check:gst-<kind>
+        return str(doc.get("location", "")).rsplit(":", 1)[-1] or "invalid-trace"
+    return JVM_FAULT_CLASS
+
+
+def stored_result(source: str) -> dict[str, Any]:
+    """The result line of one input from its stored description; ReplayError without one."""
+    description = Path(source).with_suffix(".json")
+    try:
+        doc = json.loads(description.read_text())
+    except (OSError, ValueError) as err:
+        raise ReplayError(f"{source}: not replayable by triage and no readable description "
+                          f"({description}): {err}") from err
+    if not isinstance(doc, dict) or "signature" not in doc:
+        raise ReplayError(f"{source}: description {description} names no signature")
+    details = doc.get("details")
+    details = details if isinstance(details, dict) else {}
+    what = details.get("perturbation") or details.get("oracle") or doc.get("location")
+    reproducer = doc.get("reproducer") or replay_command(
+        str(doc.get("target")), str(doc.get("harness")), "", source)
+    return {"runs": 0, "signatures": [], "finding": doc, "class": _class(doc),
+            "why": f"stored, not replayed ({what}); reproduce: {reproducer}",
+            "harness": doc.get("harness")}

@@ -1,0 +1,99 @@
+"""A triage replay process (`python -m walkfuzz.triage.worker TASKS.json`).
+
+It replays the inputs listed in TASKS.json, each `runs` times, and writes one JSON line per
+input to stdout. Before each input it writes a `{"begin": id}` line, so that when an input
+kills the process (a fault the guard cannot catch) the driver knows which one did, records
+it, and starts a new process for the rest (walkfuzz.triage.driver).
+
+    task:   {"id": 3, "path": ..., "target": ..., "harness": ..., "walker": ...}
+    result: {"id": 3, "error": "..."}                           cannot run
+            {"id": 3, "runs": 3, "signatures": [...]}          ran clean (all null)
+            {"id": 3, "runs": 3, "signatures": [...], "finding": {...}, "class": ...,
+             "why": ...}                                        a finding
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from walkfuzz.core.errors import UserError
+from walkfuzz.triage.replay import (
+    LibunwindReplayer,
+    MinivmReplayer,
+    Replay,
+    ReplayError,
+    sniff_harness,
+)
+from walkfuzz.triage.stored import STORED_TARGETS, stored_result
+
+LIBUNWIND = "libunwind"
+
+
+class Replayers:
+    """One replayer per target, created on first use (libunwind's module is optional)."""
+
+    def __init__(self, hang_ns: int) -> None:
+        self.hang_ns = hang_ns
+        self._made: dict[str, Any] = {}
+
+    def get(self, target: str, source: str) -> MinivmReplayer | LibunwindReplayer:
+        if target not in self._made:
+            if target == "minivm":
+                self._made[target] = MinivmReplayer(self.hang_ns)
+            elif target == LIBUNWIND:
+                self._made[target] = LibunwindReplayer(self.hang_ns)
+            else:
+                raise ReplayError(f"{source}: target {target!r} cannot be replayed by triage "
+                                  "(minivm and libunwind can)")
+        replayer: MinivmReplayer | LibunwindReplayer = self._made[target]
+        return replayer
+
+
+def replay_task(task: dict[str, Any], replayers: Replayers, runs: int) -> dict[str, Any]:
+    """Replay one input `runs` times; the result line for it."""
+    source = str(task["path"])
+    out: dict[str, Any] = {"id": task["id"]}
+    try:
+        if task.get("error"):
+            raise ReplayError(str(task["error"]))
+        data = Path(source).read_bytes()
+        target = str(task.get("target") or "minivm")
+        if target in STORED_TARGETS:
+            return {**out, **stored_result(source)}
+        harness = task.get("harness") or (
+            "perturb" if target == LIBUNWIND else sniff_harness(data, source))
+        replayer = replayers.get(target, source)
+        replays: list[Replay] = [
+            replayer.run(data, str(harness), str(task.get("walker") or "reference"), source)
+            for _ in range(max(1, runs))]
+    except (UserError, OSError) as err:
+        out["error"] = str(err) if isinstance(err, UserError) else f"{source}: {err.strerror}"
+        return out
+    out["runs"] = len(replays)
+    out["signatures"] = [r.finding.signature if r.finding else None for r in replays]
+    first = next((r for r in replays if r.finding is not None), None)
+    if first is not None and first.finding is not None:
+        out["finding"] = first.finding.to_json()
+        out["class"], out["why"] = first.klass, first.why
+        out["harness"] = first.finding.harness
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    spec = json.loads(Path(args[0]).read_text())
+    replayers = Replayers(int(spec["hang_ns"]))
+    out = sys.stdout
+    for task in spec["tasks"]:
+        out.write(json.dumps({"begin": task["id"]}) + "\n")
+        out.flush()
+        out.write(json.dumps(replay_task(task, replayers, int(spec["runs"])), default=str) + "\n")
+        out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
