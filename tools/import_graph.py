@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """import_graph.py [PACKAGE_DIR] — print every import cycle among the modules of the walkfuzz
-package (default fuzz/) and exit 1 if there is one.
+package (default fuzz/) and every import against its layers, and exit 1 if there is one.
+
+Layers, each importing only itself and those after it (CONTRIBUTING.md, Layout):
+commands -> triage -> targets -> engine -> report -> findings -> core. `walkfuzz.cli` is of
+the commands layer, the package's own __init__ of core.
 
 Every import counts, wherever it is written: at the top of a module, inside a function, or
 under `if TYPE_CHECKING:`. An import moved into a function still makes the two modules depend
@@ -125,18 +129,54 @@ def shortest_cycle(graph: dict[str, set[str]], group: list[str]) -> list[str]:
     return path[::-1]
 
 
+LAYERS = ("commands", "triage", "targets", "engine", "report", "findings", "core")
+
+
+def layer(module: str) -> str:
+    """The layer a module belongs to (a module outside every layer folder is an error)."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "core"
+    if parts[1] == "cli":
+        return "commands"
+    if parts[1] in LAYERS:
+        return parts[1]
+    raise ValueError(f"{module} lies in no layer folder ({', '.join(LAYERS)})")
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a module from a layer before the importer's, as `a -> b (A -> B)`."""
+    found = []
+    for module in sorted(graph):
+        for target in sorted(graph[module]):
+            a, b = layer(module), layer(target)
+            if LAYERS.index(b) < LAYERS.index(a):
+                found.append(f"{module} -> {target}   ({a} may not import {b})")
+    return found
+
+
 def main(argv: list[str]) -> int:
     root = Path(argv[0]) if argv else DEFAULT_DIR
-    graph = edges(module_names(root))
+    names = module_names(root)
+    graph = edges(names)
     found = groups(graph)
     for group in found:
         cycle = shortest_cycle(graph, group)
         rest = [m for m in group if m not in cycle]
         print(" -> ".join(cycle) + (f"   (same cycle group: {', '.join(rest)})" if rest else ""))
-    if found:
-        print(f"{len(found)} import cycle group(s) among the modules of {root}", file=sys.stderr)
+    try:
+        against = layer_violations(graph)
+    except ValueError as e:
+        print(e, file=sys.stderr)
         return 1
-    print(f"no import cycles among the modules of {root}")
+    for line in against:
+        print(line)
+    if found or against:
+        print(f"{len(found)} import cycle group(s), {len(against)} import(s) against the layers "
+              f"among the modules of {root}", file=sys.stderr)
+        return 1
+    print(f"no import cycles and no import against the layers ({' -> '.join(LAYERS)}) among "
+          f"the {len(names)} modules of {root}")
     return 0
 
 

@@ -9,9 +9,9 @@ from walkfuzz.commands.triage import walker_path
 from walkfuzz.core.duration import Seconds
 from walkfuzz.core.errors import UserError
 from walkfuzz.findings.finding import write_atomic
+from walkfuzz.targets.harness_replay import ReplayError, sniff_harness
 from walkfuzz.triage.inputs import Defaults, discover, resolve
 from walkfuzz.triage.minimize import DEFAULT_BUDGET, minimize
-from walkfuzz.triage.replay import ReplayError, sniff_harness
 
 SUFFIX = ".min"
 

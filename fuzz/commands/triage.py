@@ -10,10 +10,10 @@ from pathlib import Path
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.core.errors import UserError
 from walkfuzz.findings.finding import write_atomic
+from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.targets.table import target_arg, target_help
 from walkfuzz.triage.driver import DEFAULT_RUNS, FileError, outcome_json, table, triage
 from walkfuzz.triage.inputs import Defaults, discover
-from walkfuzz.triage.replay import DEFAULT_HANG_NS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -21,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from walkfuzz.targets.minivm import vm_model as vm
-
 PAGE = 4096
 NEAR_NULL_LIMIT = 0x10000  # the kernel's mmap_min_addr: nothing is ever mapped below
 SI_KERNEL = 0x80  # si_code of a general-protection fault (non-canonical address)
 WORD = 8
+JAVA_INLINED = 2  # ASGST_FRAME_JAVA_INLINED (asgst.h): an inlined scope shares its frame
 
 FAULT_CLASSES = ("near-null-read", "guard-page-overrun", "misaligned-access", "wild-read")
 HANG_CLASS = "hang-or-cycle"
@@ -46,23 +45,9 @@ class Region:
     end: int
 
 
-def _region(name: str, start: int, size: int) -> Region:
+def region(name: str, start: int, size: int) -> Region:
+    """The region of `size` bytes from `start`."""
     return Region(name, start, start + size)
-
-
-# docs/case-format.md §1: what a case maps readable (everything else in the span faults).
-MINIVM_REGIONS: tuple[Region, ...] = (
-    _region("root", vm.ROOT, 0x1000),
-    _region("classes", vm.CLASSES, 256 * 64),
-    _region("methods", vm.METHODS, 1024 * 64),
-    _region("blobs", 0x3E0000040000, 1024 * 64),
-    _region("pcdescs", 0x3E0000060000, 8192 * 144),
-    _region("segmap", 0x3E0000180000, 2 * (vm.CODE_HEAP_SIZE // 64)),  # wf_vm.h WF_VM_SEGMAP
-    _region("strings", 0x3E0000200000, 0x100000),
-    _region("code-heap", vm.CODE_HEAP, vm.CODE_HEAP_SIZE),
-    _region("native-text", vm.NATIVE_TEXT, vm.NATIVE_TEXT_SIZE),
-    _region("stack", vm.STACK_TOP - 0x100000, 0x100000),
-)
 
 
 def _page_up(value: int) -> int:
@@ -119,7 +104,7 @@ def _has_cycle(frames: Sequence[FrameTuple]) -> bool:
     """The same physical frame (pc, sp, fp) reported twice by non-inlined frames."""
     seen: set[tuple[int, int, int]] = set()
     for f in frames:
-        if f[0] == vm.FrameType.JAVA_INLINED:
+        if f[0] == JAVA_INLINED:
             continue
         key = (f[4], f[5], f[6])
         if key in seen:

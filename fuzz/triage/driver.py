@@ -26,9 +26,9 @@ from typing import Any
 
 from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.report.document import replay_command
+from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.triage.cluster import Cluster, Member, cluster
 from walkfuzz.triage.inputs import Defaults, InputSpec, resolve
-from walkfuzz.triage.replay import DEFAULT_HANG_NS
 
 DEFAULT_RUNS = 3
 ESCAPED = "escaped-guard"

@@ -28,10 +28,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.targets.harness_replay import GENERATOR_HARNESSES, LIVE_HARNESS, MinivmReplayer
 from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case import decode as dec
+from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case.status import CaseDecodeError
-from walkfuzz.triage.replay import GENERATOR_HARNESSES, LIVE_HARNESS, MinivmReplayer
 
 DEFAULT_BUDGET = 5.0  # seconds
 MINIMIZE_HANG_NS = 20_000_000  # a minimizing replay of a hang needs no more than this
@@ -107,7 +109,7 @@ def decode_without_queue(without_queue: bytes, whole: bytes) -> C.Case | None:
     program does not decode without it: then the whole case, its queue dropped."""
     for data in (without_queue, whole):
         try:
-            return dataclasses.replace(C.decode(data), queue=None)
+            return dataclasses.replace(dec.decode(data), queue=None)
         except CaseDecodeError:
             continue
     return None
@@ -163,7 +165,7 @@ class CaseShrinker:
     def encode(self, case: C.Case, ops: Sequence[Any] | None = None) -> bytes:
         ops = self.ops if ops is None else ops
         queue = encode_queue(ops) if ops is not None else self.raw_queue
-        return C.insert_section(C.encode(case), queue) if queue else C.encode(case)
+        return enc.insert_section(enc.encode(case), queue) if queue else enc.encode(case)
 
     def size(self) -> int:
         return len(self.encode(self.case))

@@ -16,7 +16,7 @@ from typing import Any
 
 from walkfuzz.findings.classify import HANG_CLASS
 from walkfuzz.report.document import replay_command
-from walkfuzz.triage.replay import ReplayError
+from walkfuzz.targets.harness_replay import ReplayError
 
 STORED_TARGETS = ("hotspot",)
 JVM_FAULT_CLASS = "jvm-fault"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.triage.replay import (
+from walkfuzz.targets.harness_replay import (
     LibunwindReplayer,
     MinivmReplayer,
     Replay,

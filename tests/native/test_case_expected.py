@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from walkfuzz.core.native import load
 from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case import decode as dec
+from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case import native as case_native
 from walkfuzz.targets.minivm.case.builder import PC_INTERPRETED, CaseBuilder
@@ -28,7 +30,7 @@ SIGNAL, QUEUE = 1, 3
 
 def assert_same_status(data: bytes) -> None:
     native = case_native.decode(data)
-    python = C.decode_status(data)
+    python = dec.decode_status(data)
     assert (python[0], python[1], python[2]) == (native.status, native.section, native.offset), (
         f"python {python} != C {native} ({len(data)} bytes)")
 
@@ -52,15 +54,15 @@ def live_case(frames: tuple[ExpectedFrame, ...] = (ExpectedFrame(0, 5, JAVA, 0),
     case = dataclasses.replace(interpreted_case(), queue=queue,
                                expected=expected(*frames, source=source, window=window,
                                                  mode=QUEUE if queue else SIGNAL))
-    return C.encode(case)
+    return enc.encode(case)
 
 
 def test_round_trips_through_both_codecs() -> None:
     data = live_case((ExpectedFrame(0, 5, JAVA, 0), ExpectedFrame(2, -1, NATIVE, -1)), window=3)
-    case = C.decode(data)
+    case = dec.decode(data)
     assert case.expected == expected(ExpectedFrame(0, 5, JAVA, 0),
                                      ExpectedFrame(2, -1, NATIVE, -1), window=3)
-    assert has_expected(data) and not has_expected(C.encode(interpreted_case()))
+    assert has_expected(data) and not has_expected(enc.encode(interpreted_case()))
     assert case_native.decode(data).status == 0
     assert case_native.encode_mapped() == data
 
@@ -73,7 +75,7 @@ def test_the_section_is_optional_to_a_decoder_that_skips_it() -> None:
 
 def test_every_byte_of_the_section_changed() -> None:
     data = live_case((ExpectedFrame(0, 5, JAVA, 0), ExpectedFrame(1, 7, JAVA, 4)))
-    start = len(C.encode(interpreted_case()))
+    start = len(enc.encode(interpreted_case()))
     for i in range(start, len(data)):
         for value in {0x00, 0xFF, data[i] ^ 0x01, data[i] ^ 0x80}:
             assert_same_status(data[:i] + bytes([value]) + data[i + 1:])
@@ -81,14 +83,14 @@ def test_every_byte_of_the_section_changed() -> None:
 
 def test_every_prefix_of_the_section() -> None:
     data = live_case((ExpectedFrame(0, 5, JAVA, 0),))
-    for n in range(len(C.encode(interpreted_case())), len(data) + 1):
+    for n in range(len(enc.encode(interpreted_case())), len(data) + 1):
         assert_same_status(data[:n])
 
 
 @profile()
 @given(st.binary(max_size=80), st.sampled_from([0, 1]))
 def test_arbitrary_payloads(payload: bytes, flags: int) -> None:
-    assert_same_status(C.encode(interpreted_case()) + struct.pack("<HHI", 11, flags, len(payload))
+    assert_same_status(enc.encode(interpreted_case()) + struct.pack("<HHI", 11, flags, len(payload))
                        + payload)
 
 
@@ -99,8 +101,8 @@ def test_arbitrary_payloads(payload: bytes, flags: int) -> None:
 def test_bad_fields_are_named_by_both(field: str, value: int, status: CaseStatus) -> None:
     case = dataclasses.replace(interpreted_case(),
                                expected=dataclasses.replace(expected(), **{field: value}))
-    data = C.encode(case)
-    assert C.decode_status(data)[:2] == (status, 11)
+    data = enc.encode(case)
+    assert dec.decode_status(data)[:2] == (status, 11)
     assert_same_status(data)
 
 
@@ -110,13 +112,13 @@ def test_bad_fields_are_named_by_both(field: str, value: int, status: CaseStatus
                                    ExpectedFrame(0, 0, JAVA, 5)])      # comp level 5
 def test_bad_frames_are_named_by_both(frame: ExpectedFrame) -> None:
     data = live_case((frame,))
-    assert C.decode_status(data)[:2] == (CaseStatus.BAD_FIELD, 11)
+    assert dec.decode_status(data)[:2] == (CaseStatus.BAD_FIELD, 11)
     assert_same_status(data)
 
 
 def test_too_many_frames_is_a_limit() -> None:
     data = live_case(tuple(ExpectedFrame(0, 0, JAVA, 0) for _ in range(481)))
-    assert C.decode_status(data)[:2] == (CaseStatus.LIMIT, 11)
+    assert dec.decode_status(data)[:2] == (CaseStatus.LIMIT, 11)
     assert_same_status(data)
 
 
@@ -133,21 +135,21 @@ def thread_program(state: int) -> tuple[QueueOp, ...]:
 
 
 def test_thread_op_round_trips_and_is_checked_by_both() -> None:
-    data = C.encode(dataclasses.replace(interpreted_case(), queue=thread_program(3)))
-    assert C.decode(data).queue == thread_program(3)
+    data = enc.encode(dataclasses.replace(interpreted_case(), queue=thread_program(3)))
+    assert dec.decode(data).queue == thread_program(3)
     assert case_native.decode(data).status == 0 and case_native.encode_mapped() == data
     for state, flags in ((8, 0), (2, 4)):
-        bad = C.encode(dataclasses.replace(interpreted_case(), queue=(
+        bad = enc.encode(dataclasses.replace(interpreted_case(), queue=(
             QueueOp(Opcode.THREAD, which=state, mode=flags),)))
-        assert C.decode_status(bad)[:2] == (CaseStatus.BAD_FIELD, 9)
+        assert dec.decode_status(bad)[:2] == (CaseStatus.BAD_FIELD, 9)
         assert_same_status(bad)
 
 
 def test_thread_op_changes_the_thread_for_later_ops_and_is_undone() -> None:
     """NOT_JAVA makes the Enqueue after it fail with ASGST_NO_THREAD; IN_JAVA lets it enqueue;
     a second run of the same case sees the thread as decoded again."""
-    not_java = C.encode(dataclasses.replace(interpreted_case(), queue=thread_program(0)))
-    in_java = C.encode(dataclasses.replace(interpreted_case(), queue=thread_program(2)))
+    not_java = enc.encode(dataclasses.replace(interpreted_case(), queue=thread_program(0)))
+    in_java = enc.encode(dataclasses.replace(interpreted_case(), queue=thread_program(2)))
     for _ in range(2):
         enqueued = [e.code for e in run_case(not_java).events if e.op == 2]
         assert enqueued == [-1]
@@ -207,8 +209,8 @@ def test_an_enqueue_source_judges_the_enqueue_result() -> None:
                QueueOp(Opcode.ENQUEUE, queue=0, pc=ctx.pc, sp=ctx.sp, fp=ctx.fp))
     not_java = dataclasses.replace(case, thread=dataclasses.replace(case.thread, state=0),
                                    queue=program, expected=expected(source=Source.ENQUEUE))
-    assert replay(C.encode(not_java)) == (0, 1, 8, 0)
+    assert replay(enc.encode(not_java)) == (0, 1, 8, 0)
 
 
 def test_a_case_without_expected_is_refused() -> None:
-    assert replay(C.encode(interpreted_case()))[0] == -1
+    assert replay(enc.encode(interpreted_case()))[0] == -1

@@ -1,5 +1,5 @@
 """The Python decoder (walkfuzz.targets.minivm.case.format) and the C decoder
-(native/src/case_decode.c) agree on
+(native/src/dec.c) agree on
 every input: same status, and on an error the same section and byte offset. And the two
 encoders agree: encode(decode(bytes)) == bytes for everything the C generator emits."""
 
@@ -13,6 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case import decode as dec
+from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case import native as case_native
 from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
@@ -28,7 +30,7 @@ from walkfuzz.targets.minivm.case.strategies import generated_cases, profile
 
 def assert_same_status(data: bytes) -> None:
     native = case_native.decode(data)
-    python = C.decode_status(data)
+    python = dec.decode_status(data)
     assert (python[0], python[1], python[2]) == (native.status, native.section, native.offset), (
         f"python {python} != C {native} for {data[:64].hex()}... ({len(data)} bytes)")
 
@@ -36,7 +38,7 @@ def assert_same_status(data: bytes) -> None:
 def small_case_bytes() -> bytes:
     b = CaseBuilder(stack_words=4)
     fp = b.c_frame(b.hi - 16, ret=0, caller_fp=0)
-    return C.encode(b.case(context=(PC_C, b.hi - 32, fp)))
+    return enc.encode(b.case(context=(PC_C, b.hi - 32, fp)))
 
 
 @profile()
@@ -85,17 +87,17 @@ def test_mutated_generated_cases(data: bytes, rng: random.Random) -> None:
 @profile()
 @given(generated_cases())
 def test_generated_cases_round_trip_through_both_codecs(data: bytes) -> None:
-    case = C.decode(data)
-    assert C.encode(case) == data
+    case = dec.decode(data)
+    assert enc.encode(case) == data
     assert case_native.decode(data).status == 0
     assert case_native.encode_mapped() == data
-    assert C.decode(C.encode(case)) == case
+    assert dec.decode(enc.encode(case)) == case
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_deep_generated_cases_round_trip(seed: int) -> None:
     data = case_native.generate(seed=seed, min_frames=1000, max_frames=4000)
-    assert C.encode(C.decode(data)) == data
+    assert enc.encode(dec.decode(data)) == data
 
 
 def test_python_encoding_of_hand_built_case_decodes_in_c_and_back() -> None:
@@ -124,14 +126,14 @@ def _queue_ops(case: C.Case) -> tuple[QueueOp, ...]:
 
 def queue_case_bytes() -> bytes:
     data = small_case_bytes()
-    return C.insert_section(data, queue_section(_queue_ops(C.decode(data))))
+    return enc.insert_section(data, queue_section(_queue_ops(dec.decode(data))))
 
 
 def test_queue_case_round_trips_through_both_codecs() -> None:
     data = queue_case_bytes()
-    case = C.decode(data)
+    case = dec.decode(data)
     assert case.queue == _queue_ops(case)
-    assert C.encode(case) == data
+    assert enc.encode(case) == data
     assert case_native.decode(data).status == 0
     assert case_native.encode_mapped() == data
 
@@ -154,17 +156,17 @@ def test_poke_addresses_far_off_the_stack_fail_in_both(address: int) -> None:
     """C once checked `address + 8 > stack_hi`, which wraps near 2^64 and let such a POKE
     through to the executor."""
     data = small_case_bytes() + queue_section([QueueOp(Opcode.POKE, pc=address, arg=0)])
-    assert C.decode_status(data)[0] == CaseStatus.BAD_FIELD
+    assert dec.decode_status(data)[0] == CaseStatus.BAD_FIELD
     assert_same_status(data)
 
 
 def test_queue_section_without_a_stack_section() -> None:
     """Sections 1..4 then 9: every POKE is off the (empty) stack, other ops decode."""
-    sections = [(t, 0, p) for t, p in C.encode_sections(C.decode(small_case_bytes()))
+    sections = [(t, 0, p) for t, p in enc.encode_sections(dec.decode(small_case_bytes()))
                 if t < Section.STACK]
     for ops in ([QueueOp(Opcode.POKE, pc=vm.STACK_TOP - 8, arg=1)],
                 [QueueOp(Opcode.REGISTER, n=1), QueueOp(Opcode.THREAD_EXIT)]):
-        assert_same_status(C.assemble([*sections, (9, 0, encode_program(ops))]))
+        assert_same_status(enc.assemble([*sections, (9, 0, encode_program(ops))]))
 
 
 @profile()
@@ -184,9 +186,9 @@ def test_arbitrary_bytes_after_a_queue_op_count(tail: bytes) -> None:
 
 def _code_case_bytes() -> bytes:
     """The small case with a CODE_BYTES section of two patches (touching, kept apart)."""
-    case = C.decode(small_case_bytes())
+    case = dec.decode(small_case_bytes())
     patches = (C.CodePatch(0x40, b"\xc3"), C.CodePatch(0x41, b"\x90\x55"))
-    return C.encode(C.Case(case.classes, case.methods, case.blobs, case.thread, case.stack,
+    return enc.encode(C.Case(case.classes, case.methods, case.blobs, case.thread, case.stack,
                            case.context, case.walk, code=patches))
 
 

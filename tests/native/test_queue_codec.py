@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from walkfuzz.targets.minivm import vm_model as vm
-from walkfuzz.targets.minivm.case.format import insert_section
+from walkfuzz.targets.minivm.case.encode import insert_section
 from walkfuzz.targets.minivm.case.queue_program import (
     Opcode,
     QueueOp,

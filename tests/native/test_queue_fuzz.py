@@ -15,7 +15,7 @@ from typing import Any
 
 from walkfuzz.core.native import load
 from walkfuzz.targets.minivm import planted
-from walkfuzz.targets.minivm.case.format import decode
+from walkfuzz.targets.minivm.case.decode import decode
 from walkfuzz.targets.minivm.case.queue_program import Opcode
 from walkfuzz.targets.minivm.queue.cases import encoded
 from walkfuzz.targets.minivm.queue.replay import queue_report

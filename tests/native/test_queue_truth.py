@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from walkfuzz.core.native import load
 from walkfuzz.targets.minivm import vm_model as vm
-from walkfuzz.targets.minivm.case import format as case_format
+from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case.builder import (
     COMPILED_FRAME,
     NATIVE_FRAME,
@@ -288,7 +288,7 @@ def test_recall_from_another_call_site_means_the_frame_is_gone(layout: Any,
     entry stub's are shared by every call site); what changed is the return address under
     the pass-through frames. So the element is gone; an unchanged stack walks as it was."""
     b, (pc, sp, fp), call_site_slot = layout()
-    data = case_format.encode(b.case(context=(pc, sp, fp)))
+    data = enc.encode(b.case(context=(pc, sp, fp)))
     ops = [QueueOp(Opcode.REGISTER, n=1, options=0),
            QueueOp(Opcode.ENQUEUE, queue=0, pc=pc, sp=sp, fp=fp, arg=1)]
     if recalled:

@@ -25,6 +25,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from walkfuzz.targets.minivm import spec, user_walker
+from walkfuzz.targets.minivm.case import decode as dec
+from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case import native as case_native
 from walkfuzz.targets.minivm.case.strategies import generated_cases, profile
@@ -54,7 +56,7 @@ def walk(walker: Any, data: bytes) -> tuple[case_native.NativeRun, spec.WalkResu
     spec."""
     decoded = case_native.decode(data)
     assert decoded.status == 0, decoded
-    return case_native.run_mapped(walker), spec.walk(C.decode(data))
+    return case_native.run_mapped(walker), spec.walk(dec.decode(data))
 
 
 def assert_like_spec(native: case_native.NativeRun, want: spec.WalkResult, what: str) -> None:
@@ -101,7 +103,7 @@ def test_mutated_layouts_agree_with_the_reference_and_the_spec(walker: Any) -> N
 def test_perturbed_registers_and_stack_words(walker: Any, data: bytes,
                                              rng: random.Random) -> None:
     """Wild register values and stack words: no fault, and the spec's walk."""
-    case = C.decode(data)
+    case = dec.decode(data)
     stack = bytearray(case.stack)
     for _ in range(rng.randrange(1, 4)):
         at = rng.randrange(len(stack) // 8) * 8
@@ -110,7 +112,7 @@ def test_perturbed_registers_and_stack_words(walker: Any, data: bytes,
             % 2**64 for r in ("pc", "sp", "fp")}
     perturbed = C.Case(case.classes, case.methods, case.blobs, case.thread, bytes(stack),
                        C.Context(**regs), case.walk, None)
-    native, want = walk(walker, C.encode(perturbed))
+    native, want = walk(walker, enc.encode(perturbed))
     assert native.finding == "none", f"{native.finding} {native.check} {native.fault}"
     assert_like_spec(native, want, "perturbed")
 
@@ -143,7 +145,7 @@ def class_info(w: Any, handle: int, capacity: int) -> tuple[object, ...]:
 
 def test_method_and_class_info_agree_with_the_reference(walker: Any) -> None:
     reference = case_native.load_walker(None)
-    case = C.decode(case_native.generate(seed=3))
+    case = dec.decode(case_native.generate(seed=3))
     methods = [0x3E0000020000 + 64 * i for i in range(len(case.methods) + 1)]  # + one invalid
     classes = [0x3E0000010000 + 64 * i for i in range(len(case.classes) + 1)]
     odd = [0, 8, 0x3E0000020000 + 8, 0x3E0000010000 - 64, 2**64 - 64]

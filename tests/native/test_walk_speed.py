@@ -12,7 +12,7 @@ import time
 import pytest
 
 from walkfuzz.targets.minivm import planted, spec, walk_speed
-from walkfuzz.targets.minivm.case import format as case
+from walkfuzz.targets.minivm.case import decode as dec
 from walkfuzz.targets.minivm.case import native as case_native
 from walkfuzz.targets.minivm.vm_model import FrameKind
 
@@ -27,7 +27,7 @@ def scope_order_walker() -> str:
 def test_each_stack_is_deep_and_of_its_kind(name: str) -> None:
     stack = walk_speed.STACKS[name]
     sps = walk_speed.generate(stack)
-    steps = [s for s in spec.walk(case.decode(case_native.encode_mapped(), name)).steps
+    steps = [s for s in spec.walk(dec.decode(case_native.encode_mapped(), name)).steps
              if s.code is None]
     assert [s.frame.sp for s in steps] == sps
     java = [s for s in steps if s.reported > 0]
@@ -44,7 +44,7 @@ def test_a_wrong_walker_is_reported_and_not_timed(scope_order_walker: str) -> No
                "scope-order": case_native.load_walker(scope_order_walker)}
     t = walk_speed.measure(walk_speed.STACKS["mixed"], walkers, rounds=1)
     reference, wrong = t.walkers
-    truth = spec.walk(case.decode(case_native.encode_mapped(), "mixed"))
+    truth = spec.walk(dec.decode(case_native.encode_mapped(), "mixed"))
     assert reference.wrong is None
     assert reference.returned == len(truth.frames)
     assert reference.ns_per_walk is not None and reference.ns_per_walk > 0

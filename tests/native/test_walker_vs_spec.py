@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from walkfuzz.core.native import load
 from walkfuzz.targets.minivm import spec
 from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case import decode as dec
+from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case import native as case_native
 from walkfuzz.targets.minivm.case.builder import (
@@ -34,7 +36,7 @@ ALL_MUTATIONS = 15
 
 
 def walk_both(data: bytes) -> tuple[C.Case, case_native.NativeRun, spec.WalkResult]:
-    case = C.decode(data)
+    case = dec.decode(data)
     decoded = case_native.decode(data)
     assert decoded.status == 0, decoded
     return case, case_native.run_mapped(), spec.walk(case)
@@ -100,7 +102,7 @@ def test_generator_bytes_reach_every_kind_state_option_and_entry() -> None:
     rng = random.Random(1)
     seen: dict[str, collections.Counter[int]] = collections.defaultdict(collections.Counter)
     for _ in range(300):
-        case = C.decode(case_native.generate(data=rng.randbytes(rng.randrange(512))))
+        case = dec.decode(case_native.generate(data=rng.randbytes(rng.randrange(512))))
         result = spec.walk(case)
         seen["state"][case.thread.state] += 1
         seen["options"][case.walk.options & 3] += 1
@@ -160,7 +162,7 @@ def perturb(case: C.Case, edits: list[tuple[str, int, int]]) -> C.Case:
 @given(generated_cases(), perturbations())
 def test_perturbed_registers_and_stack_bytes(data: bytes,
                                              edits: list[tuple[str, int, int]]) -> None:
-    mutated = C.encode(perturb(C.decode(data), edits))
+    mutated = enc.encode(perturb(dec.decode(data), edits))
     _, native, want = walk_both(mutated)
     assert_native_is_spec(native, want)
 
@@ -243,14 +245,14 @@ def test_every_documented_code_has_a_case() -> None:
 
 @pytest.mark.parametrize("code", list(CODE_CASES), ids=lambda c: c.name)
 def test_documented_code_native_and_spec_agree(code: WalkCode) -> None:
-    _, native, want = walk_both(C.encode(CODE_CASES[code]()))
+    _, native, want = walk_both(enc.encode(CODE_CASES[code]()))
     assert want.end_code == code, want.reason
     assert_native_is_spec(native, want)
 
 
 def test_compiled_frame_off_the_stack_is_bad_sp_on_both_sides() -> None:
     b = CaseBuilder(2)
-    _, native, want = walk_both(C.encode(b.case(context=(PC_COMPILED, b.lo, 0))))
+    _, native, want = walk_both(enc.encode(b.case(context=(PC_COMPILED, b.lo, 0))))
     assert want.end_code == WalkCode.BAD_SP
     assert_native_is_spec(native, want)
 
@@ -278,7 +280,7 @@ def test_from_frame_of_each_physical_frame_gives_the_suffix(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(10))
 def test_rewind_walks_the_same_frames_again(seed: int) -> None:
-    case = C.decode(case_native.generate(seed=seed))
+    case = dec.decode(case_native.generate(seed=seed))
     out1, out2 = ffi.new("ASGST_Frame[]", 4096), ffi.new("ASGST_Frame[]", 4096)
     count2 = ffi.new("uint32_t *")
     n1 = lib.wf_walk_twice_rewound(lib.wf_walker_reference(), case_native.mapped_case(), out1, out2,
@@ -290,7 +292,7 @@ def test_rewind_walks_the_same_frames_again(seed: int) -> None:
 
 def test_include_non_java_option_changes_what_is_reported() -> None:
     data = case_native.generate(seed=7, state=ThreadState.IN_JAVA, options=0)
-    case = C.decode(data)
+    case = dec.decode(data)
     java_only = spec.walk(case)
     with_c = spec.walk(case, options=int(Option.INCLUDE_NON_JAVA_FRAMES))
     assert java_only.frames and all(f.type != vm.FrameType.NON_JAVA for f in java_only.frames)

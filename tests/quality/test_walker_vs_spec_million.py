@@ -13,7 +13,7 @@ import pytest
 
 from walkfuzz.core.native import load
 from walkfuzz.targets.minivm import spec
-from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case import decode as dec
 from walkfuzz.targets.minivm.case import native as case_native
 
 WALKS = int(os.environ.get("WALKFUZZ_MILLION_WALKS", "1000000"))
@@ -39,7 +39,7 @@ def test_a_million_guarded_walks_without_fault_and_sampled_agreement() -> None:
         codes[result.end_code] += 1
         assert result.finding not in (1, 2), (i, result.fault.signo, hex(result.fault.pc))
         if i % SAMPLE_EVERY == 0:
-            case = C.decode(case_native.encode_mapped())
+            case = dec.decode(case_native.encode_mapped())
             want = spec.walk(case)
             native = case_native.run_mapped()
             assert (native.run_result, native.frames, native.end_code) == (

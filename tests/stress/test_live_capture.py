@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from walkfuzz.findings.finding import load_findings
+from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer
 from walkfuzz.targets.minivm.planted import build, planted_bug
 from walkfuzz.targets.minivm.stress.options import StressOptions
 from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
-from walkfuzz.triage.replay import LIVE_HARNESS, MinivmReplayer
 
 pytestmark = pytest.mark.stress
 
@@ -84,9 +84,9 @@ def test_queue_findings_replay_the_element_walk(tmp_path: Path, file_result: Any
     file_result(result)
     elements = [e for e in result["examples"] if e["source"] == "element" and "path" in e]
     assert elements, [e["source"] for e in result["examples"]]
-    from walkfuzz.targets.minivm.case import format as C
+    from walkfuzz.targets.minivm.case import decode as dec
 
-    case = C.decode(Path(elements[0]["path"]).read_bytes())
+    case = dec.decode(Path(elements[0]["path"]).read_bytes())
     assert case.expected is not None and case.expected.source == 3
     assert case.queue is not None and [op.code for op in case.queue][-2:] == [12, 9]
 

@@ -11,6 +11,8 @@ from hypothesis import given
 
 from walkfuzz.core.errors import CaseFormatError
 from walkfuzz.targets.minivm import vm_model as vm
+from walkfuzz.targets.minivm.case import decode as dec
+from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
 from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp, queue_section
@@ -25,7 +27,7 @@ def small_case() -> C.Case:
 
 
 def sections(case: C.Case | None = None) -> list[tuple[int, int, bytes]]:
-    return [(t, 0, p) for t, p in C.encode_sections(case or small_case())]
+    return [(t, 0, p) for t, p in enc.encode_sections(case or small_case())]
 
 
 def payload_offset(secs: list[tuple[int, int, bytes]], index: int) -> int:
@@ -39,7 +41,7 @@ def replace(secs: list[tuple[int, int, bytes]], stype: int, payload: bytes,
 
 
 def status_of(data: bytes) -> tuple[CaseStatus, int, int]:
-    return C.decode_status(data)
+    return dec.decode_status(data)
 
 
 # ---- round trips -----------------------------------------------------------------------------
@@ -47,22 +49,22 @@ def status_of(data: bytes) -> tuple[CaseStatus, int, int]:
 @profile()
 @given(valid_cases())
 def test_decode_of_encode_is_the_case(case: C.Case) -> None:
-    assert C.decode(C.encode(case)) == case
+    assert dec.decode(enc.encode(case)) == case
 
 
 @profile()
 @given(valid_cases())
 def test_encode_of_decode_is_the_bytes(case: C.Case) -> None:
-    data = C.encode(case)
-    assert C.encode(C.decode(data)) == data
+    data = enc.encode(case)
+    assert enc.encode(dec.decode(data)) == data
 
 
 def test_optional_unknown_section_is_skipped_and_not_reencoded() -> None:
     secs = sections()
     extra = (0x8000, C.SECTION_OPTIONAL, b"experiment")
-    data = C.assemble([*secs, extra])
-    assert C.decode(data) == small_case()
-    assert C.encode(C.decode(data)) == C.assemble(secs)
+    data = enc.assemble([*secs, extra])
+    assert dec.decode(data) == small_case()
+    assert enc.encode(dec.decode(data)) == enc.assemble(secs)
 
 
 # ---- header errors ---------------------------------------------------------------------------
@@ -76,20 +78,20 @@ def test_short_header_is_truncated() -> None:
 
 
 def test_bad_magic_reported_at_offset_0() -> None:
-    assert status_of(C.assemble(sections(), magic=b"WFCZ")) == (CaseStatus.MAGIC, 0, 0)
+    assert status_of(enc.assemble(sections(), magic=b"WFCZ")) == (CaseStatus.MAGIC, 0, 0)
 
 
 def test_wrong_version_reported_after_the_header() -> None:
-    assert status_of(C.assemble(sections(), version=2)) == (CaseStatus.VERSION, 0, 8)
+    assert status_of(enc.assemble(sections(), version=2)) == (CaseStatus.VERSION, 0, 8)
 
 
 def test_header_flags_must_be_zero() -> None:
-    assert status_of(C.assemble(sections(), header_flags=1)) == (CaseStatus.BAD_FIELD, 0, 8)
+    assert status_of(enc.assemble(sections(), header_flags=1)) == (CaseStatus.BAD_FIELD, 0, 8)
 
 
 def test_error_message_names_the_file_and_the_problem() -> None:
     with pytest.raises(CaseFormatError) as info:
-        C.decode(C.assemble(sections(), version=7), source="corpus/abc.bin")
+        dec.decode(enc.assemble(sections(), version=7), source="corpus/abc.bin")
     message = str(info.value)
     assert message.startswith("corpus/abc.bin: bad-version")
     assert "version 7" in message and "byte 8" in message
@@ -98,12 +100,12 @@ def test_error_message_names_the_file_and_the_problem() -> None:
 # ---- section scan ----------------------------------------------------------------------------
 
 def test_header_only_misses_the_first_section() -> None:
-    assert status_of(C.assemble([])) == (CaseStatus.MISSING_SECTION, Section.CLASSES, 8)
+    assert status_of(enc.assemble([])) == (CaseStatus.MISSING_SECTION, Section.CLASSES, 8)
 
 
 def test_missing_required_section_reported_at_the_end() -> None:
     secs = [s for s in sections() if s[0] != Section.THREAD]
-    data = C.assemble(secs)
+    data = enc.assemble(secs)
     assert status_of(data) == (CaseStatus.MISSING_SECTION, Section.THREAD, len(data))
 
 
@@ -111,45 +113,45 @@ def test_missing_required_section_reported_at_the_end() -> None:
                                                  (b"\x01\x00\x00\x00\x00", 4)])
 def test_section_header_cut_short_is_truncated_at_the_field(extra: bytes,
                                                             field_offset: int) -> None:
-    data = C.assemble(sections()) + extra
+    data = enc.assemble(sections()) + extra
     start = len(data) - len(extra)
     assert status_of(data) == (CaseStatus.TRUNCATED, 0, start + field_offset)
 
 
 def test_payload_cut_short_is_truncated() -> None:
     secs = sections()
-    data = C.assemble(secs)[:-1]
+    data = enc.assemble(secs)[:-1]
     assert status_of(data) == (CaseStatus.TRUNCATED, Section.WALK, payload_offset(secs, 6))
 
 
 def test_section_flags_other_than_optional_are_bad() -> None:
-    secs = replace(sections(), Section.CONTEXT, C.encode_sections(small_case())[5][1], flags=2)
-    assert status_of(C.assemble(secs)) == (CaseStatus.BAD_FIELD, Section.CONTEXT,
+    secs = replace(sections(), Section.CONTEXT, enc.encode_sections(small_case())[5][1], flags=2)
+    assert status_of(enc.assemble(secs)) == (CaseStatus.BAD_FIELD, Section.CONTEXT,
                                            payload_offset(secs, 5))
 
 
 def test_sections_out_of_order() -> None:
     secs = sections()
     swapped = [*secs[:5], secs[6], secs[5]]
-    assert status_of(C.assemble(swapped)) == (CaseStatus.SECTION_ORDER, Section.CONTEXT,
+    assert status_of(enc.assemble(swapped)) == (CaseStatus.SECTION_ORDER, Section.CONTEXT,
                                               payload_offset(swapped, 6))
 
 
 def test_methods_before_classes_see_no_class() -> None:
     secs = sections()
     swapped = [secs[1], secs[0], *secs[2:]]
-    assert status_of(C.assemble(swapped))[:2] == (CaseStatus.BAD_FIELD, Section.METHODS)
+    assert status_of(enc.assemble(swapped))[:2] == (CaseStatus.BAD_FIELD, Section.METHODS)
 
 
 def test_section_twice_is_out_of_order() -> None:
     secs = sections()
     doubled = [*secs[:2], secs[1], *secs[2:]]
-    assert status_of(C.assemble(doubled))[:2] == (CaseStatus.SECTION_ORDER, Section.METHODS)
+    assert status_of(enc.assemble(doubled))[:2] == (CaseStatus.SECTION_ORDER, Section.METHODS)
 
 
 def test_unknown_section_without_optional_flag() -> None:
     secs = [*sections(), (0x7F00, 0, b"")]
-    assert status_of(C.assemble(secs)) == (CaseStatus.UNKNOWN_SECTION, 0x7F00,
+    assert status_of(enc.assemble(secs)) == (CaseStatus.UNKNOWN_SECTION, 0x7F00,
                                            payload_offset(secs, 7))
 
 
@@ -165,25 +167,25 @@ def _program(case: C.Case) -> tuple[QueueOp, ...]:
 
 def test_queue_program_round_trips() -> None:
     case = dataclasses.replace(small_case(), queue=_program(small_case()))
-    data = C.encode(case)
-    assert data == C.encode(small_case()) + queue_section(_program(small_case()))
-    assert C.decode(data) == case
-    assert C.decode(C.encode(small_case())).queue is None
+    data = enc.encode(case)
+    assert data == enc.encode(small_case()) + queue_section(_program(small_case()))
+    assert dec.decode(data) == case
+    assert dec.decode(enc.encode(small_case())).queue is None
 
 
 def test_empty_queue_program_is_kept() -> None:
     case = dataclasses.replace(small_case(), queue=())
-    assert C.decode(C.encode(case)).queue == ()
+    assert dec.decode(enc.encode(case)).queue == ()
 
 
 def test_queue_program_errors_report_section_9() -> None:
     secs = [*sections(), (9, 0, struct.pack("<IB", 1, 13))]      # opcode 13
-    assert status_of(C.assemble(secs)) == (CaseStatus.BAD_FIELD, 9,
+    assert status_of(enc.assemble(secs)) == (CaseStatus.BAD_FIELD, 9,
                                            payload_offset(secs, 7) + 5)
     secs = [*sections(), (9, 0, struct.pack("<I", 4097))]
-    assert status_of(C.assemble(secs)) == (CaseStatus.LIMIT, 9, payload_offset(secs, 7) + 4)
+    assert status_of(enc.assemble(secs)) == (CaseStatus.LIMIT, 9, payload_offset(secs, 7) + 4)
     secs = [*sections(), (9, 0, struct.pack("<I", 0) + b"x")]
-    assert status_of(C.assemble(secs)) == (CaseStatus.SECTION_LENGTH, 9,
+    assert status_of(enc.assemble(secs)) == (CaseStatus.SECTION_LENGTH, 9,
                                            payload_offset(secs, 7) + 4)
 
 
@@ -193,19 +195,19 @@ def test_poke_is_checked_against_the_stack_section() -> None:
                             (case.stack_hi, CaseStatus.BAD_FIELD),
                             (case.stack_lo - 8, CaseStatus.BAD_FIELD),
                             (2**64 - 8, CaseStatus.BAD_FIELD)):
-        data = C.encode(case) + queue_section([QueueOp(Opcode.POKE, pc=address)])
+        data = enc.encode(case) + queue_section([QueueOp(Opcode.POKE, pc=address)])
         assert status_of(data)[0] == status, hex(address)
 
 
 def test_context_payload_too_short_fails_at_the_read() -> None:
     secs = replace(sections(), Section.CONTEXT, bytes(23))
-    assert status_of(C.assemble(secs)) == (CaseStatus.SECTION_LENGTH, Section.CONTEXT,
+    assert status_of(enc.assemble(secs)) == (CaseStatus.SECTION_LENGTH, Section.CONTEXT,
                                            payload_offset(secs, 5) + 16)
 
 
 def test_context_payload_too_long_fails_after_the_content() -> None:
     secs = replace(sections(), Section.CONTEXT, bytes(25))
-    assert status_of(C.assemble(secs)) == (CaseStatus.SECTION_LENGTH, Section.CONTEXT,
+    assert status_of(enc.assemble(secs)) == (CaseStatus.SECTION_LENGTH, Section.CONTEXT,
                                            payload_offset(secs, 5) + 24)
 
 
@@ -213,7 +215,7 @@ def test_context_payload_too_long_fails_after_the_content() -> None:
 
 def _with(stype: int, payload: bytes) -> tuple[CaseStatus, int, int]:
     secs = replace(sections(), stype, payload)
-    status, section, offset = status_of(C.assemble(secs))
+    status, section, offset = status_of(enc.assemble(secs))
     return status, section, offset - payload_offset(secs, stype - 1)
 
 
@@ -242,10 +244,10 @@ def test_method_of_a_missing_class_is_bad_field() -> None:
 
 def test_string_pool_above_one_mib_is_a_limit() -> None:
     name = b"n" * 1024
-    classes = struct.pack("<I", 256) + (struct.pack("<I", 0) + C._str(name) * 2) * 256
-    methods = struct.pack("<I", 1024) + (struct.pack("<IIH", 0, 0, 1) + C._str(name) * 3) * 1024
+    classes = struct.pack("<I", 256) + (struct.pack("<I", 0) + enc._str(name) * 2) * 256
+    methods = struct.pack("<I", 1024) + (struct.pack("<IIH", 0, 0, 1) + enc._str(name) * 3) * 1024
     secs = replace(replace(sections(), Section.CLASSES, classes), Section.METHODS, methods)
-    status, section, offset = status_of(C.assemble(secs))
+    status, section, offset = status_of(enc.assemble(secs))
     # 256 classes use 524800 pool bytes; 170 methods fit in the rest; the 171st does not.
     record = 10 + 3 * 1026
     assert (status, section) == (CaseStatus.LIMIT, Section.METHODS)
@@ -288,7 +290,7 @@ def test_interpreter_blob_may_have_a_frame_complete() -> None:
 
 def _with_code(payload: bytes) -> tuple[CaseStatus, int, int]:
     secs = [*sections(), (Section.CODE_BYTES, 0, payload)]
-    status, section, offset = status_of(C.assemble(secs))
+    status, section, offset = status_of(enc.assemble(secs))
     return status, section, offset - payload_offset(secs, len(secs) - 1)
 
 
@@ -298,11 +300,11 @@ def _patch(offset: int, data: bytes) -> bytes:
 
 def test_code_bytes_round_trip_and_read_back() -> None:
     payload = struct.pack("<I", 2) + _patch(0x10, b"\xc3") + _patch(0x11, b"\x90\x90")
-    case = C.decode(C.assemble([*sections(), (Section.CODE_BYTES, 0, payload)]))
+    case = dec.decode(enc.assemble([*sections(), (Section.CODE_BYTES, 0, payload)]))
     assert case.code == (C.CodePatch(0x10, b"\xc3"), C.CodePatch(0x11, b"\x90\x90"))
     assert [case.code_byte(vm.CODE_HEAP + a) for a in (0xF, 0x10, 0x12, 0x13)] == [
         0xCC, 0xC3, 0x90, 0xCC]
-    assert C.decode(C.encode(case)) == case
+    assert dec.decode(enc.encode(case)) == case
 
 
 @pytest.mark.parametrize("payload, status, offset", [
@@ -373,7 +375,7 @@ def test_short_walk_fails_at_the_missing_reserved_byte() -> None:
 
 def _truth(count: int, frame: bytes = b"") -> tuple[CaseStatus, int, int]:
     secs = [*sections(), (Section.TRUTH, 0, struct.pack("<iiI", 1, 0, count) + frame)]
-    status, section, offset = status_of(C.assemble(secs))
+    status, section, offset = status_of(enc.assemble(secs))
     return status, section, offset - payload_offset(secs, 7)
 
 
@@ -391,12 +393,12 @@ def test_bad_truth_frame(ftype: int, reserved: int, method: int) -> None:
 def test_truth_frame_without_method_decodes_to_null_handle() -> None:
     frame = struct.pack("<BbHiIQQQ", 4, -1, 0, -1, vm.NO_METHOD, 1, 2, 3)
     secs = [*sections(), (Section.TRUTH, 0, struct.pack("<iiI", 1, 0, 1) + frame)]
-    truth = C.decode(C.assemble(secs)).truth
+    truth = dec.decode(enc.assemble(secs)).truth
     assert truth == C.Truth(1, 0, (C.Frame(4, -1, -1, 0, 1, 2, 3),))
 
 
 def test_decode_error_carries_status_section_offset() -> None:
     with pytest.raises(CaseDecodeError) as info:
-        C.decode(C.assemble(replace(sections(), Section.CONTEXT, bytes(25))), "f.bin")
+        dec.decode(enc.assemble(replace(sections(), Section.CONTEXT, bytes(25))), "f.bin")
     assert (info.value.status, info.value.section) == (CaseStatus.SECTION_LENGTH, 6)
     assert "section 6 (CONTEXT)" in str(info.value)

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given
 
 from walkfuzz.core.errors import CaseFormatError
+from walkfuzz.targets.minivm.case import decode as dec
+from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case import jsonform as case_json
 from walkfuzz.targets.minivm.case.builder import PC_COMPILED, PC_INTERPRETED, CaseBuilder
@@ -36,7 +38,7 @@ def test_stack_words_are_annotated() -> None:
 
 
 def test_bad_json_names_the_path() -> None:
-    doc = case_json.case_to_json(C.decode(C.encode(CaseBuilder(2).case(context=(0, 0, 0)))))
+    doc = case_json.case_to_json(dec.decode(enc.encode(CaseBuilder(2).case(context=(0, 0, 0)))))
     doc["thread"]["state"] = "SLEEPING"
     with pytest.raises(CaseFormatError, match=r"thread\.state"):
         case_json.case_from_json(doc, "x.json")
@@ -49,7 +51,7 @@ def _queue_ops() -> tuple[QueueOp, ...]:
 
 
 def test_queue_program_round_trips_through_json() -> None:
-    base = C.decode(C.encode(CaseBuilder(2).case(context=(0, 0, 0))))
+    base = dec.decode(enc.encode(CaseBuilder(2).case(context=(0, 0, 0))))
     case = replace(base, queue=_queue_ops())
     doc = json.loads(json.dumps(case_json.case_to_json(case)))
     assert [o["op"] for o in doc["queue"]] == [c.name for c in Opcode]
@@ -60,7 +62,7 @@ def test_queue_program_round_trips_through_json() -> None:
 
 
 def test_bad_queue_op_names_the_path() -> None:
-    base = C.decode(C.encode(CaseBuilder(2).case(context=(0, 0, 0))))
+    base = dec.decode(enc.encode(CaseBuilder(2).case(context=(0, 0, 0))))
     doc = case_json.case_to_json(replace(base, queue=(QueueOp(Opcode.SIZE_INFO, queue=1),)))
     doc["queue"][0]["op"] = "FLUSH"
     with pytest.raises(CaseFormatError, match=r"queue\[0\]\.op"):

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer, sniff_harness
 from walkfuzz.targets.minivm.case.expected import has_expected
 from walkfuzz.targets.minivm.planted import build, planted_bug
 from walkfuzz.targets.minivm.stress.hits import RunClock, hits_doc
 from walkfuzz.targets.minivm.stress.signature import key_signature, live_finding
 from walkfuzz.targets.table import CORPORA_DIR
-from walkfuzz.triage.replay import LIVE_HARNESS, MinivmReplayer, sniff_harness
 
 LIVE_REGRESSIONS = sorted((CORPORA_DIR / "stress" / "regressions").iterdir())
 BUGS = ("frame-size-off-by-one", "inlined-scope-order")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from walkfuzz.targets.minivm import planted
-from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
 from walkfuzz.triage.minimize import ddmin, split_queue
 
@@ -32,7 +32,7 @@ def test_ddmin_stops_when_the_budget_is_spent() -> None:
 def _case() -> bytes:
     b = CaseBuilder(stack_words=8)
     fp = b.c_frame(fp=b.hi - 16, ret=0, caller_fp=0)
-    return C.encode(b.case(context=(PC_C, b.hi - 32, fp)))
+    return enc.encode(b.case(context=(PC_C, b.hi - 32, fp)))
 
 
 def test_split_queue_takes_out_section_9_only() -> None:

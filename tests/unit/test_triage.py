@@ -14,7 +14,8 @@ import pytest
 
 from walkfuzz.findings import classify
 from walkfuzz.targets.minivm import planted
-from walkfuzz.targets.minivm.case import format as C
+from walkfuzz.targets.minivm.case import encode as enc
+from walkfuzz.targets.minivm.regions import MINIVM_REGIONS
 from walkfuzz.triage import regress
 from walkfuzz.triage.cluster import Member, cluster
 from walkfuzz.triage.driver import table, triage
@@ -37,7 +38,7 @@ def nested_walker() -> str:
 def good_case(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A case that crashes the nested-condition walker and walks clean on the reference."""
     path = tmp_path_factory.mktemp("case") / "nested.case"
-    path.write_bytes(C.encode(planted_corpus.nested_condition_case(random.Random(1))))
+    path.write_bytes(enc.encode(planted_corpus.nested_condition_case(random.Random(1))))
     return path
 
 
@@ -112,7 +113,7 @@ def test_unknown_path_is_a_user_error(tmp_path: Path) -> None:
     (0x0, 0x80, "wild-read"),
 ])
 def test_fault_classes(addr: int, si_code: int, expected: str) -> None:
-    assert classify.fault_class(addr, si_code, classify.MINIVM_REGIONS)[0] == expected
+    assert classify.fault_class(addr, si_code, MINIVM_REGIONS)[0] == expected
 
 
 # Frames (type, comp_level, bci, method, pc, sp, fp), older frames at higher sp.

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from walkfuzz.targets.harness_replay import MinivmReplayer
 from walkfuzz.targets.table import CORPORA_DIR
-from walkfuzz.triage.replay import MinivmReplayer
 
 REGRESSIONS = sorted(p for p in CORPORA_DIR.glob("*/regressions/*") if p.is_file())
 

@@ -1,6 +1,7 @@
 """A minivm hot-path result (wf_run_result, native/include/wf_run.h) described as a Finding.
 
-The campaign harness (walkfuzz.targets.minivm.harness) and triage's replay (walkfuzz.triage.replay)
+The campaign harness (walkfuzz.targets.minivm.harness) and triage's replay
+(walkfuzz.targets.harness_replay)
 both describe a finding with `to_finding`, so a replayed input gets the very signature its
 campaign stored: same details keys, same location (the symbolized faulting pc for a crash or
 hang, `check:<name>` of the failed check otherwise), same shape.

@@ -1,6 +1,6 @@
 """Replay of one minivm input (`walkfuzz replay FILE`, target minivm): decode the case, walk it
 natively (the reference walker, or --walker PATH.so) and with the Python spec, and say how
-they compare. It also runs FILE as the harness that made it ran it (walkfuzz.triage.replay,
+they compare. It also runs FILE as the harness that made it ran it (walkfuzz.targets.harness_replay,
 the campaign's hot path) and names the finding's signature, so a reproducer from a report
 shows the same one. A live stress capture (a case with section 11 EXPECTED; no --harness
 needed) is walked again the way the live run walked it and judged by the live oracle
@@ -22,6 +22,7 @@ from typing import Any
 
 from walkfuzz.core.errors import CaseFormatError
 from walkfuzz.targets.minivm import spec
+from walkfuzz.targets.minivm.case import decode as dec
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case import jsonform as case_json
 from walkfuzz.targets.minivm.case import native as case_native
@@ -45,8 +46,8 @@ def hot_path(args: argparse.Namespace) -> tuple[str, dict[str, Any] | None, dict
     import sys
     import tempfile
 
+    from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer
     from walkfuzz.targets.minivm.case.expected import has_expected
-    from walkfuzz.triage.replay import LIVE_HARNESS, MinivmReplayer
 
     data = _input(args.file)
     harness = args.harness or "bytes"
@@ -81,7 +82,7 @@ def read_case(path: str) -> tuple[bytes, C.Case]:
         raise CaseFormatError(path, f"cannot read: {err.strerror}") from err
     if not data:
         raise CaseFormatError(path, "empty file (truncated: a case needs at least 8 bytes)")
-    return data, C.decode(data, source=path)
+    return data, dec.decode(data, source=path)
 
 
 def _frames(frames: tuple[C.Frame, ...], describe: case_json.Describer) -> list[Any]:

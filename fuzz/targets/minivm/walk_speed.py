@@ -27,7 +27,7 @@ from typing import Any
 
 from walkfuzz.core import native
 from walkfuzz.targets.minivm import spec
-from walkfuzz.targets.minivm.case import format as case
+from walkfuzz.targets.minivm.case import decode as dec
 from walkfuzz.targets.minivm.case import native as case_native
 from walkfuzz.targets.minivm.vm_model import FrameKind
 
@@ -81,7 +81,7 @@ def generate(stack: Stack) -> list[int]:
     data = case_native.generate(data=source, seed=stack.seed, state=lib.WF_THREAD_IN_JAVA,
                                 options=0, entry=0, consistent=1, min_frames=1000,
                                 max_frames=1000)
-    steps = [s for s in spec.walk(case.decode(data, f"{stack.name} stack")).steps
+    steps = [s for s in spec.walk(dec.decode(data, f"{stack.name} stack")).steps
              if s.code is None]
     if stack.kind is not None:
         java = Counter((s.kind, s.reported) for s in steps if s.reported > 0)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from walkfuzz.core.native import load
-from walkfuzz.targets.minivm.case.format import Case, decode, insert_section
+from walkfuzz.targets.minivm.case.decode import decode
+from walkfuzz.targets.minivm.case.encode import insert_section
+from walkfuzz.targets.minivm.case.format import Case
 from walkfuzz.targets.minivm.case.queue_program import QueueOp, queue_section
 
 _state: dict[str, Any] = {}

@@ -22,11 +22,12 @@ from walkfuzz.core import native
 from walkfuzz.core.errors import CaseFormatError, UserError
 from walkfuzz.findings import classify
 from walkfuzz.findings.finding import Finding
+from walkfuzz.targets.minivm.case.decode import decode
 from walkfuzz.targets.minivm.case.expected import has_expected
-from walkfuzz.targets.minivm.case.format import decode
 from walkfuzz.targets.minivm.case.status import CaseDecodeError
 from walkfuzz.targets.minivm.finding import check_name, to_finding
 from walkfuzz.targets.minivm.harness import HARNESSES, NEEDS_QUEUE
+from walkfuzz.targets.minivm.regions import MINIVM_REGIONS
 from walkfuzz.targets.minivm.walker_library import load_walker
 
 LIVE_HARNESS = "stress"  # a live capture: a case file whose EXPECTED section is the oracle
@@ -129,7 +130,7 @@ class MinivmReplayer:
             return Replay(None, why=live.why, extra=live.doc)
         if live.finding.kind == "crash":
             klass, why = classify.fault_class(live.fault_addr, live.fault_si_code,
-                                              classify.MINIVM_REGIONS)
+                                              MINIVM_REGIONS)
         elif live.finding.kind == "hang":
             klass = classify.HANG_CLASS
             why = f"the walk ran past the {self.hang_ns / 1e6:g} ms budget"
@@ -146,7 +147,7 @@ class MinivmReplayer:
         r = self.result
         if finding.kind == "crash":
             return classify.fault_class(int(r.fault.addr), int(r.fault.si_code),
-                                        classify.MINIVM_REGIONS)
+                                        MINIVM_REGIONS)
         if finding.kind == "hang":
             return classify.HANG_CLASS, f"the walk ran past the {self.hang_ns / 1e6:g} ms budget"
         check = check_name(self.ffi, self.lib, r.check)
