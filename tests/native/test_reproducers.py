@@ -101,6 +101,9 @@ def _needs_unwind() -> None:
         pytest.fail(f"walkfuzz._unwind not built (libunwind-dev; make build): {err}")
 
 
+COPY_TRIES = 3  # fresh processes a process-state-reading input gets to show its finding
+
+
 def _replayed(done: subprocess.CompletedProcess[str]) -> set[str]:
     """The signatures a libunwind replay printed, after checking its documented status (1: a
     finding again, with one signature; 0: clean, none)."""
@@ -127,12 +130,18 @@ def _check_libunwind_replays(out: Path) -> None:
         # docs/libunwind.md's form, on the libFuzzer-style copy of the same input: the same
         # documented status, and the same finding where the input is one that reproduces (an
         # input that reads process state may meet other values in this third process too)
+        # (each try checks the status and the signature count; such an input gets COPY_TRIES
+        # fresh processes to show the same finding, a stable one shows it at the first)
         copy = out / f"crash-{Path(group['examples'][0]).stem}"
         if copy.exists():
-            again = walkfuzz("replay", "--target", "libunwind", str(copy))
-            again_signatures = _replayed(again)
+            seen = []
+            for _ in range(COPY_TRIES if group["signature"] in signatures else 1):
+                again = walkfuzz("replay", "--target", "libunwind", str(copy))
+                seen.append((again.returncode, _replayed(again)))
+                if seen[-1] == (done.returncode, signatures):
+                    break
             if group["signature"] in signatures:
-                assert (again.returncode, again_signatures) == (done.returncode, signatures)
+                assert (done.returncode, signatures) in seen, seen
     assert reproduced > 0, [g["signature"] for g in groups]
 
 
