@@ -24,7 +24,7 @@
  * while that signal is blocked (libunwind blocks all signals around its locks) cannot be
  * interrupted; the worker supervisor is the last resort for those.
  *
- * x86-64 Linux only: the faulting pc comes from the ucontext's REG_RIP.
+ * x86-64 Linux only: the faulting pc comes from the ucontext (wf_ucontext.h).
  */
 #ifndef WF_GUARD_H
 #define WF_GUARD_H

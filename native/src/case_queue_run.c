@@ -13,6 +13,7 @@
 
 #include "case_queue.h"
 #include "wf_queue.h"
+#include "wf_ucontext.h"
 #include "wf_vm.h"
 #include "wf_walker.h"
 
@@ -162,9 +163,7 @@ _Static_assert(sizeof(ucontext_t) <= WF_QUEUE_CONTEXT_SIZE, "WF_QUEUE_CONTEXT_SI
 void wf_queue_make_context(void *buf, uint64_t pc, uint64_t sp, uint64_t fp) {
     ucontext_t *uc = buf;
     memset(uc, 0, sizeof *uc);
-    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
-    uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
-    uc->uc_mcontext.gregs[REG_RBP] = (greg_t)fp;
+    wf_uc_set_frame(uc, pc, sp, fp);
 }
 
 static void make_context(ucontext_t *uc, const wf_queue_op *op) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "guard_internal.h"
+#include "wf_ucontext.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -104,7 +105,7 @@ static inline void after_jump(const wf_guard_frame *frame, uintptr_t guard_fp) {
 /* ---- signal handlers ------------------------------------------------------------------------ */
 
 static uintptr_t faulting_pc(const void *ucontext) {
-    return (uintptr_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
+    return wf_uc_pc(ucontext);
 }
 
 static void record_fault(wf_guard_frame *frame, int kind, int signo, int si_code,
@@ -115,7 +116,7 @@ static void record_fault(wf_guard_frame *frame, int kind, int signo, int si_code
     fault->si_code = si_code;
     fault->addr = addr;
     fault->pc = faulting_pc(ucontext);
-    frame->fault_sp = (uintptr_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RSP];
+    frame->fault_sp = wf_uc_sp(ucontext);
     fault->frames = frame->frames;
     fault->last_sp = frame->last_sp;
     fault->last_fp = frame->last_fp;

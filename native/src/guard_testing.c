@@ -13,6 +13,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "wf_ucontext.h"
+
 enum { WF_GUARD_TEST_MAX_THREADS = 64 };
 enum { RECORDED_EXIT = 42, RECORDED_PLAIN_EXIT = 43 };
 
@@ -60,11 +62,10 @@ __asm__(".text\n"
 extern void safefetch_continuation(void);
 
 static int resume_safefetch(int signo, siginfo_t *info, void *ucontext) {
-    greg_t *registers = ((ucontext_t *)ucontext)->uc_mcontext.gregs;
     if ((signo != SIGSEGV && signo != SIGBUS) ||
-        registers[REG_RIP] != (greg_t)(uintptr_t)wf_guard_test_safefetch)
+        wf_uc_pc(ucontext) != (uintptr_t)wf_guard_test_safefetch)
         return 0;
-    registers[REG_RIP] = (greg_t)(uintptr_t)safefetch_continuation;
+    wf_uc_set_pc(ucontext, (uintptr_t)safefetch_continuation);
     return 1;
 }
 

@@ -17,10 +17,11 @@
  *   wrong-result every expected frame, then an error where the walk should end
  *   contract     a frame or code the API does not allow (checked first)
  */
-#define _GNU_SOURCE /* REG_RCX of <ucontext.h> */
+#define _GNU_SOURCE /* the register names of wf_ucontext.h */
 #include <ucontext.h>
 
 #include "wf_live_worker.h"
+#include "wf_ucontext.h"
 
 static int same(const ASGST_Frame *w, const struct wf_live_shadow *e) {
     return (uintptr_t)w->method == wf_vm_method_handle(e->method) && w->bci == e->bci &&
@@ -129,8 +130,7 @@ void wf_live_expect(struct wf_live_snapshot *s, uint32_t window, const void *uc)
         s->depth--;
         break;
     case WF_LIVE_WIN_BCI: {      /* bcp stored; the shadow store of the same bci is next */
-        const greg_t *regs = ((const ucontext_t *)uc)->uc_mcontext.gregs;
-        s->frames[s->depth - 1].bci = (int32_t)(uint32_t)regs[REG_RCX];
+        s->frames[s->depth - 1].bci = (int32_t)(uint32_t)wf_uc_get(uc, WF_UC_RCX);
         break;
     }
     default: break;

@@ -9,6 +9,7 @@
 
 #include "wf_live_worker.h"
 #include "wf_thread_timer.h"
+#include "wf_ucontext.h"
 
 static __thread struct wf_live_worker *current_worker __attribute__((tls_model("initial-exec")));
 
@@ -106,10 +107,9 @@ void wf_live_collect(ASGST_Iterator *it, struct wf_live_walk *out) {
 
 void wf_live_info(struct wf_live_sample_info *at, const struct wf_live_worker *w,
                   struct wf_live_snapshot *snap, const void *uc, uint64_t t0) {
-    const ucontext_t *ctx = uc;
-    at->pc = (uint64_t)ctx->uc_mcontext.gregs[REG_RIP];
-    at->sp = (uint64_t)ctx->uc_mcontext.gregs[REG_RSP];
-    at->fp = (uint64_t)ctx->uc_mcontext.gregs[REG_RBP];
+    at->pc = wf_uc_pc(uc);
+    at->sp = wf_uc_sp(uc);
+    at->fp = wf_uc_fp(uc);
     at->source = WF_EXPECTED_WALK;
     at->signal = NULL;
     at->window = wf_live_window_at(&wf_live_current_run.vm, at->pc);

@@ -7,6 +7,7 @@
 #include "asgst.h"
 #include "wf_queue.h"
 #include "wf_queue_bench.h"
+#include "wf_ucontext.h"
 #include "wf_vm.h"
 
 static uint64_t now_ns(void) {
@@ -49,9 +50,7 @@ int wf_queue_bench(uint64_t pc, uint64_t sp, uint64_t fp, uint32_t elements, uin
     if (!wf_vm_is_mapped() || WF_VM->thread == NULL) return out->error = ASGST_NO_THREAD;
     ucontext_t uc;
     memset(&uc, 0, sizeof uc);
-    uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
-    uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
-    uc.uc_mcontext.gregs[REG_RBP] = (greg_t)fp;
+    wf_uc_set_frame(&uc, pc, sp, fp);
     uint32_t frames = 0;
     wf_queue_thread_reset();
     ASGST_Queue *q = ASGST_RegisterQueue(NULL, (int)elements, 0, on_element, &frames);

@@ -16,6 +16,7 @@
 #include "wf_queue.h"
 #include "wf_queue_signal_cost.h"
 #include "wf_thread_timer.h"
+#include "wf_ucontext.h"
 
 #define COST_SIGNAL (SIGRTMIN + 6)
 
@@ -139,9 +140,7 @@ static void *cost_thread(void *arg) {
 
 static void make_context(ucontext_t *uc, const wf_queue_signal_cost_params *p) {
     memset(uc, 0, sizeof *uc);
-    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)p->pc;
-    uc->uc_mcontext.gregs[REG_RSP] = (greg_t)p->sp;
-    uc->uc_mcontext.gregs[REG_RBP] = (greg_t)p->fp;
+    wf_uc_set_frame(uc, p->pc, p->sp, p->fp);
 }
 
 int wf_queue_signal_cost(const wf_queue_signal_cost_params *p, wf_queue_signal_cost_result *out) {

@@ -24,6 +24,7 @@
 #include "wf_queue.h"
 #include "wf_queue_stress.h"
 #include "wf_thread_timer.h"
+#include "wf_ucontext.h"
 
 #define STRESS_SIGNAL (SIGRTMIN + 5)
 #define NESTED_SIGNAL (SIGRTMIN + 7)         /* params.nested: the second timer's */
@@ -164,9 +165,7 @@ static void *work(void *arg) {
 static void make_context(worker *w) {
     const wf_queue_stress_params *p = w->p;
     memset(&w->context, 0, sizeof w->context);
-    w->context.uc_mcontext.gregs[REG_RIP] = (greg_t)p->pc;
-    w->context.uc_mcontext.gregs[REG_RSP] = (greg_t)p->sp;
-    w->context.uc_mcontext.gregs[REG_RBP] = (greg_t)p->fp;
+    wf_uc_set_frame(&w->context, p->pc, p->sp, p->fp);
 }
 
 static void add_up(const worker *w, wf_queue_stress_result *out) {

@@ -7,6 +7,7 @@
 #include "walk_record.h"
 #include "wf_mutate.h"
 #include "wf_run.h"
+#include "wf_ucontext.h"
 #include "wf_vm.h"
 
 static ASGST_Frame *got_frames, *ref_frames;    /* WF_RUN_MAX_FRAMES each, allocated once */
@@ -46,9 +47,7 @@ static void record_frames(ASGST_Iterator *it, void *arg) {
 
 static void context_of(const wf_case *c, ucontext_t *uc) {
     memset(uc, 0, sizeof *uc);
-    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)c->pc;
-    uc->uc_mcontext.gregs[REG_RSP] = (greg_t)c->sp;
-    uc->uc_mcontext.gregs[REG_RBP] = (greg_t)c->fp;
+    wf_uc_set_frame(uc, c->pc, c->sp, c->fp);
 }
 
 static intptr_t walk_guarded(void *arg) {

@@ -11,6 +11,7 @@
 
 #include "wf_gen.h"
 #include "wf_vm.h"
+#include "wf_ucontext.h"
 #include "wf_walker.h"
 #include "wf_walker_bench.h"
 
@@ -71,9 +72,7 @@ double wf_bench_walk_ns(const wf_walker *w, const wf_case *c, uint32_t reps, uin
                         uint32_t *frames, uint32_t *physical) {
     ucontext_t uc;
     memset(&uc, 0, sizeof uc);
-    uc.uc_mcontext.gregs[REG_RIP] = (greg_t)c->pc;
-    uc.uc_mcontext.gregs[REG_RSP] = (greg_t)c->sp;
-    uc.uc_mcontext.gregs[REG_RBP] = (greg_t)c->fp;
+    wf_uc_set_frame(&uc, c->pc, c->sp, c->fp);
     count_job counted, job;
     walk_once(w, c, &uc, count_physical, &counted); /* warm-up: caches, TLB, predictors */
     uint64_t best = UINT64_MAX;

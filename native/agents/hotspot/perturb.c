@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "wf_hs.h"
+#include "wf_ucontext.h"
 
 #define GRID_WORDS 64            /* sp/fp offsets up to +-64 words */
 #define GRID_PC_BYTES 64         /* pc offsets up to +-64 bytes */
@@ -109,8 +110,8 @@ int wf_hs_perturb_load_corpus(const char *path, char *err, size_t errlen) {
 int wf_hs_perturb_has_corpus(void) { return corpus_records > 0; }
 
 static uint64_t reg(const ucontext_t *uc, int r) {
-    static const int greg[WF_HS_REGS] = {REG_RIP, REG_RSP, REG_RBP};
-    return (uint64_t)uc->uc_mcontext.gregs[greg[r]];
+    static const wf_uc_reg named[WF_HS_REGS] = {WF_UC_PC, WF_UC_SP, WF_UC_FP};
+    return wf_uc_get(uc, named[r]);
 }
 
 static void set_op(wf_hs_record *rec, int r, uint8_t op, uint64_t value) {

@@ -10,6 +10,7 @@
 #include <ucontext.h>
 
 #include "wf_hs.h"
+#include "wf_ucontext.h"
 
 static uint64_t le64(const uint8_t *b) {
     uint64_t v = 0;
@@ -83,10 +84,10 @@ int wf_hs_record_apply_regs(const wf_hs_record *rec, const wf_hs_bases *bases, u
 }
 
 int wf_hs_record_apply(const wf_hs_record *rec, const wf_hs_bases *bases, ucontext_t *uc) {
-    static const int greg[WF_HS_REGS] = {REG_RIP, REG_RSP, REG_RBP};
+    static const wf_uc_reg named[WF_HS_REGS] = {WF_UC_PC, WF_UC_SP, WF_UC_FP};
     uint64_t regs[WF_HS_REGS];
-    for (int r = 0; r < WF_HS_REGS; r++) regs[r] = (uint64_t)uc->uc_mcontext.gregs[greg[r]];
+    for (int r = 0; r < WF_HS_REGS; r++) regs[r] = wf_uc_get(uc, named[r]);
     if (!wf_hs_record_apply_regs(rec, bases, regs)) return 0;
-    for (int r = 0; r < WF_HS_REGS; r++) uc->uc_mcontext.gregs[greg[r]] = (greg_t)regs[r];
+    for (int r = 0; r < WF_HS_REGS; r++) wf_uc_set(uc, named[r], regs[r]);
     return 1;
 }

@@ -22,6 +22,7 @@
 #include <ucontext.h>
 
 #include "wf_hs.h"
+#include "wf_ucontext.h"
 
 static const char *const class_names[WF_HS_CLASSES] = {
     "exact",       "top-tolerated", "in-update",   "no-shadow",    "truncated",      "missing-top",
@@ -142,9 +143,9 @@ void wf_hs_stress_on_signal(wf_hs_thread *t, ucontext_t *uc) {
         memset(&keep, 0, sizeof keep);
         wf_hs_record_encode(&keep, ev.record);  /* the record that changes nothing */
         ev.fault = fault;
-        ev.real_pc = ev.pert_pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-        ev.real_sp = ev.pert_sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-        ev.real_fp = ev.pert_fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+        ev.real_pc = ev.pert_pc = wf_uc_pc(uc);
+        ev.real_sp = ev.pert_sp = wf_uc_sp(uc);
+        ev.real_fp = ev.pert_fp = wf_uc_fp(uc);
         wf_hs_out_fault(&ev);
     }
     t->latency_hist[wf_hs_log2_bucket((wf_hs_now_ns() - start) / 1000)]++;

@@ -18,6 +18,7 @@
 #include "wf_uw_input.h"
 #include "wf_uw_perturb.h"
 #include "wf_uw_walk.h"
+#include "wf_ucontext.h"
 
 typedef struct fuzz_state {
     const wf_uw_case *cs;
@@ -56,9 +57,9 @@ static void set_expected(const wf_uw_case *cs, wf_uw_result *out)
 
 static void save_regs(uintptr_t *dst, const ucontext_t *uc)
 {
-    dst[0] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    dst[1] = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    dst[2] = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    dst[0] = wf_uc_pc(uc);
+    dst[1] = wf_uc_sp(uc);
+    dst[2] = wf_uc_fp(uc);
 }
 
 static int verdict(wf_uw_result *out, const wf_uw_walk *walk)
@@ -114,7 +115,7 @@ static uintptr_t fuzz_bottom(wf_uw_chain *c)
     else
         unw_getcontext(&uc);
     walk_case(st, &uc);
-    return (uintptr_t)uc.uc_mcontext.gregs[REG_RSP];
+    return wf_uc_sp(&uc);
 }
 
 static int run_case(const wf_uw_case *cs, wf_uw_result *out)

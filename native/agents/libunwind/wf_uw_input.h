@@ -9,7 +9,7 @@
 #include "wf_unwind.h"
 
 typedef struct wf_uw_perturbation {
-    uint8_t reg_selector;       /* % WF_UW_REG_CHOICES, see wf_uw_perturb.c */
+    uint8_t reg_selector;       /* picks a register: SELECTABLE in wf_uw_perturb.c */
     uint8_t kind;               /* % WF_UW_KINDS, a wf_uw_kind */
     uint64_t operand;
 } wf_uw_perturbation;

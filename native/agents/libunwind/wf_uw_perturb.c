@@ -6,14 +6,15 @@
 #include <string.h>
 
 #include "wf_uw_perturb.h"
+#include "wf_ucontext.h"
 
 /* Registers a selector picks: pc, sp and fp three times as often as the callee-saved ones
    the CFI may restore, and two scratch registers. */
-static const int REG_CHOICES[16] = {
-    REG_RIP, REG_RSP, REG_RBP, REG_RIP, REG_RSP, REG_RBP, REG_RIP, REG_RSP,
-    REG_RBP, REG_RBX, REG_R12, REG_R13, REG_R14, REG_R15, REG_RAX, REG_RDI,
+static const wf_uc_reg SELECTABLE[16] = {
+    WF_UC_PC, WF_UC_SP, WF_UC_FP, WF_UC_PC, WF_UC_SP, WF_UC_FP, WF_UC_PC, WF_UC_SP,
+    WF_UC_FP, WF_UC_RBX, WF_UC_R12, WF_UC_R13, WF_UC_R14, WF_UC_R15, WF_UC_RAX, WF_UC_RDI,
 };
-#define REG_CHOICE_COUNT 16
+#define SELECTABLE_COUNT 16
 
 /* First address of the non-canonical hole and its size. */
 #define NONCANONICAL_LOW 0x0000800000000000ull
@@ -23,12 +24,7 @@ static const int REG_CHOICES[16] = {
 
 static greg_t *reg(ucontext_t *uc, uint8_t selector)
 {
-    return &uc->uc_mcontext.gregs[REG_CHOICES[selector % REG_CHOICE_COUNT]];
-}
-
-static uintptr_t captured(const wf_uw_perturb_env *env, int r)
-{
-    return (uintptr_t)env->captured->uc_mcontext.gregs[r];
+    return wf_uc_slot(uc, SELECTABLE[selector % SELECTABLE_COUNT]);
 }
 
 static uintptr_t page_edge(const wf_uw_perturb_env *env, uint64_t op)
@@ -84,9 +80,8 @@ static void trampoline(ucontext_t *uc, const wf_uw_perturbation *p, const wf_uw_
     memcpy(env->fake_frame, env->captured, sizeof *env->fake_frame);
     if ((op >> 20) & 1)
         *reg(env->fake_frame, p->reg_selector) += 8 * (greg_t)(int8_t)(op >> 24);
-    uc->uc_mcontext.gregs[REG_RIP] =
-        (greg_t)(env->targets->restore_rt + ((op >> 8) & 1 ? (op & 0xf) : 0));
-    uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)env->fake_frame;
+    wf_uc_set_pc(uc, env->targets->restore_rt + ((op >> 8) & 1 ? (op & 0xf) : 0));
+    wf_uc_set_sp(uc, (uintptr_t)env->fake_frame);
 }
 
 /* Reads any word of the live stack above the captured sp, as a walker would: in the ASan
@@ -94,7 +89,7 @@ static void trampoline(ucontext_t *uc, const wf_uw_perturbation *p, const wf_uw_
 __attribute__((no_sanitize("address")))
 static uintptr_t stack_value(const wf_uw_perturb_env *env, uint64_t op)
 {
-    uintptr_t slot = captured(env, REG_RSP) + 8 * (op % STACK_VALUE_WORDS);
+    uintptr_t slot = wf_uc_sp(env->captured) + 8 * (op % STACK_VALUE_WORDS);
     return slot + 8 <= env->stack_hi ? *(const uintptr_t *)slot : 0;
 }
 
@@ -102,8 +97,8 @@ static uintptr_t stack_value(const wf_uw_perturb_env *env, uint64_t op)
 static void mid_function(ucontext_t *uc, uint64_t op)
 {
     const wf_uw_range *fn = &wf_uw_chain_ranges[(op >> 8) % WF_UW_CHAIN_FUNCTIONS];
-    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)within(fn, op & 0xffff);
-    uc->uc_mcontext.gregs[REG_RSP] += 8 * (greg_t)(int8_t)(op >> 24);
+    wf_uc_set_pc(uc, within(fn, op & 0xffff));
+    *wf_uc_slot(uc, WF_UC_SP) += 8 * (greg_t)(int8_t)(op >> 24);
 }
 
 int wf_uw_perturb(ucontext_t *uc, const wf_uw_perturbation *p, const wf_uw_perturb_env *env)
@@ -124,9 +119,9 @@ int wf_uw_perturb(ucontext_t *uc, const wf_uw_perturbation *p, const wf_uw_pertu
     case WF_UW_K_HEAP: *r = (greg_t)heap_pointer(env, op); break;
     case WF_UW_K_CODE: *r = (greg_t)code_pointer(env, op); break;
     case WF_UW_K_TRAMPOLINE: trampoline(uc, p, env); break;
-    case WF_UW_K_SWAP: *r = uc->uc_mcontext.gregs[REG_CHOICES[op % REG_CHOICE_COUNT]]; break;
+    case WF_UW_K_SWAP: *r = *wf_uc_slot(uc, SELECTABLE[op % SELECTABLE_COUNT]); break;
     case WF_UW_K_STACK_VALUE: *r = (greg_t)stack_value(env, op); break;
-    case WF_UW_K_STACK_POINTER: *r = (greg_t)(captured(env, REG_RSP) + 8 * (uintptr_t)(int8_t)op); break;
+    case WF_UW_K_STACK_POINTER: *r = (greg_t)(wf_uc_sp(env->captured) + 8 * (uintptr_t)(int8_t)op); break;
     case WF_UW_K_MID_FUNCTION: mid_function(uc, op); break;
     }
     return 1;

@@ -13,6 +13,7 @@
 
 #include "wf_uw_chain.h"
 #include "wf_uw_targets.h"
+#include "wf_ucontext.h"
 
 #define HEAP_SIZE (64 * 1024)
 #define OTHER_STACK_DEPTH 4
@@ -89,9 +90,9 @@ static uintptr_t park_bottom(wf_uw_chain *c)
     ucontext_t uc;
     getcontext(&uc);
     pthread_mutex_lock(&other_lock);
-    targets.other_sp = (uintptr_t)uc.uc_mcontext.gregs[REG_RSP];
-    targets.other_fp = (uintptr_t)uc.uc_mcontext.gregs[REG_RBP];
-    targets.other_pc = (uintptr_t)uc.uc_mcontext.gregs[REG_RIP];
+    targets.other_sp = wf_uc_sp(&uc);
+    targets.other_fp = wf_uc_fp(&uc);
+    targets.other_pc = wf_uc_pc(&uc);
     pthread_cond_broadcast(&other_ready);
     for (;;)
         pthread_cond_wait(&other_ready, &other_lock);   /* parked for the process's life */

@@ -71,6 +71,7 @@
 #include "asgst.h"
 #include "wf_queue.h"
 #include "wf_queue_walk.h"
+#include "wf_ucontext.h"
 #include "wf_vm.h"
 
 #define QUEUE_LIVE 0x51756575u          /* "Queu": the slot holds a registered queue */
@@ -183,8 +184,7 @@ static const struct wf_vm_thread *mapped_thread(uintptr_t sp) {
 
 /* The sp a walk of ucontext starts from (our own stack without one). */
 static uintptr_t walked_sp(void *ucontext) {
-    return ucontext ? (uintptr_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RSP]
-                    : (uintptr_t)__builtin_frame_address(0);
+    return ucontext ? wf_uc_sp(ucontext) : (uintptr_t)__builtin_frame_address(0);
 }
 
 static int is_bytecode_frame(const ASGST_Frame *f) {

@@ -20,6 +20,7 @@
 #include <ucontext.h>
 
 #include "asgst.h"
+#include "wf_ucontext.h"
 #include "wf_vm.h"
 #include "wf_queue_walk.h" /* queue: wf_ref_run_at (issue 4) */
 
@@ -622,16 +623,13 @@ int ASGST_RunWithIterator(void *ucontext, int32_t options, ASGST_IteratorHandler
                           void *argument) {
     if (fun == NULL) return ASGST_WF_BAD_ARGUMENT;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0); /* no ucontext: our own stack */
-    const struct wf_vm_thread *t = mapped_thread(
-        ucontext ? (uintptr_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RSP] : here);
+    const struct wf_vm_thread *t = mapped_thread(ucontext ? wf_uc_sp(ucontext) : here);
     int rc = check_thread(t, options);
     if (rc != 0) return rc;
     ref_frame start;
     if (t->state == WF_THREAD_IN_JAVA || t->state == WF_THREAD_NOT_JAVA) {
         if (ucontext == NULL) return ASGST_WF_BAD_ARGUMENT;  /* registers needed */
-        const greg_t *regs = ((const ucontext_t *)ucontext)->uc_mcontext.gregs;
-        start = (ref_frame){(uintptr_t)regs[REG_RSP], (uintptr_t)regs[REG_RBP],
-                            (uintptr_t)regs[REG_RIP]};
+        start = (ref_frame){wf_uc_sp(ucontext), wf_uc_fp(ucontext), wf_uc_pc(ucontext)};
     } else {
         rc = anchor_frame(t, &start);
         if (rc != 0) return rc;
