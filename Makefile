@@ -14,7 +14,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 WALKFUZZ := $(VENV)/bin/walkfuzz
-NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*.[ch] native/walkers/reference/*.[ch]) \
+NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*.[ch] native/src/*/*.[ch] \
+  native/walkers/reference/*.[ch]) \
   fuzz/_build.py
 
 .PHONY: help setup build test lint bench fuzz clean test-start test-core test-asan

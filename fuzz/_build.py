@@ -1,6 +1,6 @@
 """The one cffi build module (out-of-line API mode) for walkfuzz's C core.
 
-Every `native/src/*.c` and `native/walkers/reference/*.c` is compiled into one extension.
+Every `native/src/<concept>/*.c` and `native/walkers/reference/*.c` is compiled into one extension.
 The cdef is the text between `/* cffi:begin */` and `/* cffi:end */` markers in the headers
 of `native/include/`, so a header stays the single place where a C declaration lives.
 
@@ -30,7 +30,8 @@ from cffi import FFI
 ROOT = Path(__file__).resolve().parent.parent
 NATIVE = ROOT / "native"
 INCLUDE = NATIVE / "include"
-SOURCE_DIRS = (NATIVE / "src", NATIVE / "walkers" / "reference")
+SOURCE = NATIVE / "src"  # one folder per concept; private headers are included as "folder/x.h"
+WALKER = NATIVE / "walkers" / "reference"
 
 WARNINGS = ["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
 FLAVOURS: dict[str, tuple[str, list[str], list[str]]] = {
@@ -58,7 +59,7 @@ def headers() -> list[Path]:
 
 
 def sources() -> list[Path]:
-    return sorted(p for d in SOURCE_DIRS for p in d.glob("*.c"))
+    return [*sorted(SOURCE.rglob("*.c")), *sorted(WALKER.glob("*.c"))]
 
 
 def cdef_text() -> str:
@@ -82,7 +83,7 @@ def make_builder(flavour: str, absolute: bool = False) -> FFI:
         module,
         includes,
         sources=[path(p) for p in sources()],
-        include_dirs=[path(INCLUDE)],
+        include_dirs=[path(INCLUDE), path(SOURCE)],
         extra_compile_args=[*WARNINGS, "-std=gnu11", "-fno-strict-aliasing", *cflags],
         extra_link_args=ldflags,
         libraries=["rt", "pthread", "dl"],
@@ -139,7 +140,7 @@ def make_unwind_builder(flavour: str) -> FFI:
     builder = FFI()
     builder.cdef("\n".join(b for h in api for b in CDEF_BLOCK.findall(h.read_text())))
     sources = [*sorted(UNWIND_DIR.glob("*.c")), generated[gen.TABLE_FILE],
-               *sorted((NATIVE / "src").glob("guard*.c"))]
+               *sorted((SOURCE / "guard").glob("*.c"))]
     builder.set_source(
         module,
         '#include "wf_unwind.h"\n',

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "vm_image.h"
+#include "vm/vm_image.h"
 #include "wf_live_vm.h"
 
 _Static_assert(offsetof(struct wf_live_thread, vm) == WF_LIVE_T_VM, "thread layout");

@@ -6,7 +6,7 @@
 #include "case_expected.h"
 #include "case_queue.h" /* queue: section 9 (issue 4) */
 #include "case_reader.h"
-#include "vm_image.h"
+#include "vm/vm_image.h"
 #include "wf_case.h"
 #include "wf_vm.h"
 

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "case_queue.h"
+#include "case/case_queue.h"
 #include "wf_case_expected.h"
 #include "wf_live_capture.h"
 #include "wf_live_replay.h"

@@ -49,7 +49,7 @@
 #include <string.h>
 
 #include "asgst.h"
-#include "vm_image.h"
+#include "vm/vm_image.h"
 #include "wf_live_vm.h"
 
 #define MAX_INLINE_LEVEL 2   /* inline levels below the physical method: 0 = none */

@@ -4,7 +4,7 @@
  * reach full queues, resizes inside handlers, compression and the like without luck. */
 #include <string.h>
 
-#include "gen_provider.h"
+#include "gen/gen_provider.h"
 #include "queue_fuzz.h"
 #include "wf_gen.h"
 #include "wf_vm.h"

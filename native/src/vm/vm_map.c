@@ -5,8 +5,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "case_expected.h"
-#include "case_queue.h" /* queue (issue 4): a new case has no queue program */
+#include "case/case_expected.h"
+#include "case/case_queue.h" /* queue (issue 4): a new case has no queue program */
 #include "vm_image.h"
 #include "wf_vm.h"
 

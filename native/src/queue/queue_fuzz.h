@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "case_queue.h"
+#include "case/case_queue.h"
 #include "wf_case.h"
 #include "wf_case_queue.h"
 #include "wf_queue.h"

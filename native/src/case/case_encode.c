@@ -5,7 +5,7 @@
 #include "case_encode.h"
 #include "case_expected.h"
 #include "case_queue.h" /* queue: section 9 (issue 4) */
-#include "vm_image.h"
+#include "vm/vm_image.h"
 #include "wf_case.h"
 #include "wf_vm.h"
 

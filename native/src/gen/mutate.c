@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "gen_provider.h"
-#include "vm_image.h"
+#include "vm/vm_image.h"
 #include "wf_gen.h"
 #include "wf_mutate.h"
 #include "wf_vm.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "queue_fuzz.h"
-#include "walk_record.h"
+#include "run/walk_record.h"
 #include "wf_gen.h"
 
 static wf_queue_op program[WF_QUEUE_FUZZ_MAX_OPS];

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "case_queue.h"
+#include "case/case_queue.h"
 #include "wf_queue.h"
 #include "wf_ucontext.h"
 #include "wf_vm.h"

@@ -17,7 +17,7 @@
  */
 #include <string.h>
 
-#include "case_encode.h"
+#include "case/case_encode.h"
 #include "live_case.h"
 #include "wf_run.h"
 
