@@ -14,7 +14,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 WALKFUZZ := $(VENV)/bin/walkfuzz
-NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*.[ch] native/src/*/*.[ch] \
+NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*/*.[ch] native/testing/*.[ch] \
   native/walkers/reference/*.[ch]) \
   fuzz/_build.py
 
@@ -48,12 +48,15 @@ BUILD_REQUIRES = $(shell $(PY) -c 'import shlex, tomllib; print(*map(shlex.quote
 
 setup: .stamp-deb .stamp-pip
 
-# The plain build comes from `pip install -e .` (setup.py's cffi_modules); the coverage
-# flavour is built in place with clang.
+# The plain build comes from `pip install -e .` (setup.py's cffi_modules: the core, then its
+# testing extension); the coverage flavour and its testing extension are built in place with
+# clang, the core first (the testing extension links against it). A `fuzz/_build.py plain` or
+# `testing` copy would shadow pip's build: removed first.
 .stamp-build: .stamp-deb .stamp-pip $(NATIVE_SOURCES) setup.py
-	rm -f fuzz/_native.cpython-*.so  # a `fuzz/_build.py plain` copy would shadow pip's build
+	rm -f fuzz/_native.cpython-*.so fuzz/_native_testing.cpython-*.so
 	$(PIP) install -q --no-build-isolation --no-deps -e .
 	CC=clang LDSHARED="clang -shared" $(PY) fuzz/_build.py cov
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/_build.py testing-cov
 	@touch $@
 
 build: .stamp-build
@@ -103,6 +106,7 @@ test-core: build
 
 .stamp-asan: .stamp-build $(NATIVE_SOURCES)
 	CC=clang LDSHARED="clang -shared" $(PY) fuzz/_build.py asan
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/_build.py testing-asan
 	@touch $@
 
 # All of tests/native, but for the tests an mk/*.mk adds to ASAN_DESELECT (test ids), each

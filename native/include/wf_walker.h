@@ -61,4 +61,10 @@ int wf_walker_load(const char *path, wf_walker *out, char *err, size_t errlen);
 void wf_walker_unload(wf_walker *w);
 /* cffi:end */
 
+/* wf_queue_get_counters of the reference walker linked into the core, for C outside the core
+   (the testing extension, native/testing/), which cannot bind the walker's own symbols: they
+   are hidden. Not cffi-visible. Async-signal-safe. */
+struct wf_queue_counters;
+void wf_walker_reference_queue_counters(ASGST_Queue *queue, struct wf_queue_counters *out);
+
 #endif /* WALKFUZZ_WF_WALKER_H */

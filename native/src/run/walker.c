@@ -34,6 +34,10 @@ static const wf_walker REFERENCE = {
 
 const wf_walker *wf_walker_reference(void) { return &REFERENCE; }
 
+void wf_walker_reference_queue_counters(ASGST_Queue *queue, wf_queue_counters *out) {
+    wf_queue_get_counters(queue, out);
+}
+
 /* Field offsets and symbol names of the required functions, in table order. */
 static const struct {
     const char *symbol;

@@ -25,6 +25,7 @@
 #include "wf_queue_stress.h"
 #include "wf_thread_timer.h"
 #include "wf_ucontext.h"
+#include "wf_walker.h"
 
 #define STRESS_SIGNAL (SIGRTMIN + 5)
 #define NESTED_SIGNAL (SIGRTMIN + 7)         /* params.nested: the second timer's */
@@ -46,6 +47,9 @@ typedef struct worker {
 } worker;
 
 static __thread worker *current __attribute__((tls_model("initial-exec")));
+/* The reference walker's table: its ASGST and wf_queue symbols are hidden in the core, so
+   this extension calls them through it. Set before any queue exists. */
+static const wf_walker *ref;
 static atomic_int stop;
 
 static uint64_t now_ns(void) {
@@ -74,14 +78,14 @@ static int timed_enqueue(worker *w, uint64_t n) {
     void *arg = (void *)(uintptr_t)n;
     if (n % 2 == 0) {
         uint64_t t0 = __rdtsc();
-        int rc = ASGST_Enqueue(w->queue, &w->context, arg);
+        int rc = ref->enqueue(w->queue, &w->context, arg);
         record(__rdtsc() - t0, &w->timed, &w->enqueue_ns, w->hist);
         return rc;
     }
     uint64_t t0 = __rdtsc();
     uint64_t t1 = __rdtsc();
     record(t1 - t0, &w->empty, &w->empty_ns, w->empty_hist);
-    return ASGST_Enqueue(w->queue, &w->context, arg);
+    return ref->enqueue(w->queue, &w->context, arg);
 }
 
 static void on_signal(int sig, siginfo_t *info, void *uc) {
@@ -90,7 +94,7 @@ static void on_signal(int sig, siginfo_t *info, void *uc) {
     if (w != NULL && w->queue != NULL) {
         if (__atomic_fetch_add(&w->depth, 1, __ATOMIC_RELAXED) > 0) count(&w->nested_signals);
         uint64_t n = __atomic_fetch_add(&w->signals, 1, __ATOMIC_RELAXED);
-        int rc = w->p->nested ? ASGST_Enqueue(w->queue, &w->context, (void *)(uintptr_t)n)
+        int rc = w->p->nested ? ref->enqueue(w->queue, &w->context, (void *)(uintptr_t)n)
                               : timed_enqueue(w, n);
         count(rc == 1 ? &w->enqueued : &w->rejected);
         __atomic_fetch_sub(&w->depth, 1, __ATOMIC_RELAXED);
@@ -104,7 +108,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
     ASGST_Frame f;
     uint32_t n = 0;
     int rc;
-    while ((rc = ASGST_NextFrame(it, &f)) == 1) n++;
+    while ((rc = ref->next_frame(it, &f)) == 1) n++;
     w->walked++;
     if (rc != 0 || n != w->p->expect_frames) w->wrong_walks++;
 }
@@ -128,14 +132,14 @@ static void disarm_timers(const worker *w, timer_t timers[2]) {
 
 static void poll_safepoint(worker *w) {
     const wf_queue_stress_params *p = w->p;
-    if (wf_queue_safepoint(p->poll_sp, p->poll_fp, p->poll_pc) >= 0) w->safepoints++;
+    if (ref->queue_safepoint(p->poll_sp, p->poll_fp, p->poll_pc) >= 0) w->safepoints++;
 }
 
 static void *work(void *arg) {
     worker *w = arg;
     const wf_queue_stress_params *p = w->p;
     timer_t timers[2];
-    w->queue = ASGST_RegisterQueue(NULL, (int)p->capacity, 0, on_element, w);
+    w->queue = ref->register_queue(NULL, (int)p->capacity, 0, on_element, w);
     if (w->queue == NULL) {
         w->error = -ENOMEM;
         return NULL;
@@ -155,8 +159,8 @@ static void *work(void *arg) {
     sigaddset(&block, NESTED_SIGNAL);
     pthread_sigmask(SIG_BLOCK, &block, NULL);  /* a late signal stays pending, uncounted */
     poll_safepoint(w);                          /* drain: everything enqueued gets walked */
-    wf_queue_get_counters(w->queue, &w->counters);
-    ASGST_DeregisterQueue(NULL, w->queue);
+    wf_walker_reference_queue_counters(w->queue, &w->counters);
+    ref->deregister_queue(NULL, w->queue);
     w->queue = NULL;
     current = NULL;
     return NULL;
@@ -219,6 +223,7 @@ int wf_queue_stress_run(const wf_queue_stress_params *p, wf_queue_stress_result 
     if (p->threads == 0 || p->threads > WF_QUEUE_STRESS_MAX_THREADS || p->interval_ns == 0 ||
         p->interval_ns >= 1000000000u)
         return out->error = -EINVAL;
+    ref = wf_walker_reference();
     ns_per_tick = calibrate_tsc();
     struct sigaction old, old_nested;
     int installed = wf_sampling_handler_install(STRESS_SIGNAL, on_signal, &old);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "wf_case.h"
+#include "wf_walker.h"
 
 /* cffi:begin */
 /* Walk the mapped case with walker w as a profiler would (RunWithIterator + a NextFrame loop

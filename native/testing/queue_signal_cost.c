@@ -17,6 +17,7 @@
 #include "wf_queue_signal_cost.h"
 #include "wf_thread_timer.h"
 #include "wf_ucontext.h"
+#include "wf_walker.h"
 
 #define COST_SIGNAL (SIGRTMIN + 6)
 
@@ -34,6 +35,9 @@ typedef struct cost_run {
 } cost_run;
 
 static __thread cost_run *current __attribute__((tls_model("initial-exec")));
+/* The reference walker's table: its ASGST and wf_queue symbols are hidden in the core, so
+   this extension calls them through it. Set before any queue exists. */
+static const wf_walker *ref;
 
 /* The two variants differ by the Enqueue call only. */
 static void on_signal(int sig, siginfo_t *info, void *uc) {
@@ -41,7 +45,7 @@ static void on_signal(int sig, siginfo_t *info, void *uc) {
     cost_run *r = current;
     if (r != NULL) {
         if (r->variant == VARIANT_ENQUEUE) {
-            if (ASGST_Enqueue(r->queue, &r->context, NULL) == 1) r->enqueued++;
+            if (ref->enqueue(r->queue, &r->context, NULL) == 1) r->enqueued++;
             else r->rejected++;
         }
         r->handled++;
@@ -95,7 +99,7 @@ static double median_added(cost_run *r, uint32_t n) {
 
 static int drain(const cost_run *r) {
     const wf_queue_signal_cost_params *p = r->p;
-    return wf_queue_safepoint(p->poll_sp, p->poll_fp, p->poll_pc);
+    return ref->queue_safepoint(p->poll_sp, p->poll_fp, p->poll_pc);
 }
 
 /* The stretches, on a thread with COST_SIGNAL blocked and a queue registered. */
@@ -117,7 +121,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {}
 
 static void *cost_thread(void *arg) {
     cost_run *r = arg;
-    r->queue = ASGST_RegisterQueue(NULL, (int)r->p->signals, 0, on_element, NULL);
+    r->queue = ref->register_queue(NULL, (int)r->p->signals, 0, on_element, NULL);
     timer_t timer;
     sigset_t block;
     sigemptyset(&block);
@@ -134,7 +138,7 @@ static void *cost_thread(void *arg) {
         if (timed) timer_delete(timer);       /* a late signal stays pending, never handled */
     }
     current = NULL;
-    if (r->queue != NULL) ASGST_DeregisterQueue(NULL, r->queue);
+    if (r->queue != NULL) ref->deregister_queue(NULL, r->queue);
     return NULL;
 }
 
@@ -151,6 +155,7 @@ int wf_queue_signal_cost(const wf_queue_signal_cost_params *p, wf_queue_signal_c
         p->signals > WF_QUEUE_MAX_CAPACITY ||
         (p->source == WF_QUEUE_COST_TIMER && (p->interval_ns == 0 || p->interval_ns >= 1000000000u)))
         return out->error = -EINVAL;
+    ref = wf_walker_reference();
     struct sigaction old;
     int installed = wf_sampling_handler_install(COST_SIGNAL, on_signal, &old);
     if (installed != 0) return out->error = installed;
