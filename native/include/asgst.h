@@ -156,8 +156,8 @@ void ASGST_GetClassInfo(ASGST_Class klass, ASGST_ClassInfo *info);
 int ASGST_Capabilities(void);
 
 /* ---- safepoint queue API (optional: ASGST_REGISTER_QUEUE) ----------------------------
- * Owner: queue (issue 4). Implemented by native/walkers/reference/ref_queue.c; normative
- * text docs/queue.md. Decisions on what shared/reference/001 leaves open:
+ * Implemented by native/walkers/reference/ref_queue.c; normative text docs/queue.md. Decisions on
+ * what shared/reference/001 leaves open:
  *  - Threads: a queue belongs to the OS thread that registered it (env must be NULL: the
  *    simulated VM has no JNIEnv; non-NULL env -> RegisterQueue NULL, DeregisterQueue 0) and
  *    walks the mapped VM thread. Up to WF_QUEUE_MAX_QUEUES live queues per process, sizes

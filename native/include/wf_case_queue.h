@@ -1,6 +1,6 @@
-/* wf_case_queue.h — section 9 of a case (owner: queue, issue 4): a sequence of queue
- * operations run against the mapped case, and the log of what happened, which a Python
- * model (fuzz/queue_model.py) predicts event by event. Format: docs/case-format.md §7.
+/* wf_case_queue.h — section 9 of a case: a sequence of queue operations run against the mapped
+ * case, and the log of what happened, which a Python model (fuzz/queue_model.py) predicts event by
+ * event. Format: docs/case-format.md §7.
  *
  *   u32 op_count, then per op: u8 opcode, operands by opcode
  *     1 REGISTER    s32 size, u32 options            -> queue index r = registrations so far

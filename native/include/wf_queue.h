@@ -1,7 +1,7 @@
-/* wf_queue.h — the VM side of the safepoint queue API (owner: queue, issue 4): what the
- * simulated VM calls at a safepoint poll and at thread exit, and counters for stress runs.
- * The ASGST_* queue functions themselves are declared in asgst.h; their rules, and the
- * decisions this implementation takes, are in asgst.h's queue block and docs/queue.md.
+/* wf_queue.h — the VM side of the safepoint queue API: what the simulated VM calls at a safepoint
+ * poll and at thread exit, and counters for stress runs. The ASGST_* queue functions themselves are
+ * declared in asgst.h; their rules, and the decisions this implementation takes, are in asgst.h's
+ * queue block and docs/queue.md.
  *
  * How Enqueue stays async-signal-safe: every queue is a slot of a static pool (a handle stays
  * readable after DeregisterQueue, so a stale one is detected, not dereferenced into freed

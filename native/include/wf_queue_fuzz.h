@@ -1,9 +1,8 @@
-/* wf_queue_fuzz.h — the `queue` fuzz harness's one C call (owner: fuzz): input bytes -> a
- * generated case (wf_gen.h) + a queue program over its physical frames (wf_case_queue.h ops:
- * register, enqueue from a frame's context, set an element's arg, compression, resize, size
- * info, start/end handlers, safepoints with ops inside a handler, deregister, thread exit,
- * stack pokes), run through the walker's queue entries (wf_walker.h) under the crash guard,
- * then checked from the executor's log:
+/* wf_queue_fuzz.h — the `queue` fuzz harness's one C call: input bytes -> a generated case
+ * (wf_gen.h) + a queue program over its physical frames (wf_case_queue.h ops: register, enqueue
+ * from a frame's context, set an element's arg, compression, resize, size info, start/end handlers,
+ * safepoints with ops inside a handler, deregister, thread exit, stack pokes), run through the
+ * walker's queue entries (wf_walker.h) under the crash guard, then checked from the executor's log:
  *
  *   input:  byte 0 bit 0 (WF_QUEUE_FUZZ_MUTATE): well-formed program only (clear), or also
  *           wild contexts, out-of-range sizes and indexes, and stack pokes (set);

@@ -1,7 +1,6 @@
-/* wf_queue_walk.h — internal (owner: queue, issue 4): what the safepoint queue
- * (native/walkers/reference/ref_queue.c) needs from the reference walker (ref_walker.c): its
- * iterator, started at an element, and its blob lookup. Not part of the ASGST API and not
- * cffi-visible.
+/* wf_queue_walk.h — internal: what the safepoint queue (native/walkers/reference/ref_queue.c) needs
+ * from the reference walker (ref_walker.c): its iterator, started at an element, and its blob
+ * lookup. Not part of the ASGST API and not cffi-visible.
  *
  * A queue element is a physical frame recorded in a signal handler, with the word holding its
  * return address (wf_ref_return_slot), which tells at the safepoint whether the frame is

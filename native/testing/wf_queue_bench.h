@@ -1,8 +1,8 @@
-/* wf_queue_bench.h — cost of the safepoint queue on the mapped case (owner: queue, issue 4):
- * ASGST_Enqueue called directly, an element processed at a safepoint by a handler walking all
- * its frames, and the direct walk of the same stack (ASGST_RunWithIterator) for the ratio.
- * Enqueue from a real signal handler is measured by wf_queue_stress_run (TSC windows, with
- * their own overhead) and wf_queue_signal_cost (CPU time per signal, no clock in the handler). */
+/* wf_queue_bench.h — cost of the safepoint queue on the mapped case: ASGST_Enqueue called directly,
+ * an element processed at a safepoint by a handler walking all its frames, and the direct walk of
+ * the same stack (ASGST_RunWithIterator) for the ratio. Enqueue from a real signal handler is
+ * measured by wf_queue_stress_run (TSC windows, with their own overhead) and wf_queue_signal_cost
+ * (CPU time per signal, no clock in the handler). */
 #ifndef WALKFUZZ_WF_QUEUE_BENCH_H
 #define WALKFUZZ_WF_QUEUE_BENCH_H
 

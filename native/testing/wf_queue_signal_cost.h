@@ -1,5 +1,5 @@
 /* wf_queue_signal_cost.h — what an ASGST_Enqueue adds to a signal, in thread CPU time, with
- * no clock inside the handler (owner: queue, issue 4).
+ * no clock inside the handler.
  *
  * One thread does nothing but take signals, from one of two sources:
  *   WF_QUEUE_COST_TIMER  its own POSIX timer (CLOCK_MONOTONIC, SIGEV_THREAD_ID); it sleeps in

@@ -1,4 +1,4 @@
-/* wf_queue_stress.h — ASGST_Enqueue inside real signal handlers (owner: queue, issue 4).
+/* wf_queue_stress.h — ASGST_Enqueue inside real signal handlers.
  *
  * Each worker thread registers a queue, arms its own POSIX timer (CLOCK_MONOTONIC,
  * SIGEV_THREAD_ID, signal WF_QUEUE_STRESS_SIGNAL) and spins, polling a safepoint every

@@ -21,7 +21,7 @@
 
 #include "wf_hs.h"
 
-#define TABLE_BITS 18                    /* 262144 slots: a JDK's core classes use ~60k */
+#define TABLE_BITS 18                    /* several slots per method of a JDK's core classes */
 #define TABLE_SIZE (1u << TABLE_BITS)
 #define MAX_PROBES 64                    /* lookups give up after this many collisions */
 #define MANIFEST_MAX 4096                /* tracked methods in one workload */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "case_expected.h"
-#include "case_queue.h" /* queue: section 9 (issue 4) */
+#include "case_queue.h" /* section 9, the queue program */
 #include "case_reader.h"
 #include "vm/vm_image.h"
 #include "wf_case.h"
@@ -295,7 +295,7 @@ static int decode_truth(decode_state *st) {
     return 0;
 }
 
-/* queue (issue 4): section 9, the queue program, decoded by case_queue.c */
+/* section 9, the queue program, decoded by case_queue.c */
 static int decode_queue(decode_state *st) { return wf_case_queue_decode(&st->r); }
 
 /* Section 10: patches over the code heap's 0xCC fill, each header checked before its bytes. */
@@ -334,7 +334,7 @@ static const section_decoder DECODERS[] = {
     [WF_SECTION_CODE] = decode_code,       [WF_SECTION_THREAD] = decode_thread,
     [WF_SECTION_STACK] = decode_stack,     [WF_SECTION_CONTEXT] = decode_context,
     [WF_SECTION_WALK] = decode_walk,       [WF_SECTION_TRUTH] = decode_truth,
-    [WF_SECTION_QUEUE] = decode_queue, /* queue (issue 4) */
+    [WF_SECTION_QUEUE] = decode_queue, /* section 9 */
     [WF_SECTION_CODE_BYTES] = decode_code_bytes,
     [WF_SECTION_EXPECTED] = decode_expected,
 };
@@ -420,7 +420,7 @@ int wf_case_decode(const uint8_t *data, size_t len, wf_case *c, wf_case_error *e
     c->has_truth = 0;
     c->truth_count = 0;
     c->mutations = 0;
-    wf_case_queue_clear(); /* queue (issue 4): no program unless section 9 says so */
+    wf_case_queue_clear(); /* no queue program unless section 9 says so */
     wf_case_expected_clear();
     wf_gen_layout_reset();
     if (decode_header(&st.r)) return st.r.status;

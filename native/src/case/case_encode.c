@@ -4,7 +4,7 @@
 
 #include "case_encode.h"
 #include "case_expected.h"
-#include "case_queue.h" /* queue: section 9 (issue 4) */
+#include "case_queue.h" /* section 9, the queue program */
 #include "vm/vm_image.h"
 #include "wf_case.h"
 #include "wf_vm.h"
@@ -193,7 +193,7 @@ int64_t wf_case_encode_parts(const wf_case_parts *p, uint8_t *out, size_t cap) {
     U16(&w, 0);
     end_section(&w, s);
     if (c->has_truth) encode_truth(&w, c);
-    if (p->has_queue)   /* queue (issue 4): section 9 */
+    if (p->has_queue)   /* section 9, the queue program */
         put_encoded(&w, wf_case_queue_encode(p->queue, p->queue_count, NULL), write_queue, p);
     if (p->patch_count > 0) encode_code_bytes(&w, p);
     if (p->expected != NULL)

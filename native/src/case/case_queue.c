@@ -1,5 +1,5 @@
 /* case_queue.c — section 9 of a case: decoding and encoding the queue program
- * (docs/case-format.md §7; owner: queue, issue 4). */
+ * (docs/case-format.md §7). */
 #include <string.h>
 
 #include "case_queue.h"

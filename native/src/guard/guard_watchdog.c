@@ -26,7 +26,7 @@
 
 enum { WF_WATCHDOG_MAX_THREADS = 1024 };          /* threads that may hold a budget at once */
 enum { WF_WATCHDOG_POLLS_PER_BUDGET = 8 };
-#define WF_WATCHDOG_MIN_POLL_NS 50000ull          /* 50 µs: finer polling buys nothing on 2 cores */
+#define WF_WATCHDOG_MIN_POLL_NS 50000ull          /* finer polling takes CPU from the watched */
 #define WF_WATCHDOG_MAX_POLL_NS 100000000ull      /* 100 ms */
 #define NS_PER_S 1000000000ull
 

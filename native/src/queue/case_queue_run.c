@@ -1,5 +1,5 @@
 /* case_queue_run.c — run a case's queue program (section 9) against the mapped case and log
- * every op result and handler call (docs/case-format.md §7; owner: queue, issue 4).
+ * every op result and handler call (docs/case-format.md §7).
  *
  * The log is what fuzz/queue_model.py predicts. Besides logging, the executor keeps its own
  * count of enqueue attempts per queue and checks GetQueueSizeInfo against it after every

@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 
 #include "case/case_expected.h"
-#include "case/case_queue.h" /* queue (issue 4): a new case has no queue program */
+#include "case/case_queue.h" /* a new case has no queue program */
 #include "vm_image.h"
 #include "wf_vm.h"
 
@@ -116,7 +116,7 @@ int wf_vm_image_begin(void) {
     struct wf_vm *vm = WF_VM_MUT;
     vm->magic = 0;
     vm->thread = NULL;
-    wf_case_queue_clear(); /* queue (issue 4): section 9 belongs to the case it came with */
+    wf_case_queue_clear(); /* section 9 (the queue program) belongs to the case it came with */
     wf_case_expected_clear();
     memset((void *)(uintptr_t)WF_VM_CLASSES, 0, (size_t)used.classes * WF_VM_CLASS_STRIDE);
     memset((void *)(uintptr_t)WF_VM_METHODS, 0, (size_t)used.methods * WF_VM_METHOD_STRIDE);

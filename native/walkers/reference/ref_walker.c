@@ -22,7 +22,7 @@
 #include "asgst.h"
 #include "wf_ucontext.h"
 #include "wf_vm.h"
-#include "wf_queue_walk.h" /* queue: wf_ref_run_at (issue 4) */
+#include "wf_queue_walk.h" /* queue: wf_ref_run_at */
 
 /* Sender computations return STEPPED, or the code that ends the walk (0 = end, < 0 error). */
 #define STEPPED 1
@@ -53,9 +53,9 @@ struct _ASGST_Iterator {
     const struct wf_vm_scope *scope;     /* cur's scopes not emitted yet: scope .. */
     const struct wf_vm_scope *scope_end; /* .. up to scope_end (equal: none) */
     int level;                    /* cur's blob->comp_level, kept for its inlined scopes:
-                                     one dependent load less per scope (0.6 ns each) */
+                                     one dependent load less per scope */
     uintptr_t link;               /* where cur's sender's (fp, pc) pair lies, 0: no link */
-    /* queue (issue 4, wf_queue_walk.h): a resumed queue element's first frame */
+    /* queue (wf_queue_walk.h): a resumed queue element's first frame */
     uintptr_t top_method, top_bcp;  /* != 0: interpreted first frame's method and bcp */
     int start_error;                /* != 0: born ended with this code */
 };
@@ -118,7 +118,7 @@ _Static_assert(WF_VM_CODE_HEAP % (1 << WF_VM_SEGMENT_SHIFT) == 0 &&
    most one step back per blob starting inside pc's 64-byte segment. A pc below the code heap
    wraps to a segment number above 2^57, far beyond any 32-bit segmap_count: one compare
    rejects both sides of the heap. Inlined: gcc kept it a call, and the call, its return and
-   the moves around it cost the bench 3.5% (12.1 -> 11.7 ns per physical frame). */
+   the moves around it showed in the walk bench's time per physical frame. */
 static inline __attribute__((always_inline)) const struct wf_vm_blob *find_blob(uintptr_t pc) {
     const struct wf_vm *vm = WF_VM;
     if ((pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT >= vm->segmap_count) return NULL;
@@ -647,7 +647,7 @@ int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void *pc, int32_t options
     return run(t, start, options, fun, argument);
 }
 
-/* queue (issue 4): resume a queue element at a safepoint (wf_queue_walk.h). */
+/* queue: resume a queue element at a safepoint (wf_queue_walk.h). */
 void wf_ref_run_at(const struct wf_vm_thread *t, const wf_walk_start *start, int32_t options,
                    ASGST_IteratorHandler fun, void *arg) {
     ASGST_Iterator it = iterator_on(t, options, (ref_frame){start->sp, start->fp, start->pc});
@@ -658,10 +658,10 @@ void wf_ref_run_at(const struct wf_vm_thread *t, const wf_walk_start *start, int
     fun(&it, arg);
 }
 
-/* queue (issue 4): find_blob for Enqueue's caller checks (wf_queue_walk.h). */
+/* queue: find_blob for Enqueue's caller checks (wf_queue_walk.h). */
 const struct wf_vm_blob *wf_ref_find_blob(uintptr_t pc) { return find_blob(pc); }
 
-/* queue (issue 4): where the decoded current frame keeps its return address (wf_queue_walk.h):
+/* queue: where the decoded current frame keeps its return address (wf_queue_walk.h):
    the word a return pops, so a changed word means another frame lives there now. */
 uintptr_t wf_ref_return_slot(const ASGST_Iterator *it) {
     if (!it->decoded) return 0;
