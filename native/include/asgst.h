@@ -32,8 +32,9 @@
  *    ASGST_Capabilities() has ASGST_REGISTER_QUEUE (the reference walker does: ref_queue.c;
  *    the queue decisions are in the block before the queue declarations below).
  *  - In the walkfuzz core the reference walker defines these symbols with hidden visibility,
- *    so a walker library loaded next to it always binds to its own definitions. ASGST_QueueElement is the enqueued top frame plus the
- *    argument; ASGST_GetEnqueuableElement returns what ASGST_Enqueue would enqueue.
+ *    so a walker library loaded next to it always binds to its own definitions.
+ *  - ASGST_QueueElement is the enqueued top frame plus the argument;
+ *    ASGST_GetEnqueuableElement returns what ASGST_Enqueue would enqueue.
  * Async-signal-safe: every iterator function, GetMethodInfo, GetClassInfo, ThreadState,
  * Capabilities, Enqueue, GetQueueElement, GetEnqueuableElement, ResizeQueue,
  * GetQueueSizeInfo. Not: RegisterQueue, DeregisterQueue, SetOnQueueProcessingStart/End.

@@ -21,8 +21,9 @@
 /* cffi:begin */
 #define WF_QUEUE_MAX_QUEUES 1024     /* live queues per process */
 #define WF_QUEUE_MAX_CAPACITY 65536  /* elements per queue */
-#define WF_QUEUE_MAX_CHECKED_CALLERS 4 /* callers of an element whose words are checked at
-                                     the safepoint (interpreted, stub, wrapper, entry) */
+/* Callers of an element whose words are checked at the safepoint (interpreted, stub, wrapper,
+   entry). */
+#define WF_QUEUE_MAX_CHECKED_CALLERS 4
 
 typedef struct wf_queue_counters {   /* cumulative since RegisterQueue, never reset */
     uint64_t attempts;     /* Enqueue calls on the live queue */

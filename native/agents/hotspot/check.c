@@ -28,8 +28,9 @@
 #define HOLD_WAIT_NS 5000000ull      /* a held thread waits this long to be claimed */
 #define POLL_NS 1000000ull           /* the checker looks for held threads this often */
 #define SAMPLE_WAIT_NS 50000000ull   /* the checker waits this long for the handler */
-#define BOTTOM_FRAMES 1              /* frames that must agree in a bottom check: the root
-                                        frame; deeper ones may have returned in between */
+/* Frames that must agree in a bottom check: the root frame; deeper ones may have returned in
+   between. */
+#define BOTTOM_FRAMES 1
 #define DETAIL_FRAMES 12             /* frames rendered in a disagreement's detail */
 
 static volatile int checker_running;

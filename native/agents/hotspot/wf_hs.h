@@ -329,7 +329,8 @@ typedef struct {
 /* Push events from a handler; dropped (and counted) when the ring is full. Async-signal-safe. */
 void wf_hs_out_fault(const wf_hs_fault_event *ev);
 void wf_hs_out_invalid(const wf_hs_invalid_event *ev);
-/* Control mode: record the perturbation about to be tried (mmaped flight file). Async-signal-safe. */
+/* Control mode: record the perturbation about to be tried (mmaped flight file).
+   Async-signal-safe. */
 void wf_hs_out_flight(wf_hs_thread *t, uint8_t strategy, const wf_hs_record *rec);
 /* Open output, flight file; start the reporter thread. 0 or -1 with reason. */
 int wf_hs_out_open(char *err, size_t errlen);

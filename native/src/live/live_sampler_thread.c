@@ -54,8 +54,8 @@ static int spin_while(volatile uint32_t *word, uint32_t value, uint64_t until) {
 
 /* ---- the worker's side (in its SIGPROF handler) --------------------------------------- */
 
-/* Spin (unless the sampler was last seen on this CPU: it could not run), then sleep, while
-   *word == value. Async-signal-safe. */
+/* While the word at `word` equals value: spin (unless the sampler was last seen on this CPU:
+   it could not run), then sleep. Async-signal-safe. */
 static void wait_while(volatile uint32_t *word, uint32_t value, volatile uint32_t *sleeping,
                        int my_cpu) {
     int sampler_cpu = __atomic_load_n(&wf_live_current_run.sampler_cpu, __ATOMIC_RELAXED);

@@ -45,6 +45,8 @@
 #define PUSH_TYPE WF_STR(WF_LIVE_T_SHADOW + WF_LIVE_S_TYPE)
 #define TOP_BCI WF_STR(WF_LIVE_T_SHADOW - 16 + WF_LIVE_S_BCI)
 
+/* The assembly below keeps one instruction a line: not for clang-format to reflow. */
+/* clang-format off */
 /* Push the shadow record of the method in rbx (clobbers rcx, rdx), then publish it. */
 #define SHADOW_PUSH_RBX                                   \
     "mov edx, dword ptr [r15+" T_DEPTH "]\n"             \
@@ -200,3 +202,4 @@ __asm__(
     "ret\n"
     "wf_live_entry_end:\n"
     ".att_syntax prefix\n");
+/* clang-format on */

@@ -4,9 +4,10 @@
  * an aligned word of the thread's stack (an fp-based frame's slots by one check of its fp,
  * a fixed-size frame's saved fp and return address by one check of the pair), every pc is
  * looked up in the blob table before it is trusted, every method handle is validated, sp
- * strictly grows and at most WF_WALK_MAX_DEPTH physical frames are decoded. Each way out of the walk is an error code
- * of asgst.h with its reason next to it. The rules it implements, and the order of its
- * checks, are docs/case-format.md §4; the Python spec (fuzz/spec.py) implements the same.
+ * strictly grows and at most WF_WALK_MAX_DEPTH physical frames are decoded. Each way out of
+ * the walk is an error code of asgst.h with its reason next to it. The rules it implements,
+ * and the order of its checks, are docs/case-format.md §4; the Python spec (fuzz/spec.py)
+ * implements the same.
  *
  * In the walkfuzz core the ASGST_* symbols are hidden (a walker library loaded next to the
  * core binds to its own); build with -DWF_REF_EXPORT to make a loadable walker library.
