@@ -46,8 +46,8 @@
 #include <stdint.h>
 
 /* cffi:begin */
-typedef struct _ASGST_Method *ASGST_Method;   /* method handle (validated before use) */
-typedef struct _ASGST_Class *ASGST_Class;     /* class handle */
+typedef struct _ASGST_Method *ASGST_Method;    /* method handle (validated before use) */
+typedef struct _ASGST_Class *ASGST_Class;      /* class handle */
 typedef struct _ASGST_Iterator ASGST_Iterator; /* opaque, lives on the walker's stack */
 typedef struct _ASGST_Queue ASGST_Queue;       /* opaque */
 
@@ -72,14 +72,14 @@ enum ASGST_FrameTypeId {
 };
 
 enum ASGST_Error {
-    ASGST_NO_FRAME = 0,             /* end of the walk */
-    ASGST_NO_THREAD = -1,           /* no Java thread, or not in the mode the options ask */
-    ASGST_THREAD_EXIT = -2,         /* dying thread */
-    ASGST_UNSAFE_STATE = -3,        /* thread new or in a state transition */
-    ASGST_NO_TOP_JAVA_FRAME = -4,   /* thread outside Java without a last-Java-frame anchor */
-    ASGST_ENQUEUE_NO_QUEUE = -5,    /* no queue registered */
-    ASGST_ENQUEUE_FULL_QUEUE = -6,  /* safepoint queue is full */
-    ASGST_ENQUEUE_OTHER_ERROR = -7  /* other enqueue error, like being at a safepoint */
+    ASGST_NO_FRAME = 0,            /* end of the walk */
+    ASGST_NO_THREAD = -1,          /* no Java thread, or not in the mode the options ask */
+    ASGST_THREAD_EXIT = -2,        /* dying thread */
+    ASGST_UNSAFE_STATE = -3,       /* thread new or in a state transition */
+    ASGST_NO_TOP_JAVA_FRAME = -4,  /* thread outside Java without a last-Java-frame anchor */
+    ASGST_ENQUEUE_NO_QUEUE = -5,   /* no queue registered */
+    ASGST_ENQUEUE_FULL_QUEUE = -6, /* safepoint queue is full */
+    ASGST_ENQUEUE_OTHER_ERROR = -7 /* other enqueue error, like being at a safepoint */
 };
 
 /* Implementation-specific codes of walkers for the walkfuzz VM (all < -16). */
@@ -215,7 +215,7 @@ int ASGST_Capabilities(void);
  *    Thread exit (wf_queue_thread_exit): the same for every queue of the thread.
  */
 typedef struct {
-    void *pc;  /* the enqueued top Java frame */
+    void *pc; /* the enqueued top Java frame */
     void *fp;
     void *sp;
     void *arg; /* the argument given to ASGST_Enqueue; may be modified */

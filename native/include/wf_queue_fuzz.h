@@ -28,15 +28,15 @@
 
 /* cffi:begin */
 #define WF_QUEUE_FUZZ_MUTATE 1
-#define WF_QUEUE_FUZZ_MAX_OPS 48           /* ops of one generated program */
-#define WF_QUEUE_FUZZ_MAX_REGISTRATIONS 8  /* REGISTER ops of one program */
-#define WF_QUEUE_FUZZ_MAX_FRAMES 12        /* Java frames of the generated case */
+#define WF_QUEUE_FUZZ_MAX_OPS 48          /* ops of one generated program */
+#define WF_QUEUE_FUZZ_MAX_REGISTRATIONS 8 /* REGISTER ops of one program */
+#define WF_QUEUE_FUZZ_MAX_FRAMES 12       /* Java frames of the generated case */
 
 /* Generate, run and check one input on walker w (w->has_queue must be 1; else r->status is
    WF_CASE_ERR_BAD_FIELD and nothing runs). Returns r->finding. Not signal-safe.
    (Struct tags: this header's cffi block comes before wf_run.h's typedefs.) */
-int wf_queue_fuzz_run(const struct wf_walker *w, const uint8_t *data, size_t len,
-                      struct wf_case *c, struct wf_run_result *r);
+int wf_queue_fuzz_run(const struct wf_walker *w, const uint8_t *data, size_t len, struct wf_case *c,
+                      struct wf_run_result *r);
 /* Ops of the program the last wf_queue_fuzz_run generated (it stays the mapped case's
    section 9, so wf_case_encode writes a replayable case file). */
 uint32_t wf_queue_fuzz_op_count(void);

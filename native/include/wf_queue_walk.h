@@ -21,10 +21,10 @@
 #include "wf_vm.h"
 
 typedef struct wf_walk_start {
-    uintptr_t sp, fp, pc;   /* the first physical frame */
-    uintptr_t top_method;   /* != 0: first frame, if interpreted, uses this method handle ... */
-    uintptr_t top_bcp;      /* ... and this bcp instead of its [fp-8] and [fp-16] slots */
-    int32_t error;          /* != 0: the iterator is born ended with this code (sticky) */
+    uintptr_t sp, fp, pc; /* the first physical frame */
+    uintptr_t top_method; /* != 0: first frame, if interpreted, uses this method handle ... */
+    uintptr_t top_bcp;    /* ... and this bcp instead of its [fp-8] and [fp-16] slots */
+    int32_t error;        /* != 0: the iterator is born ended with this code (sticky) */
 } wf_walk_start;
 
 /* The blob holding pc, or NULL: the walker's own segment map lookup (wf_vm.h). The VM must

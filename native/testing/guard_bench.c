@@ -7,7 +7,7 @@
 #include "wf_guard.h"
 #include "wf_guard_testing.h"
 
-#define WATCHED_BUDGET_NS 10000000000ull   /* 10 s: watched, never interrupted */
+#define WATCHED_BUDGET_NS 10000000000ull /* 10 s: watched, never interrupted */
 
 /* Read through a volatile pointer so that no loop can inline or hoist the call away; every
    loop stores each result in the same volatile sink. */
@@ -31,10 +31,8 @@ static uint64_t guarded_loop_ns(uint64_t calls, int masked) {
     uint64_t start = thread_cpu_ns();
     for (uint64_t i = 0; i < calls; i++) {
         intptr_t result;
-        if (masked)
-            wf_guard_call_masked(trivial, (void *)(uintptr_t)i, &result, &fault);
-        else
-            wf_guard_call(trivial, (void *)(uintptr_t)i, &result, &fault);
+        if (masked) wf_guard_call_masked(trivial, (void *)(uintptr_t)i, &result, &fault);
+        else wf_guard_call(trivial, (void *)(uintptr_t)i, &result, &fault);
         sink = result;
     }
     return thread_cpu_ns() - start;

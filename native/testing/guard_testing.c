@@ -105,7 +105,7 @@ static long raw_nanosleep(struct timespec *request, struct timespec *left) {
 intptr_t wf_guard_test_sleep(void *ns) {
     struct timespec left = {(time_t)((uintptr_t)ns / 1000000000ull),
                             (long)((uintptr_t)ns % 1000000000ull)};
-    while (raw_nanosleep(&left, &left) != 0) continue;   /* a signal came: sleep the rest */
+    while (raw_nanosleep(&left, &left) != 0) continue; /* a signal came: sleep the rest */
     return 0;
 }
 
@@ -158,7 +158,7 @@ intptr_t wf_guard_test_block_then_read(void *addr) {
 
 /* ---- stack overflow ------------------------------------------------------------------------- */
 
-static volatile uintptr_t recursion_limit = UINTPTR_MAX;   /* never reached; keeps a base case */
+static volatile uintptr_t recursion_limit = UINTPTR_MAX; /* never reached; keeps a base case */
 
 static intptr_t recurse(void *depth) {
     volatile char frame_padding[512];
@@ -206,10 +206,8 @@ uint64_t wf_guard_test_fault_loop(uintptr_t addr, uint64_t count, uint64_t *wron
         intptr_t value;
         wf_fault fault = {0};
         int status = wf_guard_call(wf_guard_test_read, (void *)addr, &value, &fault);
-        if (status == 1 && fault.signo == SIGSEGV && fault.addr == addr)
-            faults++;
-        else
-            (*wrong)++;
+        if (status == 1 && fault.signo == SIGSEGV && fault.addr == addr) faults++;
+        else (*wrong)++;
     }
     return faults;
 }
@@ -217,8 +215,8 @@ uint64_t wf_guard_test_fault_loop(uintptr_t addr, uint64_t count, uint64_t *wron
 /* The threads wait for one start flag, so that their faults overlap; if a thread cannot be
    created the others are released with nothing to do. */
 typedef struct concurrent_start {
-    int go;          /* 1 = start faulting, 2 = give up */
-    int waiting;     /* threads spinning on go */
+    int go;      /* 1 = start faulting, 2 = give up */
+    int waiting; /* threads spinning on go */
 } concurrent_start;
 
 typedef struct concurrent_run {
@@ -237,10 +235,8 @@ static void *faulting_thread(void *run_pointer) {
         intptr_t value;
         wf_fault fault = {0};
         int status = wf_guard_call(wf_guard_test_read, (void *)self->addr, &value, &fault);
-        if (status == 1 && fault.signo == SIGSEGV && fault.addr == self->addr)
-            self->faults++;
-        else
-            self->wrong++;
+        if (status == 1 && fault.signo == SIGSEGV && fault.addr == self->addr) self->faults++;
+        else self->wrong++;
         self->last_addr = fault.addr;
     }
     return NULL;

@@ -26,10 +26,10 @@ enum { VARIANT_EMPTY = 0, VARIANT_ENQUEUE = 1 };
 typedef struct cost_run {
     const wf_queue_signal_cost_params *p;
     wf_queue_signal_cost_result *out;
-    ucontext_t context;              /* what variant 1 enqueues */
+    ucontext_t context; /* what variant 1 enqueues */
     ASGST_Queue *queue;
-    volatile int variant;            /* read by the handler, set between stretches */
-    volatile uint32_t handled;       /* signals of the current stretch */
+    volatile int variant;      /* read by the handler, set between stretches */
+    volatile uint32_t handled; /* signals of the current stretch */
     volatile uint64_t enqueued, rejected;
     double added[WF_QUEUE_COST_MAX_STRETCHES]; /* per stretch pair: ns per signal, 1 - 0 */
 } cost_run;
@@ -135,7 +135,7 @@ static void *cost_thread(void *arg) {
                                               r->p->interval_ns, &timer);
     if (r->out->error == 0) {
         take_signals(r);
-        if (timed) timer_delete(timer);       /* a late signal stays pending, never handled */
+        if (timed) timer_delete(timer); /* a late signal stays pending, never handled */
     }
     current = NULL;
     if (r->queue != NULL) ref->deregister_queue(NULL, r->queue);
@@ -153,7 +153,8 @@ int wf_queue_signal_cost(const wf_queue_signal_cost_params *p, wf_queue_signal_c
     if (p->source > WF_QUEUE_COST_SELF || p->stretches == 0 ||
         p->stretches > WF_QUEUE_COST_MAX_STRETCHES || p->signals == 0 ||
         p->signals > WF_QUEUE_MAX_CAPACITY ||
-        (p->source == WF_QUEUE_COST_TIMER && (p->interval_ns == 0 || p->interval_ns >= 1000000000u)))
+        (p->source == WF_QUEUE_COST_TIMER &&
+         (p->interval_ns == 0 || p->interval_ns >= 1000000000u)))
         return out->error = -EINVAL;
     ref = wf_walker_reference();
     struct sigaction old;

@@ -28,20 +28,20 @@
 #include "wf_walker.h"
 
 #define STRESS_SIGNAL (SIGRTMIN + 5)
-#define NESTED_SIGNAL (SIGRTMIN + 7)         /* params.nested: the second timer's */
+#define NESTED_SIGNAL (SIGRTMIN + 7) /* params.nested: the second timer's */
 
 typedef struct worker {
     const wf_queue_stress_params *p;
     pthread_t thread;
-    ucontext_t context;              /* what every signal enqueues */
+    ucontext_t context; /* what every signal enqueues */
     ASGST_Queue *queue;
     uint64_t signals, enqueued, rejected; /* written by the handler (atomic: it nests) */
     uint64_t nested_signals;
-    uint32_t depth;                  /* handler runs in progress on this thread */
-    volatile uint64_t timed, enqueue_ns, hist[WF_QUEUE_STRESS_HIST];      /* Enqueue windows */
-    volatile uint64_t empty, empty_ns, empty_hist[WF_QUEUE_STRESS_HIST];  /* empty windows */
+    uint32_t depth; /* handler runs in progress on this thread */
+    volatile uint64_t timed, enqueue_ns, hist[WF_QUEUE_STRESS_HIST];     /* Enqueue windows */
+    volatile uint64_t empty, empty_ns, empty_hist[WF_QUEUE_STRESS_HIST]; /* empty windows */
     uint64_t safepoints, walked, wrong_walks;
-    volatile uint64_t spin;          /* the busy work between polls */
+    volatile uint64_t spin; /* the busy work between polls */
     wf_queue_counters counters;
     int error;
 } worker;
@@ -54,11 +54,11 @@ static atomic_int stop;
 
 static uint64_t now_ns(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);  /* vDSO, async-signal-safe */
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO, async-signal-safe */
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static double ns_per_tick;             /* TSC calibration, set before the workers start */
+static double ns_per_tick; /* TSC calibration, set before the workers start */
 
 /* One timed window of `ticks` TSC ticks into a histogram and its sum. */
 static void record(uint64_t ticks, volatile uint64_t *count, volatile uint64_t *sum_ns,
@@ -157,8 +157,8 @@ static void *work(void *arg) {
     sigemptyset(&block);
     sigaddset(&block, STRESS_SIGNAL);
     sigaddset(&block, NESTED_SIGNAL);
-    pthread_sigmask(SIG_BLOCK, &block, NULL);  /* a late signal stays pending, uncounted */
-    poll_safepoint(w);                          /* drain: everything enqueued gets walked */
+    pthread_sigmask(SIG_BLOCK, &block, NULL); /* a late signal stays pending, uncounted */
+    poll_safepoint(w);                        /* drain: everything enqueued gets walked */
     wf_walker_reference_queue_counters(w->queue, &w->counters);
     ref->deregister_queue(NULL, w->queue);
     w->queue = NULL;

@@ -76,16 +76,15 @@ int wf_guard_test_has_altstack(void);
 uint64_t wf_guard_test_fault_loop(uintptr_t addr, uint64_t count, uint64_t *wrong);
 
 typedef struct wf_guard_test_thread {
-    uintptr_t addr;        /* in: the address this thread reads */
-    uint64_t faults;       /* out: faults reported with SIGSEGV and this thread's addr */
-    uint64_t wrong;        /* out: calls that returned, or reported another signal or address */
-    uintptr_t last_addr;   /* out: address in this thread's last fault record */
+    uintptr_t addr;      /* in: the address this thread reads */
+    uint64_t faults;     /* out: faults reported with SIGSEGV and this thread's addr */
+    uint64_t wrong;      /* out: calls that returned, or reported another signal or address */
+    uintptr_t last_addr; /* out: address in this thread's last fault record */
 } wf_guard_test_thread;
 
 /* count threads (at most 64), released together by a barrier, each make faults_each guarded
    reads of its own threads[i].addr. 0 = all ran; -1 = a thread could not start. */
-int wf_guard_test_concurrent_faults(wf_guard_test_thread *threads, int count,
-                                    uint64_t faults_each);
+int wf_guard_test_concurrent_faults(wf_guard_test_thread *threads, int count, uint64_t faults_each);
 
 /* mmap(NULL, len, prot, ...) of fd (MAP_SHARED), or anonymous memory when fd < 0. 0 on error. */
 uintptr_t wf_guard_test_map(size_t len, int prot, int fd);

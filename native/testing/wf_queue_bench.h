@@ -10,11 +10,11 @@
 
 /* cffi:begin */
 typedef struct wf_queue_bench_result {
-    double enqueue_ns;      /* per ASGST_Enqueue that stored an element */
-    double process_ns;      /* per element at a safepoint, the handler walking every frame */
-    double direct_walk_ns;  /* per ASGST_RunWithIterator walking every frame of the context */
-    uint32_t frames;        /* frames one walk gives */
-    int32_t error;          /* 0, or the Enqueue / walk code that made the bench impossible */
+    double enqueue_ns;     /* per ASGST_Enqueue that stored an element */
+    double process_ns;     /* per element at a safepoint, the handler walking every frame */
+    double direct_walk_ns; /* per ASGST_RunWithIterator walking every frame of the context */
+    uint32_t frames;       /* frames one walk gives */
+    int32_t error;         /* 0, or the Enqueue / walk code that made the bench impossible */
 } wf_queue_bench_result;
 
 /* Bench on the mapped case, enqueueing context (pc, sp, fp), polling at the same frame:

@@ -36,22 +36,22 @@
 #define WF_QUEUE_COST_MAX_STRETCHES 4096
 
 typedef struct wf_queue_signal_cost_params {
-    uint32_t source;         /* WF_QUEUE_COST_TIMER or WF_QUEUE_COST_SELF */
-    uint32_t interval_ns;    /* the timer's interval, < 1 s (TIMER only) */
-    uint32_t stretches;      /* stretches per variant, 1..WF_QUEUE_COST_MAX_STRETCHES */
-    uint32_t signals;        /* signals per stretch, 1..WF_QUEUE_MAX_CAPACITY (the capacity) */
-    uint64_t pc, sp, fp;     /* the context every Enqueue enqueues */
+    uint32_t source;      /* WF_QUEUE_COST_TIMER or WF_QUEUE_COST_SELF */
+    uint32_t interval_ns; /* the timer's interval, < 1 s (TIMER only) */
+    uint32_t stretches;   /* stretches per variant, 1..WF_QUEUE_COST_MAX_STRETCHES */
+    uint32_t signals;     /* signals per stretch, 1..WF_QUEUE_MAX_CAPACITY (the capacity) */
+    uint64_t pc, sp, fp;  /* the context every Enqueue enqueues */
     uint64_t poll_pc, poll_sp, poll_fp; /* the safepoint frame of the drains */
 } wf_queue_signal_cost_params;
 
 typedef struct wf_queue_signal_cost_result {
-    uint64_t signals[2];     /* signals handled, per variant (0 empty, 1 enqueue) */
-    uint64_t cpu_ns[2];      /* thread CPU time of that variant's stretches */
-    uint64_t enqueued;       /* variant 1: Enqueue returned 1 */
-    uint64_t rejected;       /* variant 1: Enqueue returned < 0 */
-    uint64_t processed;      /* elements handed to the queue handler at the drains */
-    double added_median_ns;  /* median over stretch pairs of (ns per signal, 1 minus 0) */
-    int32_t error;           /* 0, or -errno of a failed set-up step */
+    uint64_t signals[2];    /* signals handled, per variant (0 empty, 1 enqueue) */
+    uint64_t cpu_ns[2];     /* thread CPU time of that variant's stretches */
+    uint64_t enqueued;      /* variant 1: Enqueue returned 1 */
+    uint64_t rejected;      /* variant 1: Enqueue returned < 0 */
+    uint64_t processed;     /* elements handed to the queue handler at the drains */
+    double added_median_ns; /* median over stretch pairs of (ns per signal, 1 minus 0) */
+    int32_t error;          /* 0, or -errno of a failed set-up step */
 } wf_queue_signal_cost_result;
 
 /* Run it on the mapped case in a thread of its own. 0, or -errno (also in out->error).

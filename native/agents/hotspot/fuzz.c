@@ -62,7 +62,7 @@ void wf_hs_fuzz_on_signal(wf_hs_thread *t, ucontext_t *uc, int guarded) {
         ucontext_t copy = *uc;
         wf_hs_record rec;
         wf_hs_strategy s = wf_hs_perturb_next(t, uc, &bases, &rec);
-        if (!wf_hs_record_apply(&rec, &bases, &copy)) {  /* a base this context lacks */
+        if (!wf_hs_record_apply(&rec, &bases, &copy)) { /* a base this context lacks */
             t->unresolved++;
             continue;
         }

@@ -24,7 +24,7 @@ static void put_le64(uint8_t *b, uint64_t v) {
 
 static void decode_v1(const uint8_t *b, wf_hs_record *rec) {
     for (int r = 0; r < WF_HS_REGS; r++) {
-        rec->op[r] = b[r * 9] % WF_HS_OPS;  /* as version 1 always read it */
+        rec->op[r] = b[r * 9] % WF_HS_OPS; /* as version 1 always read it */
         rec->base[r] = WF_HS_BASE_ABS;
         rec->value[r] = le64(b + r * 9 + 1);
     }
@@ -66,7 +66,7 @@ int wf_hs_record_encode(const wf_hs_record *rec, uint8_t out[WF_HS_RECORD_V2_SIZ
 
 int wf_hs_record_apply_regs(const wf_hs_record *rec, const wf_hs_bases *bases, uint64_t regs[3]) {
     uint64_t operand[WF_HS_REGS];
-    for (int r = 0; r < WF_HS_REGS; r++) {  /* resolve every base first: all or nothing */
+    for (int r = 0; r < WF_HS_REGS; r++) { /* resolve every base first: all or nothing */
         int base = rec->base[r] % WF_HS_BASES;
         uint64_t at = base == WF_HS_BASE_SP ? regs[WF_HS_REG_SP] : bases->at[base];
         if (rec->op[r] != WF_HS_OP_KEEP && base != WF_HS_BASE_ABS && at == 0) return 0;

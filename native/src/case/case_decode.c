@@ -15,7 +15,7 @@ typedef struct decode_state {
     case_reader r;
     wf_case *c;
     uint32_t classes, methods, blobs, descs;
-    uint32_t seen;          /* bit t: section t (1..8) decoded */
+    uint32_t seen; /* bit t: section t (1..8) decoded */
 } decode_state;
 
 #define FAIL(st, status, ...) case_fail(&(st)->r, status, __VA_ARGS__)
@@ -96,13 +96,14 @@ static int has_method(uint8_t kind) {
 }
 
 /* The fixed fields of one blob, checked in the order of the format's table. */
-static int check_blob(decode_state *st, uint32_t i, uint8_t kind, uint8_t level,
-                      uint16_t reserved, uint32_t start, uint32_t size, uint32_t frame_size,
-                      uint32_t complete, uint32_t method, uint32_t desc_count, uint64_t prev_end) {
+static int check_blob(decode_state *st, uint32_t i, uint8_t kind, uint8_t level, uint16_t reserved,
+                      uint32_t start, uint32_t size, uint32_t frame_size, uint32_t complete,
+                      uint32_t method, uint32_t desc_count, uint64_t prev_end) {
     if (kind < WF_BLOB_INTERPRETER || kind > WF_BLOB_ENTRY)
         return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: kind %u", i, kind);
     if (kind == WF_BLOB_COMPILED ? (level < 1 || level > 4) : level != 0)
-        return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: comp level %u for kind %u", i, level, kind);
+        return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: comp level %u for kind %u", i, level,
+                    kind);
     if (reserved != 0) return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: reserved %u", i, reserved);
     if (start < prev_end)
         return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: start %#x overlaps or is out of order", i,
@@ -110,12 +111,11 @@ static int check_blob(decode_state *st, uint32_t i, uint8_t kind, uint8_t level,
     if (size == 0 || (uint64_t)start + size > WF_VM_CODE_HEAP_SIZE)
         return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: size %#x at %#x leaves the code heap", i,
                     size, start);
-    if (has_fixed_frame(kind)
-            ? (frame_size % 8 != 0 || frame_size < WF_VM_MIN_FRAME_SIZE ||
-               frame_size > WF_VM_MAX_FRAME_SIZE)
-            : frame_size != 0)
-        return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: frame size %u for kind %u", i,
-                    frame_size, kind);
+    if (has_fixed_frame(kind) ? (frame_size % 8 != 0 || frame_size < WF_VM_MIN_FRAME_SIZE ||
+                                 frame_size > WF_VM_MAX_FRAME_SIZE)
+                              : frame_size != 0)
+        return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: frame size %u for kind %u", i, frame_size,
+                    kind);
     if (kind != WF_BLOB_ENTRY ? complete > size : complete != 0)
         return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: frame complete %u", i, complete);
     if (has_method(kind) ? method >= st->methods : method != WF_VM_NO_METHOD)
@@ -134,8 +134,8 @@ static int decode_desc(decode_state *st, uint32_t blob, uint32_t size, uint32_t 
     if (rec == NULL) return st->r.status;
     uint32_t begin = case_ld32(rec), end = case_ld32(rec + 4), scopes = rec[8];
     if (begin >= end || end > size || begin < *prev_end)
-        return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: pc descriptor [%#x, %#x) bad", blob,
-                    begin, end);
+        return FAIL(st, WF_CASE_ERR_BAD_FIELD, "blob %u: pc descriptor [%#x, %#x) bad", blob, begin,
+                    end);
     if (scopes == 0 || scopes > WF_VM_MAX_SCOPES)
         return FAIL(st, scopes == 0 ? WF_CASE_ERR_BAD_FIELD : WF_CASE_ERR_LIMIT,
                     "blob %u: %u scopes", blob, scopes);
@@ -185,8 +185,8 @@ static int decode_code(decode_state *st) {
         b->comp_level = level;
         b->frame_size = frame_size;
         b->frame_complete = complete;
-        b->method = has_method(kind) ? (const struct wf_vm_method *)wf_vm_method_handle(method)
-                                     : NULL;
+        b->method =
+            has_method(kind) ? (const struct wf_vm_method *)wf_vm_method_handle(method) : NULL;
         b->descs = WF_VM_PCDESC_MUT(st->descs);
         b->desc_count = desc_count;
         b->index = i;
@@ -210,8 +210,7 @@ static int decode_thread(decode_state *st) {
         case_u64(&st->r, &t->anchor.fp, "anchor fp") ||
         case_u64(&st->r, &t->anchor.pc, "anchor pc"))
         return st->r.status;
-    if (state > WF_THREAD_EXITING)
-        return FAIL(st, WF_CASE_ERR_BAD_FIELD, "thread state %u", state);
+    if (state > WF_THREAD_EXITING) return FAIL(st, WF_CASE_ERR_BAD_FIELD, "thread state %u", state);
     if (flags & ~(WF_THREAD_SUSPENDED | WF_THREAD_CURRENT))
         return FAIL(st, WF_CASE_ERR_BAD_FIELD, "thread flags %#x", flags);
     if (reserved16 != 0 || reserved32 != 0)
@@ -226,8 +225,8 @@ static int decode_stack(decode_state *st) {
     if (size > WF_VM_STACK_SIZE)
         return FAIL(st, WF_CASE_ERR_LIMIT, "stack image %zu bytes > %d", size, WF_VM_STACK_SIZE);
     if (size == 0 || size % 8 != 0)
-        return FAIL(st, WF_CASE_ERR_BAD_FIELD, "stack image %zu bytes: not a positive multiple of 8",
-                    size);
+        return FAIL(st, WF_CASE_ERR_BAD_FIELD,
+                    "stack image %zu bytes: not a positive multiple of 8", size);
     memcpy(wf_vm_image_stack((uint32_t)size), st->r.data + st->r.pos, size);
     st->r.pos += size;
     struct wf_vm_thread *t = WF_VM_THREAD_MUT;
@@ -251,7 +250,8 @@ static int decode_walk(decode_state *st) {
         case_u8(&st->r, &reserved[1], "walk reserved") ||
         case_u8(&st->r, &reserved[2], "walk reserved"))
         return st->r.status;
-    if (entry > WF_ENTRY_NULL_CONTEXT) return FAIL(st, WF_CASE_ERR_BAD_FIELD, "walk entry %u", entry);
+    if (entry > WF_ENTRY_NULL_CONTEXT)
+        return FAIL(st, WF_CASE_ERR_BAD_FIELD, "walk entry %u", entry);
     if (reserved[0] | reserved[1] | reserved[2])
         return FAIL(st, WF_CASE_ERR_BAD_FIELD, "walk reserved bytes not 0");
     st->c->entry = entry;
@@ -330,10 +330,14 @@ static int decode_expected(decode_state *st) {
 
 typedef int (*section_decoder)(decode_state *st);
 static const section_decoder DECODERS[] = {
-    [WF_SECTION_CLASSES] = decode_classes, [WF_SECTION_METHODS] = decode_methods,
-    [WF_SECTION_CODE] = decode_code,       [WF_SECTION_THREAD] = decode_thread,
-    [WF_SECTION_STACK] = decode_stack,     [WF_SECTION_CONTEXT] = decode_context,
-    [WF_SECTION_WALK] = decode_walk,       [WF_SECTION_TRUTH] = decode_truth,
+    [WF_SECTION_CLASSES] = decode_classes,
+    [WF_SECTION_METHODS] = decode_methods,
+    [WF_SECTION_CODE] = decode_code,
+    [WF_SECTION_THREAD] = decode_thread,
+    [WF_SECTION_STACK] = decode_stack,
+    [WF_SECTION_CONTEXT] = decode_context,
+    [WF_SECTION_WALK] = decode_walk,
+    [WF_SECTION_TRUTH] = decode_truth,
     [WF_SECTION_QUEUE] = decode_queue, /* section 9 */
     [WF_SECTION_CODE_BYTES] = decode_code_bytes,
     [WF_SECTION_EXPECTED] = decode_expected,
@@ -413,9 +417,8 @@ static int decode_sections(decode_state *st) {
 }
 
 int wf_case_decode(const uint8_t *data, size_t len, wf_case *c, wf_case_error *err) {
-    decode_state st = {.r = {.data = data, .end = len, .short_status = WF_CASE_ERR_TRUNCATED,
-                             .err = err},
-                       .c = c};
+    decode_state st = {
+        .r = {.data = data, .end = len, .short_status = WF_CASE_ERR_TRUNCATED, .err = err}, .c = c};
     if (err != NULL) memset(err, 0, sizeof *err);
     c->has_truth = 0;
     c->truth_count = 0;
@@ -457,9 +460,17 @@ void wf_case_free(wf_case *c) {
 }
 
 const char *wf_case_status_name(int status) {
-    static const char *const names[] = {"ok", "truncated", "bad-magic", "bad-version",
-                                        "unknown-section", "section-order", "missing-section",
-                                        "section-length", "limit", "bad-field", "bad-string",
+    static const char *const names[] = {"ok",
+                                        "truncated",
+                                        "bad-magic",
+                                        "bad-version",
+                                        "unknown-section",
+                                        "section-order",
+                                        "missing-section",
+                                        "section-length",
+                                        "limit",
+                                        "bad-field",
+                                        "bad-string",
                                         "map-failed"};
     if (status > 0 || -status >= (int)(sizeof names / sizeof names[0])) return "unknown";
     return names[-status];

@@ -12,7 +12,7 @@
 typedef struct writer {
     uint8_t *out;
     size_t cap;
-    size_t len;   /* bytes produced (counted even past cap) */
+    size_t len; /* bytes produced (counted even past cap) */
 } writer;
 
 static void put(writer *w, const void *bytes, size_t n) {
@@ -193,7 +193,7 @@ int64_t wf_case_encode_parts(const wf_case_parts *p, uint8_t *out, size_t cap) {
     U16(&w, 0);
     end_section(&w, s);
     if (c->has_truth) encode_truth(&w, c);
-    if (p->has_queue)   /* section 9, the queue program */
+    if (p->has_queue) /* section 9, the queue program */
         put_encoded(&w, wf_case_queue_encode(p->queue, p->queue_count, NULL), write_queue, p);
     if (p->patch_count > 0) encode_code_bytes(&w, p);
     if (p->expected != NULL)
@@ -204,8 +204,10 @@ int64_t wf_case_encode_parts(const wf_case_parts *p, uint8_t *out, size_t cap) {
 int64_t wf_case_encode(const wf_case *c, uint8_t *out, size_t cap) {
     const struct wf_vm *vm = WF_VM;
     if (!wf_vm_is_mapped() || vm->magic != WF_VM_MAGIC) return 0;
-    wf_case_parts p = {.thread = vm->thread, .stack = (const uint8_t *)vm->thread->stack_lo,
-                       .stack_size = c->stack_size, .c = c,
+    wf_case_parts p = {.thread = vm->thread,
+                       .stack = (const uint8_t *)vm->thread->stack_lo,
+                       .stack_size = c->stack_size,
+                       .c = c,
                        .expected = wf_case_expected_get()};
     p.queue = wf_case_queue_ops(&p.queue_count);
     p.has_queue = wf_case_queue_encoded_size() > 0;

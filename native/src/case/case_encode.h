@@ -18,16 +18,16 @@ typedef struct wf_code_patch {
 } wf_code_patch;
 
 typedef struct wf_case_parts {
-    const struct wf_vm_thread *thread;   /* THREAD: state, flags, anchor */
-    const uint8_t *stack;                /* STACK: the image, stack_size bytes */
+    const struct wf_vm_thread *thread; /* THREAD: state, flags, anchor */
+    const uint8_t *stack;              /* STACK: the image, stack_size bytes */
     uint32_t stack_size;
-    const wf_case *c;                    /* CONTEXT, WALK, and TRUTH if c->has_truth */
-    int has_queue;                       /* section 9: queue[0..queue_count) */
+    const wf_case *c; /* CONTEXT, WALK, and TRUTH if c->has_truth */
+    int has_queue;    /* section 9: queue[0..queue_count) */
     const wf_queue_op *queue;
     uint32_t queue_count;
-    uint32_t patch_count;                /* section 10 when > 0: sorted, disjoint */
+    uint32_t patch_count; /* section 10 when > 0: sorted, disjoint */
     const wf_code_patch *patches;
-    const wf_case_expected *expected;    /* section 11, NULL for none */
+    const wf_case_expected *expected; /* section 11, NULL for none */
 } wf_case_parts;
 
 /* Encode into out (capacity cap; NULL to size). The encoded length, or minus the length needed

@@ -5,8 +5,8 @@
 #include "case_expected.h"
 #include "wf_vm.h"
 
-#define MAX_WINDOW 4               /* wf_live_window_kind: none, call, prologue, epilogue, bci */
-#define MAX_MODE 3                 /* WF_LIVE_MODE_QUEUE */
+#define MAX_WINDOW 4 /* wf_live_window_kind: none, call, prologue, epilogue, bci */
+#define MAX_MODE 3   /* WF_LIVE_MODE_QUEUE */
 #define HEADER_BYTES 12
 
 static wf_case_expected decoded;
@@ -25,8 +25,8 @@ static int decode_frame(case_reader *r, uint32_t i, uint32_t methods) {
     int8_t level = (int8_t)rec[9];
     uint16_t reserved = case_ld16(rec + 10);
     if (method >= methods)
-        return case_fail(r, WF_CASE_ERR_BAD_FIELD, "expected frame %u: method %u >= %u methods",
-                         i, method, methods);
+        return case_fail(r, WF_CASE_ERR_BAD_FIELD, "expected frame %u: method %u >= %u methods", i,
+                         method, methods);
     if (type < ASGST_FRAME_JAVA || type > ASGST_FRAME_JAVA_NATIVE)
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "expected frame %u: type %u", i, type);
     uint32_t code_size = ((const struct wf_vm_method *)wf_vm_method_handle(method))->code_size;
@@ -37,8 +37,8 @@ static int decode_frame(case_reader *r, uint32_t i, uint32_t methods) {
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "expected frame %u: comp level %d", i, level);
     if (reserved != 0)
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "expected frame %u: reserved %u", i, reserved);
-    decoded.frames[i] = (wf_expected_frame){.method = (int32_t)method, .bci = bci,
-                                            .type = (int8_t)type, .level = level};
+    decoded.frames[i] = (wf_expected_frame){
+        .method = (int32_t)method, .bci = bci, .type = (int8_t)type, .level = level};
     return 0;
 }
 
@@ -56,8 +56,7 @@ int wf_case_expected_decode(case_reader *r, uint32_t methods, uint32_t queue_ops
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "expected source %u", source);
     if (window > MAX_WINDOW)
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "expected window %u", window);
-    if (reserved != 0)
-        return case_fail(r, WF_CASE_ERR_BAD_FIELD, "expected reserved %u", reserved);
+    if (reserved != 0) return case_fail(r, WF_CASE_ERR_BAD_FIELD, "expected reserved %u", reserved);
     if ((int32_t)end > 0)
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "expected end code %d", (int32_t)end);
     if (source != WF_EXPECTED_WALK && queue_ops == 0)

@@ -43,7 +43,8 @@ static int read_s32(case_reader *r, int32_t *v, const char *what) {
 static int read_operands(case_reader *r, wf_queue_op *op) {
     switch (op->code) {
     case WF_QOP_REGISTER:
-        return read_s32(r, &op->n, "register size") || case_u32(r, &op->options, "register options");
+        return read_s32(r, &op->n, "register size") ||
+               case_u32(r, &op->options, "register options");
     case WF_QOP_DEREGISTER:
     case WF_QOP_SIZE_INFO: return case_u8(r, &op->queue, "queue index");
     case WF_QOP_ENQUEUE:
@@ -57,7 +58,8 @@ static int read_operands(case_reader *r, wf_queue_op *op) {
         return case_u8(r, &op->queue, "queue index") || read_s32(r, &op->n, "resize size");
     case WF_QOP_HANDLER:
         return case_u8(r, &op->queue, "queue index") || case_u8(r, &op->which, "handler which") ||
-               case_u8(r, &op->mode, "handler mode") || case_u32(r, &op->options, "handler options");
+               case_u8(r, &op->mode, "handler mode") ||
+               case_u32(r, &op->options, "handler options");
     case WF_QOP_SAFEPOINT:
         return read_frame(r, op) || case_u16(r, &op->inner_at, "safepoint inner_at") ||
                case_u16(r, &op->inner_count, "safepoint inner_count");
@@ -84,7 +86,7 @@ static int check_op(case_reader *r, const wf_queue_op *op, uint32_t i, uint32_t 
     if (op->code == WF_QOP_HANDLER && (op->which > 1 || op->mode > 2))
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "queue op %u: handler which %u mode %u", i,
                          op->which, op->mode);
-    if (op->code == WF_QOP_POKE &&   /* no pc + 8: it wraps for addresses near 2^64 */
+    if (op->code == WF_QOP_POKE && /* no pc + 8: it wraps for addresses near 2^64 */
         (op->pc % 8 != 0 || op->pc < t->stack_lo || op->pc >= t->stack_hi ||
          t->stack_hi - op->pc < 8))
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "queue op %u: poke address %#llx off the stack",
@@ -115,7 +117,8 @@ int wf_case_queue_decode(case_reader *r) {
             check_op(r, op, i, count, inner_end, &registrations))
             return r->status;
         if (inner_end != 0 && i + 1 >= inner_end) inner_end = 0;
-        if (op->code == WF_QOP_SAFEPOINT && op->inner_count > 0) inner_end = i + 1 + op->inner_count;
+        if (op->code == WF_QOP_SAFEPOINT && op->inner_count > 0)
+            inner_end = i + 1 + op->inner_count;
     }
     program_count = count;
     program_present = 1;
@@ -130,9 +133,10 @@ static uint8_t *put_le(uint8_t *p, uint64_t v, int n) {
 }
 
 static const uint8_t OPERAND_BYTES[] = {
-    [WF_QOP_REGISTER] = 8, [WF_QOP_DEREGISTER] = 1, [WF_QOP_ENQUEUE] = 33, [WF_QOP_SET_ARG] = 13,
-    [WF_QOP_COMPRESS] = 25, [WF_QOP_RESIZE] = 5, [WF_QOP_SIZE_INFO] = 1, [WF_QOP_HANDLER] = 7,
-    [WF_QOP_SAFEPOINT] = 28, [WF_QOP_THREAD_EXIT] = 0, [WF_QOP_POKE] = 16, [WF_QOP_THREAD] = 26,
+    [WF_QOP_REGISTER] = 8,    [WF_QOP_DEREGISTER] = 1, [WF_QOP_ENQUEUE] = 33,
+    [WF_QOP_SET_ARG] = 13,    [WF_QOP_COMPRESS] = 25,  [WF_QOP_RESIZE] = 5,
+    [WF_QOP_SIZE_INFO] = 1,   [WF_QOP_HANDLER] = 7,    [WF_QOP_SAFEPOINT] = 28,
+    [WF_QOP_THREAD_EXIT] = 0, [WF_QOP_POKE] = 16,      [WF_QOP_THREAD] = 26,
 };
 
 static size_t ops_size(const wf_queue_op *ops, uint32_t count) {
@@ -156,7 +160,8 @@ static uint8_t *write_op(uint8_t *p, const wf_queue_op *op) {
     case WF_QOP_DEREGISTER:
     case WF_QOP_SIZE_INFO: return put_le(p, op->queue, 1);
     case WF_QOP_ENQUEUE: return put_le(put_frame(put_le(p, op->queue, 1), op), op->arg, 8);
-    case WF_QOP_SET_ARG: return put_le(put_le(put_le(p, op->queue, 1), (uint32_t)op->n, 4), op->arg, 8);
+    case WF_QOP_SET_ARG:
+        return put_le(put_le(put_le(p, op->queue, 1), (uint32_t)op->n, 4), op->arg, 8);
     case WF_QOP_COMPRESS: return put_frame(put_le(p, op->queue, 1), op);
     case WF_QOP_RESIZE: return put_le(put_le(p, op->queue, 1), (uint32_t)op->n, 4);
     case WF_QOP_HANDLER:
@@ -168,7 +173,7 @@ static uint8_t *write_op(uint8_t *p, const wf_queue_op *op) {
     case WF_QOP_THREAD:
         p = put_le(put_le(p, op->which, 1), op->mode, 1);
         return put_le(put_le(put_le(p, op->sp, 8), op->fp, 8), op->pc, 8);
-    default: return p;                    /* THREAD_EXIT: no operands */
+    default: return p; /* THREAD_EXIT: no operands */
     }
 }
 

@@ -11,15 +11,15 @@
 #include "wf_case_queue.h"
 
 typedef struct wf_queue_op {
-    uint8_t code;                 /* wf_queue_opcode */
-    uint8_t queue;                /* registration index operand */
-    uint8_t which, mode;          /* HANDLER; THREAD: state, flags */
-    int32_t n;                    /* REGISTER, RESIZE: size; SET_ARG: index */
-    uint32_t options;             /* REGISTER, HANDLER */
+    uint8_t code;                   /* wf_queue_opcode */
+    uint8_t queue;                  /* registration index operand */
+    uint8_t which, mode;            /* HANDLER; THREAD: state, flags */
+    int32_t n;                      /* REGISTER, RESIZE: size; SET_ARG: index */
+    uint32_t options;               /* REGISTER, HANDLER */
     uint16_t inner_at, inner_count; /* SAFEPOINT */
-    uint64_t pc, sp, fp;          /* ENQUEUE, COMPRESS, SAFEPOINT; POKE: pc = address;
-                                     THREAD: the anchor */
-    uint64_t arg;                 /* ENQUEUE, SET_ARG; POKE: value */
+    uint64_t pc, sp, fp;            /* ENQUEUE, COMPRESS, SAFEPOINT; POKE: pc = address;
+                                       THREAD: the anchor */
+    uint64_t arg;                   /* ENQUEUE, SET_ARG; POKE: value */
 } wf_queue_op;
 
 /* Forget the program (a case without section 9). */

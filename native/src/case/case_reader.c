@@ -23,8 +23,7 @@ int case_fail(case_reader *r, int status, const char *fmt, ...) {
 }
 
 int case_short(case_reader *r, size_t n, const char *what) {
-    return case_fail(r, r->short_status, "%s: needs %zu bytes, %zu left", what, n,
-                     r->end - r->pos);
+    return case_fail(r, r->short_status, "%s: needs %zu bytes, %zu left", what, n, r->end - r->pos);
 }
 
 int case_str(case_reader *r, const uint8_t **bytes, uint16_t *len, const char *what) {

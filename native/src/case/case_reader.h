@@ -11,12 +11,12 @@
 
 typedef struct case_reader {
     const uint8_t *data;
-    size_t pos;           /* next byte */
-    size_t end;           /* end of the current section payload (or of the input) */
-    int section;          /* current section type, 0 = header */
-    int short_status;     /* status when a read passes `end` */
+    size_t pos;       /* next byte */
+    size_t end;       /* end of the current section payload (or of the input) */
+    int section;      /* current section type, 0 = header */
+    int short_status; /* status when a read passes `end` */
     wf_case_error *err;
-    int status;           /* first error, WF_CASE_OK while none */
+    int status; /* first error, WF_CASE_OK while none */
 } case_reader;
 
 /* Record an error (the first one wins) and return its status. */
@@ -28,16 +28,16 @@ int case_short(case_reader *r, size_t n, const char *what);
 
 /* Each returns 0, or a status (recorded) when the bytes run out. Inline: the decoder's hot
    path is these reads. */
-#define CASE_DEFINE_READ(name, type)                                           \
-    static inline int name(case_reader *r, type *v, const char *what) {        \
-        *v = 0;                                                                \
-        if (r->status != WF_CASE_OK) return r->status;                         \
+#define CASE_DEFINE_READ(name, type)                                                  \
+    static inline int name(case_reader *r, type *v, const char *what) {               \
+        *v = 0;                                                                       \
+        if (r->status != WF_CASE_OK) return r->status;                                \
         if (r->end - r->pos < sizeof(type)) return case_short(r, sizeof(type), what); \
-        type raw;                                                              \
-        memcpy(&raw, r->data + r->pos, sizeof raw);                            \
-        *v = case_from_le_##type(raw);                                         \
-        r->pos += sizeof raw;                                                  \
-        return 0;                                                              \
+        type raw;                                                                     \
+        memcpy(&raw, r->data + r->pos, sizeof raw);                                   \
+        *v = case_from_le_##type(raw);                                                \
+        r->pos += sizeof raw;                                                         \
+        return 0;                                                                     \
     }
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -68,11 +68,11 @@ static inline const uint8_t *case_record(case_reader *r, size_t n, const char *w
     r->pos += n;
     return p;
 }
-#define CASE_DEFINE_LOAD(name, type)                        \
-    static inline type name(const uint8_t *p) {             \
-        type raw;                                           \
-        memcpy(&raw, p, sizeof raw);                        \
-        return case_from_le_##type(raw);                    \
+#define CASE_DEFINE_LOAD(name, type)            \
+    static inline type name(const uint8_t *p) { \
+        type raw;                               \
+        memcpy(&raw, p, sizeof raw);            \
+        return case_from_le_##type(raw);        \
     }
 CASE_DEFINE_LOAD(case_ld16, uint16_t)
 CASE_DEFINE_LOAD(case_ld32, uint32_t)

@@ -9,24 +9,24 @@
 #include "wf_gen.h"
 #include "wf_vm.h"
 
-#define GEN_MAX_PHYSICAL 6000       /* Java frames plus the C/entry/stub frames around them */
-#define GEN_STACK_MARGIN 8192       /* room kept below the stack for the top frames */
+#define GEN_MAX_PHYSICAL 6000 /* Java frames plus the C/entry/stub frames around them */
+#define GEN_STACK_MARGIN 8192 /* room kept below the stack for the top frames */
 #define GEN_MAX_COMPILED 12
-#define GEN_MAX_SMALL 3             /* stubs, native wrappers */
+#define GEN_MAX_SMALL 3 /* stubs, native wrappers */
 
 typedef struct gen_frame {
-    int kind;                       /* wf_frame_kind */
+    int kind; /* wf_frame_kind */
     uintptr_t sp, fp, pc;
     const struct wf_vm_blob *blob;
     const struct wf_vm_pcdesc *desc;
-    uint32_t method;                /* interpreted: method index */
-    uint32_t bci;                   /* interpreted: bci */
-    int unbuilt;                    /* top frame with only its return address on the stack */
+    uint32_t method; /* interpreted: method index */
+    uint32_t bci;    /* interpreted: bci */
+    int unbuilt;     /* top frame with only its return address on the stack */
 } gen_frame;
 
 typedef struct gen {
     gen_provider *p;
-    uint64_t junk;                  /* splitmix state for filler words */
+    uint64_t junk; /* splitmix state for filler words */
     wf_case *c;
     wf_gen_params prm;
     uint32_t classes, methods, blobs, descs;
@@ -38,7 +38,7 @@ typedef struct gen {
     uint32_t n_frames;
 } gen;
 
-static gen G;                       /* one generation at a time (the VM is one per process) */
+static gen G; /* one generation at a time (the VM is one per process) */
 static size_t consumed;
 
 /* ---- small helpers --------------------------------------------------------------------- */
@@ -79,7 +79,8 @@ static void make_classes_and_methods(gen *g) {
         struct wf_vm_class *k = WF_VM_CLASS_MUT(i);
         snprintf(buf, sizeof buf, "pkg/C%u", i);
         put_string(&k->name, &k->name_length, buf);
-        put_string(&k->generic_name, &k->generic_name_length, i % 3 == 2 ? "<T:Ljava/lang/Object;>" : "");
+        put_string(&k->generic_name, &k->generic_name_length,
+                   i % 3 == 2 ? "<T:Ljava/lang/Object;>" : "");
         k->modifiers = 1;
         k->index = i;
     }
@@ -93,7 +94,7 @@ static void make_classes_and_methods(gen *g) {
         m->klass = (const struct wf_vm_class *)wf_vm_class_handle(i % g->classes);
         m->code_base = WF_VM_BYTECODE + (uintptr_t)i * WF_VM_BYTECODE_STRIDE;
         m->code_size = (uint32_t)pick(g, 1, 600);
-        m->modifiers = i % 4 == 3 ? 0x101 : 1;   /* public [native] */
+        m->modifiers = i % 4 == 3 ? 0x101 : 1; /* public [native] */
         m->index = i;
     }
 }
@@ -107,7 +108,8 @@ static uint32_t add_blob(gen *g, uint32_t *off, int kind, uint32_t size, uint32_
     b->kind = (uint32_t)kind;
     b->frame_size = frame_size;
     b->frame_complete = complete;
-    b->method = method < 0 ? NULL : (const struct wf_vm_method *)wf_vm_method_handle((uint32_t)method);
+    b->method =
+        method < 0 ? NULL : (const struct wf_vm_method *)wf_vm_method_handle((uint32_t)method);
     b->descs = WF_VM_PCDESC_MUT(g->descs);
     b->index = i;
     *off += size + (uint32_t)pick(g, 1, 16) * 16; /* gaps: code heap pcs in no blob */
@@ -124,7 +126,8 @@ static void add_descs(gen *g, struct wf_vm_blob *b, uint32_t blob_method) {
         pd->pc_end = pd->pc_begin + (uint32_t)pick(g, 1, slice);
         pd->scope_count = (uint32_t)pick(g, 1, 4);
         for (uint32_t s = 0; s < pd->scope_count; s++) {
-            uint32_t m = s + 1 == pd->scope_count ? blob_method : (uint32_t)pick(g, 0, g->methods - 1);
+            uint32_t m =
+                s + 1 == pd->scope_count ? blob_method : (uint32_t)pick(g, 0, g->methods - 1);
             pd->scopes[s].method = (const struct wf_vm_method *)wf_vm_method_handle(m);
             pd->scopes[s].bci = (int32_t)pick(g, 0, WF_VM_METHOD_MUT(m)->code_size - 1);
         }
@@ -177,9 +180,9 @@ static gen_frame *push(gen *g, int kind, uint32_t size) {
     for (uintptr_t a = f->sp; a < caller.sp; a += 8) poke(a, junk_word(g));
     poke(caller.sp - 8, caller.pc);
     if (size >= 16) poke(caller.sp - 16, caller.fp);
-    f->fp = caller.fp;              /* fixed-size frames pass rbp through */
+    f->fp = caller.fp; /* fixed-size frames pass rbp through */
     if (kind == WF_FRAME_INTERPRETED || kind == WF_FRAME_ENTRY || kind == WF_FRAME_C)
-        f->fp = caller.sp - 16;     /* fp-based frames: push rbp; mov rbp, rsp */
+        f->fp = caller.sp - 16; /* fp-based frames: push rbp; mov rbp, rsp */
     return f;
 }
 
@@ -239,7 +242,9 @@ static void push_fixed(gen *g, int kind, uint32_t blob) {
     if (kind == WF_FRAME_NATIVE) f->fp = f->sp + b->frame_size - 16; /* wrapper sets rbp */
 }
 
-static void push_native(gen *g) { push_fixed(g, WF_FRAME_NATIVE, g->natives[pick(g, 0, g->n_natives - 1)]); }
+static void push_native(gen *g) {
+    push_fixed(g, WF_FRAME_NATIVE, g->natives[pick(g, 0, g->n_natives - 1)]);
+}
 
 static void push_java(gen *g) {
     if (provider_chance(g->p, 100)) push_interpreted(g);
@@ -270,16 +275,28 @@ static void push_popped(gen *g) {
     const struct wf_vm_blob *b;
     int kind;
     switch (pick(g, 0, 3)) {
-    case 0: kind = WF_FRAME_COMPILED; b = WF_VM_BLOB_MUT(g->compiled[pick(g, 0, g->n_compiled - 1)]); break;
-    case 1: kind = WF_FRAME_NATIVE; b = WF_VM_BLOB_MUT(g->natives[pick(g, 0, g->n_natives - 1)]); break;
-    case 2: kind = WF_FRAME_STUB; b = WF_VM_BLOB_MUT(g->stubs[pick(g, 0, g->n_stubs - 1)]); break;
-    default: kind = WF_FRAME_INTERPRETED; b = WF_VM_BLOB_MUT(g->interp); break;
+    case 0:
+        kind = WF_FRAME_COMPILED;
+        b = WF_VM_BLOB_MUT(g->compiled[pick(g, 0, g->n_compiled - 1)]);
+        break;
+    case 1:
+        kind = WF_FRAME_NATIVE;
+        b = WF_VM_BLOB_MUT(g->natives[pick(g, 0, g->n_natives - 1)]);
+        break;
+    case 2:
+        kind = WF_FRAME_STUB;
+        b = WF_VM_BLOB_MUT(g->stubs[pick(g, 0, g->n_stubs - 1)]);
+        break;
+    default:
+        kind = WF_FRAME_INTERPRETED;
+        b = WF_VM_BLOB_MUT(g->interp);
+        break;
     }
     uint32_t size = (uint32_t)(b->end - b->start);
-    if (b->frame_complete >= size) return;          /* no pc after the prologue */
+    if (b->frame_complete >= size) return; /* no pc after the prologue */
     uintptr_t pc = pc_in(g, b, b->frame_complete, size);
     for (uint32_t i = 0; i < g->n_frames; i++)
-        if (g->frames[i].pc == pc) return;          /* that pc is a return address too */
+        if (g->frames[i].pc == pc) return; /* that pc is a return address too */
     gen_frame *f = push(g, kind, 8);
     f->blob = b;
     f->pc = pc;
@@ -328,8 +345,8 @@ static void java_segments(gen *g, uint32_t java) {
 
 /* Index (in g->frames) of the start frame and the anchor of the thread. */
 typedef struct gen_top {
-    int32_t anchor;                 /* frame index of the anchor, -1 none */
-    int anchor_pc;                  /* store the anchor's pc (else 0: taken from [sp-8]) */
+    int32_t anchor; /* frame index of the anchor, -1 none */
+    int anchor_pc;  /* store the anchor's pc (else 0: taken from [sp-8]) */
 } gen_top;
 
 static gen_top build_stack(gen *g, uint32_t state, uint32_t java) {
@@ -376,8 +393,12 @@ static int reported(int kind, uint32_t options) {
 static void truth_frame(wf_case *c, const gen_frame *f, int type, int level, int bci,
                         uintptr_t method) {
     ASGST_Frame *t = &c->truth[c->truth_count++];
-    *t = (ASGST_Frame){.type = (uint8_t)type, .comp_level = level, .bci = bci,
-                       .method = (ASGST_Method)method, .pc = (void *)f->pc, .sp = (void *)f->sp,
+    *t = (ASGST_Frame){.type = (uint8_t)type,
+                       .comp_level = level,
+                       .bci = bci,
+                       .method = (ASGST_Method)method,
+                       .pc = (void *)f->pc,
+                       .sp = (void *)f->sp,
                        .fp = (void *)f->fp};
 }
 
@@ -389,13 +410,14 @@ static void truth_of(wf_case *c, const gen_frame *f) {
         break;
     case WF_FRAME_COMPILED:
         if (f->desc == NULL) {
-            truth_frame(c, f, ASGST_FRAME_JAVA, f->blob->comp_level, -1, (uintptr_t)f->blob->method);
+            truth_frame(c, f, ASGST_FRAME_JAVA, f->blob->comp_level, -1,
+                        (uintptr_t)f->blob->method);
             break;
         }
         for (uint32_t s = 0; s < f->desc->scope_count; s++)
-            truth_frame(c, f, s + 1 < f->desc->scope_count ? ASGST_FRAME_JAVA_INLINED : ASGST_FRAME_JAVA,
-                        f->blob->comp_level, f->desc->scopes[s].bci,
-                        (uintptr_t)f->desc->scopes[s].method);
+            truth_frame(
+                c, f, s + 1 < f->desc->scope_count ? ASGST_FRAME_JAVA_INLINED : ASGST_FRAME_JAVA,
+                f->blob->comp_level, f->desc->scopes[s].bci, (uintptr_t)f->desc->scopes[s].method);
         break;
     case WF_FRAME_NATIVE:
         truth_frame(c, f, ASGST_FRAME_JAVA_NATIVE, -1, -1, (uintptr_t)f->blob->method);
@@ -413,7 +435,8 @@ static int expected_start(const gen *g, const wf_case *c, gen_top t, int32_t con
         return ASGST_NO_THREAD;
     if (!(th->flags & need)) return ASGST_NO_THREAD;
     if (th->state == WF_THREAD_EXITING) return ASGST_THREAD_EXIT;
-    if (th->state == WF_THREAD_NEW || th->state == WF_THREAD_IN_TRANSITION) return ASGST_UNSAFE_STATE;
+    if (th->state == WF_THREAD_NEW || th->state == WF_THREAD_IN_TRANSITION)
+        return ASGST_UNSAFE_STATE;
     *start = context_index;
     if (c->entry == WF_ENTRY_FROM_FRAME) return 0;
     if (th->state == WF_THREAD_IN_JAVA || th->state == WF_THREAD_NOT_JAVA)
@@ -433,8 +456,8 @@ static void record_truth(gen *g, wf_case *c, gen_top t, int32_t context_index) {
         c->truth_run_result = c->truth_end_code = rc;
         return;
     }
-    c->truth_run_result = WF_VM_THREAD_MUT->state == WF_THREAD_NOT_JAVA ? ASGST_CPP_TRACE
-                                                                       : ASGST_JAVA_TRACE;
+    c->truth_run_result =
+        WF_VM_THREAD_MUT->state == WF_THREAD_NOT_JAVA ? ASGST_CPP_TRACE : ASGST_JAVA_TRACE;
     for (int32_t i = start; i >= 0; i--)
         if (reported(g->frames[i].kind, c->options)) truth_of(c, &g->frames[i]);
     c->truth_end_code = ASGST_NO_FRAME;
@@ -444,10 +467,10 @@ static void record_truth(gen *g, wf_case *c, gen_top t, int32_t context_index) {
 
 static uint32_t choose_state(gen *g) {
     static const uint8_t states[16] = {
-        WF_THREAD_IN_JAVA,   WF_THREAD_IN_JAVA,   WF_THREAD_IN_JAVA,   WF_THREAD_IN_JAVA,
-        WF_THREAD_IN_JAVA,   WF_THREAD_IN_JAVA,   WF_THREAD_IN_NATIVE, WF_THREAD_IN_NATIVE,
-        WF_THREAD_IN_VM,     WF_THREAD_IN_VM,     WF_THREAD_BLOCKED,   WF_THREAD_NOT_JAVA,
-        WF_THREAD_NOT_JAVA,  WF_THREAD_NEW,       WF_THREAD_IN_TRANSITION, WF_THREAD_EXITING};
+        WF_THREAD_IN_JAVA,  WF_THREAD_IN_JAVA, WF_THREAD_IN_JAVA,       WF_THREAD_IN_JAVA,
+        WF_THREAD_IN_JAVA,  WF_THREAD_IN_JAVA, WF_THREAD_IN_NATIVE,     WF_THREAD_IN_NATIVE,
+        WF_THREAD_IN_VM,    WF_THREAD_IN_VM,   WF_THREAD_BLOCKED,       WF_THREAD_NOT_JAVA,
+        WF_THREAD_NOT_JAVA, WF_THREAD_NEW,     WF_THREAD_IN_TRANSITION, WF_THREAD_EXITING};
     if (g->prm.state >= 0) return (uint32_t)g->prm.state;
     return states[provider_byte(g->p) % 16];
 }
@@ -456,8 +479,9 @@ static void choose_walk(gen *g, wf_case *c, struct wf_vm_thread *th) {
     c->options = g->prm.options >= 0 ? (uint32_t)g->prm.options : (uint32_t)pick(g, 0, 3);
     uint32_t e = provider_byte(g->p);
     c->entry = g->prm.entry >= 0 ? (uint32_t)g->prm.entry
-                                 : e < 208 ? WF_ENTRY_UCONTEXT
-                                           : e < 244 ? WF_ENTRY_FROM_FRAME : WF_ENTRY_NULL_CONTEXT;
+               : e < 208         ? WF_ENTRY_UCONTEXT
+               : e < 244         ? WF_ENTRY_FROM_FRAME
+                                 : WF_ENTRY_NULL_CONTEXT;
     th->flags = (c->options & ASGST_WALK_SAME_THREAD) ? WF_THREAD_CURRENT : WF_THREAD_SUSPENDED;
     if (provider_chance(g->p, 64)) th->flags = WF_THREAD_CURRENT | WF_THREAD_SUSPENDED;
     if (!g->prm.consistent && provider_chance(g->p, 24)) th->flags = (uint32_t)pick(g, 0, 3);
@@ -512,8 +536,12 @@ static int generate(gen_provider *p, const wf_gen_params *prm, wf_case *c) {
 }
 
 void wf_gen_default_params(wf_gen_params *p) {
-    *p = (wf_gen_params){.state = -1, .options = -1, .entry = -1, .consistent = 0,
-                         .min_frames = 1, .max_frames = WF_GEN_DEFAULT_MAX_FRAMES};
+    *p = (wf_gen_params){.state = -1,
+                         .options = -1,
+                         .entry = -1,
+                         .consistent = 0,
+                         .min_frames = 1,
+                         .max_frames = WF_GEN_DEFAULT_MAX_FRAMES};
 }
 
 int wf_gen_from_bytes(const uint8_t *data, size_t len, const wf_gen_params *p, wf_case *c) {

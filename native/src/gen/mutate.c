@@ -42,8 +42,8 @@ static uint64_t region_pointer(gen_provider *p) {
     switch (provider_byte(p) % 12) {
     case 0: return 0;
     case 1: return t->stack_lo + 8 * (r % ((t->stack_hi - t->stack_lo) / 8));
-    case 2: return t->stack_hi + (r % 64);                    /* guard page above */
-    case 3: return t->stack_lo - 8 - 8 * (r % 64);            /* zeroed area below */
+    case 2: return t->stack_hi + (r % 64);         /* guard page above */
+    case 3: return t->stack_lo - 8 - 8 * (r % 64); /* zeroed area below */
     case 4: return WF_VM_CODE_HEAP + r % WF_VM_CODE_HEAP_SIZE;
     case 5: {
         uint32_t n = WF_VM->blob_count;
@@ -52,7 +52,7 @@ static uint64_t region_pointer(gen_provider *p) {
     case 6: return WF_VM_NATIVE_TEXT + r % WF_VM_NATIVE_TEXT_SIZE;
     case 7: return wf_vm_method_handle((uint32_t)(r % 2048));
     case 8: return WF_VM_BYTECODE + r % 0x100000;
-    case 9: return 0x8000000000000000ULL | r;                 /* non-canonical */
+    case 9: return 0x8000000000000000ULL | r; /* non-canonical */
     case 10: return WF_VM_ROOT + r % 0x1000;
     default: return r;
     }
@@ -99,7 +99,8 @@ static int change_kind(gen_provider *p) {
     int fixed = kind == WF_BLOB_COMPILED || kind == WF_BLOB_NATIVE_WRAPPER || kind == WF_BLOB_STUB;
     b->kind = kind;
     b->comp_level = kind == WF_BLOB_COMPILED ? (int32_t)provider_range(p, 1, 4) : 0;
-    b->frame_size = fixed ? (b->frame_size ? b->frame_size : 8 * (uint32_t)provider_range(p, 2, 32)) : 0;
+    b->frame_size =
+        fixed ? (b->frame_size ? b->frame_size : 8 * (uint32_t)provider_range(p, 2, 32)) : 0;
     uint32_t size = (uint32_t)(b->end - b->start);
     b->frame_complete = fixed && b->frame_complete <= size ? b->frame_complete : 0;
     if (kind == WF_BLOB_COMPILED || kind == WF_BLOB_NATIVE_WRAPPER) {
@@ -209,10 +210,22 @@ static int change_code(wf_case *c, gen_provider *p) {
 static int apply(wf_case *c, int op, gen_provider *p) {
     uint64_t *reg, *word;
     switch (op) {
-    case WF_OP_REG_OFFSET: reg = pick_register(c, p); *reg += (uint64_t)(int64_t)(8 * small_delta(p)); return 1;
-    case WF_OP_REG_BITFLIP: reg = pick_register(c, p); *reg ^= 1ULL << provider_range(p, 0, 63); return 1;
-    case WF_OP_REG_REGION: reg = pick_register(c, p); *reg = region_pointer(p); return 1;
-    case WF_OP_REG_MISALIGN: reg = pick_register(c, p); *reg += provider_range(p, 1, 7); return 1;
+    case WF_OP_REG_OFFSET:
+        reg = pick_register(c, p);
+        *reg += (uint64_t)(int64_t)(8 * small_delta(p));
+        return 1;
+    case WF_OP_REG_BITFLIP:
+        reg = pick_register(c, p);
+        *reg ^= 1ULL << provider_range(p, 0, 63);
+        return 1;
+    case WF_OP_REG_REGION:
+        reg = pick_register(c, p);
+        *reg = region_pointer(p);
+        return 1;
+    case WF_OP_REG_MISALIGN:
+        reg = pick_register(c, p);
+        *reg += provider_range(p, 1, 7);
+        return 1;
     case WF_OP_STACK_BITFLIP:
         if ((word = pick_stack_word(c, p)) == NULL) return 0;
         *word ^= 1ULL << provider_range(p, 0, 63);

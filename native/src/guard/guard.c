@@ -42,14 +42,14 @@ enum { GUARDED_SIGNAL_COUNT = sizeof guarded_signals / sizeof guarded_signals[0]
 
 /* The handler each guarded signal had before ours; written once, before ours is installed. */
 static struct sigaction previous_actions[GUARDED_SIGNAL_COUNT];
-static int handlers_installed;   /* read with acquire, set under install_lock */
+static int handlers_installed; /* read with acquire, set under install_lock */
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
-static wf_guard_first_responder_fn first_responder;   /* atomic pointer */
+static wf_guard_first_responder_fn first_responder; /* atomic pointer */
 
 __thread wf_guard_frame *wf_guard_top __attribute__((tls_model("initial-exec")));
 static __thread int thread_ready __attribute__((tls_model("initial-exec")));
 
-static pthread_key_t altstack_key;   /* its destructor frees a thread's alternate stack */
+static pthread_key_t altstack_key; /* its destructor frees a thread's alternate stack */
 static pthread_once_t altstack_key_once = PTHREAD_ONCE_INIT;
 
 /* ---- the jump back --------------------------------------------------------------------------- */
@@ -104,12 +104,10 @@ static inline void after_jump(const wf_guard_frame *frame, uintptr_t guard_fp) {
 
 /* ---- signal handlers ------------------------------------------------------------------------ */
 
-static uintptr_t faulting_pc(const void *ucontext) {
-    return wf_uc_pc(ucontext);
-}
+static uintptr_t faulting_pc(const void *ucontext) { return wf_uc_pc(ucontext); }
 
-static void record_fault(wf_guard_frame *frame, int kind, int signo, int si_code,
-                         uintptr_t addr, const void *ucontext) {
+static void record_fault(wf_guard_frame *frame, int kind, int signo, int si_code, uintptr_t addr,
+                         const void *ucontext) {
     wf_fault *fault = frame->fault;
     fault->kind = kind;
     fault->signo = signo;

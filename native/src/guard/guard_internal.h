@@ -18,12 +18,12 @@
 #include <time.h>
 
 typedef struct wf_watch_slot {
-    pid_t tid;              /* owner thread; 0 = free */
-    clockid_t cpu_clock;    /* the owner's CPU-time clock: a budget counts its CPU time */
-    uint64_t budget_ns;     /* 0 = not watched */
-    uint64_t next_seq;      /* last sequence number handed out; never reset, so stale kills miss */
-    uint64_t active_seq;    /* innermost running guarded call, 0 = none */
-    uint64_t kill_seq;      /* call the watchdog interrupted last */
+    pid_t tid;           /* owner thread; 0 = free */
+    clockid_t cpu_clock; /* the owner's CPU-time clock: a budget counts its CPU time */
+    uint64_t budget_ns;  /* 0 = not watched */
+    uint64_t next_seq;   /* last sequence number handed out; never reset, so stale kills miss */
+    uint64_t active_seq; /* innermost running guarded call, 0 = none */
+    uint64_t kill_seq;   /* call the watchdog interrupted last */
 } wf_watch_slot;
 
 /* This thread's watchdog slot, or NULL if it never set a budget. */

@@ -28,7 +28,7 @@ typedef struct code_range {
 } code_range;
 
 static code_range ranges[MAX_RANGES];
-static int range_count;                   /* published with a release store, read acquire */
+static int range_count; /* published with a release store, read acquire */
 static pthread_once_t found_once = PTHREAD_ONCE_INIT;
 
 typedef struct search {
@@ -58,7 +58,7 @@ static void add_object_of(const char *name) {
     search s = {.symbol = (uintptr_t)symbol};
     if (!dl_iterate_phdr(find_segment, &s)) return;
     for (int i = 0; i < range_count; i++)
-        if (ranges[i].lo == s.found.lo) return;       /* that object is in already */
+        if (ranges[i].lo == s.found.lo) return; /* that object is in already */
     ranges[range_count] = s.found;
     __atomic_store_n(&range_count, range_count + 1, __ATOMIC_RELEASE);
 }
@@ -80,9 +80,11 @@ static int add_vdso(struct dl_phdr_info *info, size_t size, void *arg) {
 
 static void find_all(void) {
     static const char *const symbols[] = {
-        "malloc",            /* the allocator in use: the C library's, or ASan's */
-        "pthread_mutex_lock", "dl_iterate_phdr", "fwrite",   /* the C library */
-        "__tls_get_addr",    /* the dynamic loader */
+        "malloc", /* the allocator in use: the C library's, or ASan's */
+        "pthread_mutex_lock",
+        "dl_iterate_phdr",
+        "fwrite",         /* the C library */
+        "__tls_get_addr", /* the dynamic loader */
     };
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) add_object_of(symbols[i]);
     dl_iterate_phdr(add_vdso, NULL);

@@ -24,10 +24,10 @@
 
 #include "guard_internal.h"
 
-enum { WF_WATCHDOG_MAX_THREADS = 1024 };          /* threads that may hold a budget at once */
+enum { WF_WATCHDOG_MAX_THREADS = 1024 }; /* threads that may hold a budget at once */
 enum { WF_WATCHDOG_POLLS_PER_BUDGET = 8 };
-#define WF_WATCHDOG_MIN_POLL_NS 50000ull          /* finer polling takes CPU from the watched */
-#define WF_WATCHDOG_MAX_POLL_NS 100000000ull      /* 100 ms */
+#define WF_WATCHDOG_MIN_POLL_NS 50000ull     /* finer polling takes CPU from the watched */
+#define WF_WATCHDOG_MAX_POLL_NS 100000000ull /* 100 ms */
 #define NS_PER_S 1000000000ull
 
 __thread wf_watch_slot *wf_guard_watch_slot __attribute__((tls_model("initial-exec")));
@@ -35,8 +35,8 @@ __thread wf_watch_slot *wf_guard_watch_slot __attribute__((tls_model("initial-ex
 static wf_watch_slot slots[WF_WATCHDOG_MAX_THREADS];
 static pthread_mutex_t watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t watchdog_wake;
-static int watchdog_running;                      /* under watchdog_lock */
-static pthread_key_t slot_key;                    /* its destructor frees a thread's slot */
+static int watchdog_running;   /* under watchdog_lock */
+static pthread_key_t slot_key; /* its destructor frees a thread's slot */
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
 /* What the watchdog saw in a slot: the active call, when it first saw it, and the thread's
@@ -80,7 +80,7 @@ static wf_watch_slot *claim_slot(void) {
         if (__atomic_compare_exchange_n(&slots[i].tid, &free_tid, self, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED)) {
             if (pthread_getcpuclockid(pthread_self(), &slots[i].cpu_clock) != 0)
-                slots[i].cpu_clock = CLOCK_MONOTONIC;   /* no CPU clock: wall time it is */
+                slots[i].cpu_clock = CLOCK_MONOTONIC; /* no CPU clock: wall time it is */
             pthread_setspecific(slot_key, &slots[i]);
             return &slots[i];
         }

@@ -21,8 +21,8 @@
 #include "live_case.h"
 #include "wf_run.h"
 
-#define IMAGE_MAX WF_LIVE_STACK_SIZE   /* an image never spans more than the live stack */
-#define QUEUE_OPS_FIXED 5              /* REGISTER, ENQUEUE, THREAD, SAFEPOINT, and one spare */
+#define IMAGE_MAX WF_LIVE_STACK_SIZE /* an image never spans more than the live stack */
+#define QUEUE_OPS_FIXED 5            /* REGISTER, ENQUEUE, THREAD, SAFEPOINT, and one spare */
 
 static uint8_t image[IMAGE_MAX];
 static wf_queue_op ops[WF_QUEUE_MAX_OPS];
@@ -31,9 +31,9 @@ static wf_code_patch patches[WF_CASE_MAX_CODE_PATCHES];
 static uint8_t blob_used[WF_VM_MAX_BLOBS];
 
 struct layout {
-    uint64_t lo, top;            /* live addresses of the image */
-    uint64_t live_lo, live_hi;   /* the live stack */
-    uint64_t delta;              /* case address = live address + delta (mod 2^64) */
+    uint64_t lo, top;          /* live addresses of the image */
+    uint64_t live_lo, live_hi; /* the live stack */
+    uint64_t delta;            /* case address = live address + delta (mod 2^64) */
 };
 
 static uint64_t reloc(const struct layout *l, uint64_t v) {
@@ -56,7 +56,9 @@ static void place(const struct layout *l, const struct wf_live_stack_capture *s,
    signal, and below the signal's sp the stack at the safepoint; a gap the bound left is 0. */
 static struct layout lay_out(const struct wf_live_capture *c, const struct wf_live_worker *w) {
     const struct wf_live_regs *sig = &c->signal.r;
-    struct layout l = {.lo = sig->base, .top = sig->base + sig->bytes, .live_lo = sig->stack_lo,
+    struct layout l = {.lo = sig->base,
+                       .top = sig->base + sig->bytes,
+                       .live_lo = sig->stack_lo,
                        .live_hi = sig->stack_hi};
     int c_top = w->c_top != NULL && w->c_base >= sig->base;
     if (c_top) l.top = sig->stack_hi;
@@ -77,7 +79,7 @@ static void mark_code(uint64_t v) {
     const struct wf_vm *vm = WF_VM;
     if (v < WF_VM_CODE_HEAP || v >= WF_VM_CODE_HEAP + WF_VM_CODE_HEAP_SIZE) return;
     uint32_t lo = 0, hi = vm->blob_count;
-    while (lo < hi) {                          /* blobs are sorted by start */
+    while (lo < hi) { /* blobs are sorted by start */
         uint32_t mid = lo + (hi - lo) / 2;
         if (v < vm->blobs[mid].start) hi = mid;
         else if (v >= vm->blobs[mid].end) lo = mid + 1;
@@ -130,8 +132,8 @@ static int32_t queue_program(const struct wf_live_capture *c, const struct layou
         ops[n++] = (wf_queue_op){.code = WF_QOP_POKE, .pc = a + l->delta, .arg = now};
         (*pokes)++;
     }
-    wf_queue_op thread = frame_op(WF_QOP_THREAD, s->r.anchor_pc, reloc(l, s->r.anchor_sp),
-                                  reloc(l, s->r.anchor_fp));
+    wf_queue_op thread =
+        frame_op(WF_QOP_THREAD, s->r.anchor_pc, reloc(l, s->r.anchor_sp), reloc(l, s->r.anchor_fp));
     thread.which = (uint8_t)s->r.state;
     thread.mode = (uint8_t)s->r.flags;
     ops[n++] = thread;
@@ -145,8 +147,8 @@ static int32_t queue_program(const struct wf_live_capture *c, const struct layou
 
 static void shape(wf_live_finding *info, const struct wf_live_capture *c) {
     uint32_t count = c->walked_count;
-    uint32_t end = c->first_diff < 0 || (uint32_t)c->first_diff >= count ? count
-                                                                          : (uint32_t)c->first_diff + 1;
+    uint32_t end =
+        c->first_diff < 0 || (uint32_t)c->first_diff >= count ? count : (uint32_t)c->first_diff + 1;
     info->shape_len = 0;
     for (uint32_t i = 0; i < end; i++) {
         uint8_t k = wf_shape_kind_of(c->walked[i].type, c->walked[i].level);
@@ -159,19 +161,30 @@ static void shape(wf_live_finding *info, const struct wf_live_capture *c) {
     }
 }
 
-static void describe(wf_live_finding *info, const struct wf_live_capture *c, int mode,
-                     int worker) {
+static void describe(wf_live_finding *info, const struct wf_live_capture *c, int mode, int worker) {
     const struct wf_live_regs *sig = &c->signal.r;
     uint32_t dropped = sig->dropped;
     if (c->source == WF_EXPECTED_ELEMENT && c->safepoint.r.dropped > dropped)
         dropped = c->safepoint.r.dropped;
-    *info = (wf_live_finding){
-        .cls = c->cls, .first_diff = c->first_diff, .worker = worker, .mode = (uint32_t)mode,
-        .source = c->source, .window = c->window, .t_ns = c->t_ns, .run_result = c->run_result,
-        .end_code = c->run_result < 0 ? c->run_result : c->end, .state_after = c->state_after,
-        .walked_count = c->walked_count, .expected_count = c->expected_count,
-        .expected_end = c->expected_end, .thread_state = sig->state, .thread_flags = sig->flags,
-        .pc = sig->pc, .sp = sig->sp, .fp = sig->fp, .stack_dropped = dropped};
+    *info = (wf_live_finding){.cls = c->cls,
+                              .first_diff = c->first_diff,
+                              .worker = worker,
+                              .mode = (uint32_t)mode,
+                              .source = c->source,
+                              .window = c->window,
+                              .t_ns = c->t_ns,
+                              .run_result = c->run_result,
+                              .end_code = c->run_result < 0 ? c->run_result : c->end,
+                              .state_after = c->state_after,
+                              .walked_count = c->walked_count,
+                              .expected_count = c->expected_count,
+                              .expected_end = c->expected_end,
+                              .thread_state = sig->state,
+                              .thread_flags = sig->flags,
+                              .pc = sig->pc,
+                              .sp = sig->sp,
+                              .fp = sig->fp,
+                              .stack_dropped = dropped};
     if (c->faulted) {
         info->fault_pc = c->fault.pc;
         info->fault_addr = c->fault.addr;
@@ -211,17 +224,25 @@ int64_t wf_live_case_encode(const struct wf_live_capture *c, int mode,
     }
     info->stack_bytes = (uint32_t)(l.top - l.lo);
     info->pokes = pokes;
-    struct wf_vm_thread thread = {
-        .state = sig->state, .flags = sig->flags,
-        .anchor = {.sp = reloc(&l, sig->anchor_sp), .fp = reloc(&l, sig->anchor_fp),
-                   .pc = sig->anchor_pc}};
-    wf_case context = {.pc = sig->pc, .sp = reloc(&l, sig->sp), .fp = reloc(&l, sig->fp),
+    struct wf_vm_thread thread = {.state = sig->state,
+                                  .flags = sig->flags,
+                                  .anchor = {.sp = reloc(&l, sig->anchor_sp),
+                                             .fp = reloc(&l, sig->anchor_fp),
+                                             .pc = sig->anchor_pc}};
+    wf_case context = {.pc = sig->pc,
+                       .sp = reloc(&l, sig->sp),
+                       .fp = reloc(&l, sig->fp),
                        .options = mode == WF_LIVE_MODE_THREAD ? 0 : ASGST_WALK_SAME_THREAD,
                        .entry = WF_ENTRY_UCONTEXT};
     fill_expected(c, mode);
-    wf_case_parts parts = {.thread = &thread, .stack = image, .stack_size = info->stack_bytes,
-                           .c = &context, .has_queue = queue_ops > 0, .queue = ops,
-                           .queue_count = (uint32_t)queue_ops, .expected = &expected};
+    wf_case_parts parts = {.thread = &thread,
+                           .stack = image,
+                           .stack_size = info->stack_bytes,
+                           .c = &context,
+                           .has_queue = queue_ops > 0,
+                           .queue = ops,
+                           .queue_count = (uint32_t)queue_ops,
+                           .expected = &expected};
     parts.patch_count = code_patches();
     parts.patches = patches;
     return wf_case_encode_parts(&parts, out, cap);

@@ -34,8 +34,8 @@ static const struct wf_live_shadow *expected(const struct wf_live_snapshot *s, u
 }
 
 /* W[wi ..] == E[ei ..] for n frames. */
-static int run_matches(const struct wf_live_walk *w, uint32_t wi,
-                       const struct wf_live_snapshot *s, uint32_t ei, uint32_t n) {
+static int run_matches(const struct wf_live_walk *w, uint32_t wi, const struct wf_live_snapshot *s,
+                       uint32_t ei, uint32_t n) {
     if (wi + n > w->count || ei + n > s->depth) return 0;
     for (uint32_t k = 0; k < n; k++)
         if (!same(&w->frames[wi + k], expected(s, ei + k))) return 0;
@@ -49,7 +49,7 @@ static int documented_code(int32_t code) {
 
 static int frame_allowed(const ASGST_Frame *f) {
     if (f->type < ASGST_FRAME_JAVA || f->type > ASGST_FRAME_NON_JAVA) return 0;
-    if (f->type == ASGST_FRAME_NON_JAVA) return 0;  /* never in a Java-only walk */
+    if (f->type == ASGST_FRAME_NON_JAVA) return 0; /* never in a Java-only walk */
     const struct wf_vm_method *m = wf_vm_method_at((uintptr_t)f->method);
     if (m == NULL) return 0;
     if (f->bci < -1 || (f->bci >= 0 && (uint32_t)f->bci >= m->code_size)) return 0;
@@ -77,12 +77,12 @@ static int walked_end(const struct wf_live_walk *w) {
 
 static int is_exact(const struct wf_live_snapshot *s, const struct wf_live_walk *w) {
     int end = walked_end(w);
-    if (s->depth == 0 && w->count == 0) return end == ASGST_NO_FRAME || end == ASGST_NO_TOP_JAVA_FRAME;
+    if (s->depth == 0 && w->count == 0)
+        return end == ASGST_NO_FRAME || end == ASGST_NO_TOP_JAVA_FRAME;
     return end == ASGST_NO_FRAME && w->count == s->depth && run_matches(w, 0, s, 0, s->depth);
 }
 
-_Static_assert(sizeof(((wf_live_stats *)0)->invalid_by_class) ==
-                   WF_LIVE_CLASSES * sizeof(uint64_t),
+_Static_assert(sizeof(((wf_live_stats *)0)->invalid_by_class) == WF_LIVE_CLASSES * sizeof(uint64_t),
                "one invalid counter per class");
 
 static int classify(const struct wf_live_snapshot *s, const struct wf_live_walk *w, int *first) {
@@ -93,7 +93,7 @@ static int classify(const struct wf_live_snapshot *s, const struct wf_live_walk 
     if (end == ASGST_WF_DEPTH_LIMIT || end == WF_LIVE_END_OVERFLOW || revisits(w))
         return WF_LIVE_CLS_CYCLE;
     if (i == n && n < d) return end < 0 ? WF_LIVE_CLS_TRUNCATED : WF_LIVE_CLS_MISSING;
-    if (i == n && n == d) return WF_LIVE_CLS_WRONG_RESULT;   /* not exact: the end is wrong */
+    if (i == n && n == d) return WF_LIVE_CLS_WRONG_RESULT; /* not exact: the end is wrong */
     if (i == d) return WF_LIVE_CLS_EXTRA;
     if (run_matches(w, i, s, i + 1, n - i) && n - i == d - i - 1) return WF_LIVE_CLS_MISSING;
     if (run_matches(w, i + 1, s, i, d - i) && n - i - 1 == d - i) return WF_LIVE_CLS_EXTRA;
@@ -124,12 +124,12 @@ void wf_live_check(const struct wf_live_snapshot *s, const struct wf_live_walk *
 void wf_live_expect(struct wf_live_snapshot *s, uint32_t window, const void *uc) {
     if (s->depth == 0) return;
     switch (window) {
-    case WF_LIVE_WIN_CALL:       /* callee published, not entered yet / returned already */
-    case WF_LIVE_WIN_PROLOGUE:   /* callee has no frame yet: its method is only in rbx */
-    case WF_LIVE_WIN_EPILOGUE:   /* callee's frame popped, the caller pops its record next */
+    case WF_LIVE_WIN_CALL:     /* callee published, not entered yet / returned already */
+    case WF_LIVE_WIN_PROLOGUE: /* callee has no frame yet: its method is only in rbx */
+    case WF_LIVE_WIN_EPILOGUE: /* callee's frame popped, the caller pops its record next */
         s->depth--;
         break;
-    case WF_LIVE_WIN_BCI: {      /* bcp stored; the shadow store of the same bci is next */
+    case WF_LIVE_WIN_BCI: { /* bcp stored; the shadow store of the same bci is next */
         s->frames[s->depth - 1].bci = (int32_t)(uint32_t)wf_uc_get(uc, WF_UC_RCX);
         break;
     }
@@ -139,7 +139,7 @@ void wf_live_expect(struct wf_live_snapshot *s, uint32_t window, const void *uc)
 
 void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapshot *snap) {
     uint32_t depth = t->depth;
-    __asm__ volatile("" ::: "memory");   /* the records below depth are complete */
+    __asm__ volatile("" ::: "memory"); /* the records below depth are complete */
     if (depth > WF_LIVE_SHADOW_MAX) depth = WF_LIVE_SHADOW_MAX;
     for (uint32_t k = 0; k < depth; k++) snap->frames[k] = t->shadow[k];
     snap->depth = depth;

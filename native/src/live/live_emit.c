@@ -52,18 +52,18 @@
 #include "vm/vm_image.h"
 #include "wf_live_vm.h"
 
-#define MAX_INLINE_LEVEL 2   /* inline levels below the physical method: 0 = none */
+#define MAX_INLINE_LEVEL 2 /* inline levels below the physical method: 0 = none */
 #define TRANSITION_FRAME 32
 
-struct blob_gen {            /* one blob being emitted */
+struct blob_gen { /* one blob being emitted */
     struct wf_live_codegen *g;
-    uint32_t start;          /* heap offset of the blob */
-    uint32_t region_begin;   /* blob offset where the current descriptor starts */
+    uint32_t start;        /* heap offset of the blob */
+    uint32_t region_begin; /* blob offset where the current descriptor starts */
     uint32_t desc_first;
-    uint32_t scope_count;    /* current inline chain, outermost first */
+    uint32_t scope_count; /* current inline chain, outermost first */
     struct wf_vm_scope chain[WF_VM_MAX_SCOPES];
     uint32_t frame_size;
-    uint32_t type_word;      /* shadow type of inlined frames: INLINED | level << 8 */
+    uint32_t type_word; /* shadow type of inlined frames: INLINED | level << 8 */
 };
 
 /* ---- bytes -------------------------------------------------------------------------- */
@@ -91,10 +91,22 @@ static void patch32(struct wf_live_codegen *g, uint32_t at, int32_t v) {
 
 static void x_ret(struct wf_live_codegen *g) { put8(g, 0xC3); }
 static void x_save_rbp_below_rsp(struct wf_live_codegen *g) { bytes(g, "\x48\x89\x6C\x24\xF8", 5); }
-static void x_sub_rsp(struct wf_live_codegen *g, uint32_t n) { bytes(g, "\x48\x81\xEC", 3); put32(g, n); }
-static void x_add_rsp(struct wf_live_codegen *g, uint32_t n) { bytes(g, "\x48\x81\xC4", 3); put32(g, n); }
-static void x_load_rbp_rsp(struct wf_live_codegen *g, uint32_t d) { bytes(g, "\x48\x8B\xAC\x24", 4); put32(g, d); }
-static void x_lea_rbp_rsp(struct wf_live_codegen *g, uint32_t d) { bytes(g, "\x48\x8D\xAC\x24", 4); put32(g, d); }
+static void x_sub_rsp(struct wf_live_codegen *g, uint32_t n) {
+    bytes(g, "\x48\x81\xEC", 3);
+    put32(g, n);
+}
+static void x_add_rsp(struct wf_live_codegen *g, uint32_t n) {
+    bytes(g, "\x48\x81\xC4", 3);
+    put32(g, n);
+}
+static void x_load_rbp_rsp(struct wf_live_codegen *g, uint32_t d) {
+    bytes(g, "\x48\x8B\xAC\x24", 4);
+    put32(g, d);
+}
+static void x_lea_rbp_rsp(struct wf_live_codegen *g, uint32_t d) {
+    bytes(g, "\x48\x8D\xAC\x24", 4);
+    put32(g, d);
+}
 static void x_jmp_to(struct wf_live_codegen *g, uint32_t target) {
     put8(g, 0xE9);
     put32(g, target - (g->used + 4));
@@ -108,7 +120,9 @@ static void land(struct wf_live_codegen *g, uint32_t patch_at) {
     patch32(g, patch_at, (int32_t)(g->used - (patch_at + 4)));
 }
 /* eax = depth * 16 */
-static void x_depth_times16(struct wf_live_codegen *g) { bytes(g, "\x41\x8B\x47\x08\xC1\xE0\x04", 7); }
+static void x_depth_times16(struct wf_live_codegen *g) {
+    bytes(g, "\x41\x8B\x47\x08\xC1\xE0\x04", 7);
+}
 /* mov dword [r15 + rax + d], imm */
 static void x_store_shadow(struct wf_live_codegen *g, int32_t d, uint32_t imm) {
     bytes(g, "\x41\xC7\x84\x07", 4);
@@ -117,14 +131,20 @@ static void x_store_shadow(struct wf_live_codegen *g, int32_t d, uint32_t imm) {
 }
 static void x_inc_depth(struct wf_live_codegen *g) { bytes(g, "\x41\xFF\x47\x08", 4); }
 static void x_dec_depth(struct wf_live_codegen *g) { bytes(g, "\x41\xFF\x4F\x08", 4); }
-static void x_mov_rbx(struct wf_live_codegen *g, uintptr_t v) { bytes(g, "\x48\xBB", 2); put64(g, v); }
+static void x_mov_rbx(struct wf_live_codegen *g, uintptr_t v) {
+    bytes(g, "\x48\xBB", 2);
+    put64(g, v);
+}
 /* mov rax, target ; call rax */
 static void x_call_abs(struct wf_live_codegen *g, uintptr_t target) {
     bytes(g, "\x48\xB8", 2);
     put64(g, target);
     bytes(g, "\xFF\xD0", 2);
 }
-static void x_call_rbx_entry(struct wf_live_codegen *g) { bytes(g, "\xFF\x53", 2); put8(g, WF_LIVE_M_ENTRY); }
+static void x_call_rbx_entry(struct wf_live_codegen *g) {
+    bytes(g, "\xFF\x53", 2);
+    put8(g, WF_LIVE_M_ENTRY);
+}
 /* cmp dword [r15+POLL], 0 ; je +4 ; call [r15+SAFEPOINT] */
 static void x_poll(struct wf_live_codegen *g) {
     bytes(g, "\x41\x83\x7F", 3);
@@ -143,7 +163,10 @@ static void x_store_counter(struct wf_live_codegen *g, uint8_t slot, uint32_t v)
     put8(g, slot);
     put32(g, v);
 }
-static void x_dec_counter(struct wf_live_codegen *g, uint8_t slot) { bytes(g, "\xFF\x4C\x24", 3); put8(g, slot); }
+static void x_dec_counter(struct wf_live_codegen *g, uint8_t slot) {
+    bytes(g, "\xFF\x4C\x24", 3);
+    put8(g, slot);
+}
 
 /* ---- blobs, descriptors, windows --------------------------------------------------- */
 
@@ -178,8 +201,8 @@ static void finish_blob(struct wf_live_codegen *g, struct wf_vm_blob *b) {
     while (g->used % 16 != 0 && !g->failed) x_ret(g); /* align the next blob; never run */
 }
 
-uintptr_t wf_live_emit_fixed(struct wf_live_codegen *g, const uint8_t *begin,
-                             const uint8_t *end, uint32_t kind, uint32_t complete) {
+uintptr_t wf_live_emit_fixed(struct wf_live_codegen *g, const uint8_t *begin, const uint8_t *end,
+                             uint32_t kind, uint32_t complete) {
     uint32_t start = g->used;
     struct wf_vm_blob *b = new_blob(g, kind, start);
     put(g, begin, (uint32_t)(end - begin));
@@ -202,7 +225,7 @@ static void boundary(struct blob_gen *bg) {
     d->pc_begin = bg->region_begin;
     d->pc_end = here;
     d->scope_count = bg->scope_count;
-    for (uint32_t i = 0; i < bg->scope_count; i++)          /* innermost first */
+    for (uint32_t i = 0; i < bg->scope_count; i++) /* innermost first */
         d->scopes[i] = bg->chain[bg->scope_count - 1 - i];
     bg->region_begin = here;
 }
@@ -229,8 +252,8 @@ static void shadow_record(struct wf_live_codegen *g, const struct wf_live_method
 
 static void emit_body(struct blob_gen *bg, const struct wf_live_method *m, uint32_t level);
 
-static int can_inline(const struct blob_gen *bg, const struct wf_live_method *caller,
-                      uint32_t k, const struct wf_live_method *callee, uint32_t level) {
+static int can_inline(const struct blob_gen *bg, const struct wf_live_method *caller, uint32_t k,
+                      const struct wf_live_method *callee, uint32_t level) {
     return (caller->inline_mask >> k & 1u) && callee->kind != WF_LIVE_NATIVE &&
            level < MAX_INLINE_LEVEL && bg->scope_count < WF_VM_MAX_SCOPES;
 }
@@ -279,7 +302,7 @@ static void emit_endloop(struct blob_gen *bg, uint8_t slot, uint32_t body_at, in
     set_bci(bg, body_bci);
     x_jmp_to(g, body_at);
     boundary(bg);
-    bg->chain[bg->scope_count - 1].bci = own;  /* the fall-through path never left it */
+    bg->chain[bg->scope_count - 1].bci = own; /* the fall-through path never left it */
     land(g, done);
 }
 
@@ -313,13 +336,16 @@ static void emit_body(struct blob_gen *bg, const struct wf_live_method *m, uint3
 }
 
 uintptr_t wf_live_emit_compiled(struct wf_live_codegen *g, struct wf_live_method *m) {
-    struct blob_gen bg = {.g = g, .start = g->used, .desc_first = g->desc_count,
+    struct blob_gen bg = {.g = g,
+                          .start = g->used,
+                          .desc_first = g->desc_count,
                           .frame_size = m->frame_size,
-                          .type_word = ASGST_FRAME_JAVA_INLINED | ((uint32_t)(uint8_t)m->comp_level << 8)};
+                          .type_word =
+                              ASGST_FRAME_JAVA_INLINED | ((uint32_t)(uint8_t)m->comp_level << 8)};
     struct wf_vm_blob *b = new_blob(g, WF_BLOB_COMPILED, g->used);
     if (b == NULL) return 0;
     m->blob = b->index;
-    bg.scope_count = 1;                       /* entry: the caller pushed bci 0 */
+    bg.scope_count = 1; /* entry: the caller pushed bci 0 */
     bg.chain[0] = (struct wf_vm_scope){.method = (const struct wf_vm_method *)m->handle, .bci = 0};
     x_save_rbp_below_rsp(g);
     x_sub_rsp(g, m->frame_size - 8);
@@ -354,27 +380,34 @@ static void transition_epilogue(struct wf_live_codegen *g) {
 }
 
 uintptr_t wf_live_emit_transition(struct wf_live_codegen *g, uint32_t kind,
-                                  const struct wf_vm_method *method, uint32_t state,
-                                  uintptr_t fn) {
+                                  const struct wf_vm_method *method, uint32_t state, uintptr_t fn) {
     uint32_t start = g->used;
     struct wf_vm_blob *b = new_blob(g, kind, start);
     if (b == NULL) return 0;
     uint32_t fc = transition_prologue(g, start);
-    bytes(g, "\x48\x8D\x05", 3);              /* lea rax, [rip + ret_point] */
+    bytes(g, "\x48\x8D\x05", 3); /* lea rax, [rip + ret_point] */
     uint32_t rel_at = g->used;
     put32(g, 0);
-    bytes(g, "\x49\x8B\x0F", 3);              /* mov rcx, [r15]      (the VM record) */
-    bytes(g, "\x48\x89\x41", 3); put8(g, WF_LIVE_V_ANCHOR_PC);  /* anchor.pc = rax */
-    bytes(g, "\x48\x89\x69", 3); put8(g, WF_LIVE_V_ANCHOR_FP);  /* anchor.fp = rbp */
-    bytes(g, "\x48\x89\x61", 3); put8(g, WF_LIVE_V_ANCHOR_SP);  /* anchor.sp = rsp */
-    bytes(g, "\xC7\x01", 2); put32(g, state);                   /* state = IN_NATIVE/IN_VM */
-    bytes(g, "\x4C\x89\xFF\x48\x89\xDE", 6);  /* mov rdi, r15 ; mov rsi, rbx */
-    bytes(g, "\x48\xB8", 2); put64(g, fn);    /* mov rax, fn */
-    bytes(g, "\xFF\xD0", 2);                  /* call rax */
-    patch32(g, rel_at, (int32_t)(g->used - (rel_at + 4)));      /* ret_point */
-    bytes(g, "\x49\x8B\x0F", 3);              /* mov rcx, [r15] */
-    bytes(g, "\xC7\x01", 2); put32(g, WF_THREAD_IN_JAVA);       /* state = IN_JAVA */
-    bytes(g, "\x48\xC7\x41", 3); put8(g, WF_LIVE_V_ANCHOR_SP); put32(g, 0); /* anchor.sp = 0 */
+    bytes(g, "\x49\x8B\x0F", 3); /* mov rcx, [r15]      (the VM record) */
+    bytes(g, "\x48\x89\x41", 3);
+    put8(g, WF_LIVE_V_ANCHOR_PC); /* anchor.pc = rax */
+    bytes(g, "\x48\x89\x69", 3);
+    put8(g, WF_LIVE_V_ANCHOR_FP); /* anchor.fp = rbp */
+    bytes(g, "\x48\x89\x61", 3);
+    put8(g, WF_LIVE_V_ANCHOR_SP); /* anchor.sp = rsp */
+    bytes(g, "\xC7\x01", 2);
+    put32(g, state);                         /* state = IN_NATIVE/IN_VM */
+    bytes(g, "\x4C\x89\xFF\x48\x89\xDE", 6); /* mov rdi, r15 ; mov rsi, rbx */
+    bytes(g, "\x48\xB8", 2);
+    put64(g, fn);                                          /* mov rax, fn */
+    bytes(g, "\xFF\xD0", 2);                               /* call rax */
+    patch32(g, rel_at, (int32_t)(g->used - (rel_at + 4))); /* ret_point */
+    bytes(g, "\x49\x8B\x0F", 3);                           /* mov rcx, [r15] */
+    bytes(g, "\xC7\x01", 2);
+    put32(g, WF_THREAD_IN_JAVA); /* state = IN_JAVA */
+    bytes(g, "\x48\xC7\x41", 3);
+    put8(g, WF_LIVE_V_ANCHOR_SP);
+    put32(g, 0); /* anchor.sp = 0 */
     transition_epilogue(g);
     b->frame_size = TRANSITION_FRAME;
     b->frame_complete = fc;
@@ -388,8 +421,8 @@ uintptr_t wf_live_emit_c2i(struct wf_live_codegen *g, uintptr_t interpreter) {
     struct wf_vm_blob *b = new_blob(g, WF_BLOB_STUB, start);
     if (b == NULL) return 0;
     uint32_t fc = transition_prologue(g, start);
-    bytes(g, "\x48\x8B\x03\x48\x89\x44\x24\x08", 8);  /* mov rax,[rbx] ; mov [rsp+8],rax */
-    bytes(g, "\x48\x8B\x43\x08\x48\x89\x04\x24", 8);  /* mov rax,[rbx+8] ; mov [rsp],rax */
+    bytes(g, "\x48\x8B\x03\x48\x89\x44\x24\x08", 8); /* mov rax,[rbx] ; mov [rsp+8],rax */
+    bytes(g, "\x48\x8B\x43\x08\x48\x89\x04\x24", 8); /* mov rax,[rbx+8] ; mov [rsp],rax */
     x_call_abs(g, interpreter);
     transition_epilogue(g);
     window_here(g, start, WF_LIVE_WIN_CALL);

@@ -17,7 +17,7 @@
 #include "wf_live.h"
 #include "wf_live_vm.h"
 
-#define ROOT_COST 60000.0       /* spin iterations per root call, roughly */
+#define ROOT_COST 60000.0 /* spin iterations per root call, roughly */
 #define BCI_STRIDE 3
 
 typedef struct rng {
@@ -34,10 +34,10 @@ static uint32_t next(rng *r, uint32_t bound) { /* splitmix64, uniform enough for
 
 struct shape {
     uint32_t methods;
-    uint32_t pct_interpreted, pct_compiled;   /* the rest native */
-    uint32_t pct_upcall;                      /* native methods calling back into Java */
-    uint32_t fanout;                          /* callees are i+1 .. i+fanout */
-    uint32_t tiny_work;                       /* WORK spins 1..4 iterations, not 10..220 */
+    uint32_t pct_interpreted, pct_compiled; /* the rest native */
+    uint32_t pct_upcall;                    /* native methods calling back into Java */
+    uint32_t fanout;                        /* callees are i+1 .. i+fanout */
+    uint32_t tiny_work;                     /* WORK spins 1..4 iterations, not 10..220 */
 };
 
 static const struct shape SHAPES[] = {
@@ -63,8 +63,8 @@ static uint32_t pick_kind(rng *r, const struct shape *s, uint32_t i) {
 
 static void add(struct wf_live_method *m, uint8_t op, uint32_t a, uint64_t b) {
     struct wf_live_insn *in = &m->insns[m->insn_count];
-    *in = (struct wf_live_insn){.op = op, .bci = (uint16_t)(BCI_STRIDE * m->insn_count),
-                                .a = a, .b = b};
+    *in = (struct wf_live_insn){
+        .op = op, .bci = (uint16_t)(BCI_STRIDE * m->insn_count), .a = a, .b = b};
     m->insn_count++;
 }
 
@@ -117,7 +117,7 @@ static double native_method(rng *r, struct wf_live_method *ms, uint32_t n, const
         m->upcall = up;
         c += cost[up->index];
     }
-    add(m, WF_LIVE_OP_RET, 0, 0);             /* code_size 1..: bci is always -1 anyway */
+    add(m, WF_LIVE_OP_RET, 0, 0); /* code_size 1..: bci is always -1 anyway */
     return c;
 }
 
@@ -137,7 +137,7 @@ uint32_t wf_live_generate(struct wf_live_method *ms, uint32_t max, uint32_t work
         m->inline_mask = m->kind == WF_LIVE_COMPILED ? next(&r, 1u << 12) : 0;
     }
     double cost[WF_LIVE_MAX_METHODS] = {0};
-    for (uint32_t k = n; k-- > 0;) {           /* callees first: their costs are known */
+    for (uint32_t k = n; k-- > 0;) { /* callees first: their costs are known */
         /* deeper methods get smaller budgets, so the root's total stays near ROOT_COST */
         double budget = ROOT_COST / (1.0 + 0.5 * (double)k * 4.0 / (double)n);
         cost[k] = ms[k].kind == WF_LIVE_NATIVE ? native_method(&r, ms, n, s, k, cost, budget)
@@ -146,9 +146,7 @@ uint32_t wf_live_generate(struct wf_live_method *ms, uint32_t max, uint32_t work
     for (uint32_t i = 0; i < n; i++) {
         struct wf_live_method *m = &ms[i];
         switch (m->kind) {
-        case WF_LIVE_INTERPRETED:
-            m->shadow_type = ASGST_FRAME_JAVA;
-            break;
+        case WF_LIVE_INTERPRETED: m->shadow_type = ASGST_FRAME_JAVA; break;
         case WF_LIVE_COMPILED:
             m->shadow_type = ASGST_FRAME_JAVA | (uint32_t)(uint8_t)m->comp_level << 8;
             break;

@@ -27,7 +27,7 @@
 #include "wf_live_worker.h"
 #include "wf_queue.h"
 
-#define STUB_FRAME 32    /* the safepoint stub's frame size (live_emit.c TRANSITION_FRAME) */
+#define STUB_FRAME 32 /* the safepoint stub's frame size (live_emit.c TRANSITION_FRAME) */
 
 static const struct wf_live_queue_api REFERENCE_QUEUE = {
     .register_queue = ASGST_RegisterQueue,
@@ -41,8 +41,10 @@ static const struct wf_live_queue_api REFERENCE_QUEUE = {
 int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
     int caps = run->api->capabilities();
     if (!(caps & ASGST_REGISTER_QUEUE)) {
-        snprintf(err, errlen, "queue mode: walker %s lacks the safepoint queue API "
-                 "(ASGST_Capabilities() = %#x, no ASGST_REGISTER_QUEUE)", run->api->name, caps);
+        snprintf(err, errlen,
+                 "queue mode: walker %s lacks the safepoint queue API "
+                 "(ASGST_Capabilities() = %#x, no ASGST_REGISTER_QUEUE)",
+                 run->api->name, caps);
         return -1;
     }
     if (run->api->handle == NULL) {
@@ -50,14 +52,16 @@ int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
         return 0;
     }
     static const char *const names[] = {"ASGST_RegisterQueue", "ASGST_DeregisterQueue",
-                                        "ASGST_Enqueue", "wf_queue_safepoint",
-                                        "ASGST_ResizeQueue", "ASGST_GetQueueSizeInfo"};
+                                        "ASGST_Enqueue",       "wf_queue_safepoint",
+                                        "ASGST_ResizeQueue",   "ASGST_GetQueueSizeInfo"};
     void *syms[6];
     for (int i = 0; i < 6; i++) {
         syms[i] = dlsym(run->api->handle, names[i]);
         if (syms[i] == NULL) {
-            snprintf(err, errlen, "queue mode: walker %s reports ASGST_REGISTER_QUEUE but "
-                     "lacks %s", run->api->name, names[i]);
+            snprintf(err, errlen,
+                     "queue mode: walker %s reports ASGST_REGISTER_QUEUE but "
+                     "lacks %s",
+                     run->api->name, names[i]);
             return -1;
         }
     }
@@ -77,7 +81,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
     struct wf_live_queued *slot = &w->queued[k];
     wf_live_walk_reset(&w->walk, ASGST_JAVA_TRACE);
     slot->at.source = WF_EXPECTED_ELEMENT;
-    w->queue_current = (int32_t)k;            /* a fault in the walk is this element's */
+    w->queue_current = (int32_t)k; /* a fault in the walk is this element's */
     wf_live_collect(it, &w->walk);
     w->queue_current = -1;
     if (w->walk.end == ASGST_WF_FRAME_GONE && w->walk.count == 0) w->st.queue_gone++;
@@ -136,19 +140,19 @@ void wf_live_queue_sample(struct wf_live_worker *w, void *uc) {
     wf_live_note_delivery(w, t0);
     uint32_t k = w->queued_next % WF_LIVE_QUEUED;
     struct wf_live_queued *slot = &w->queued[k];
-    if (slot->busy) {                          /* every slot waits for a safepoint */
+    if (slot->busy) { /* every slot waits for a safepoint */
         w->st.queue_rejected++;
         return;
     }
     wf_live_snapshot_take(&w->jt, &slot->snap);
-    wf_live_info(&slot->at, w, &slot->snap, uc, t0);    /* the trace at the signal, then */
-    drop_native_top(&slot->snap);                        /* from the top bytecode frame */
+    wf_live_info(&slot->at, w, &slot->snap, uc, t0); /* the trace at the signal, then */
+    drop_native_top(&slot->snap);                    /* from the top bytecode frame */
     slot->at.source = WF_EXPECTED_ENQUEUE;
     struct enqueue_call call = {.w = w, .uc = uc, .slot = k};
     intptr_t rc;
     wf_fault fault;
     __atomic_or_fetch(&w->vm->flags, WF_THREAD_CURRENT, __ATOMIC_RELAXED);
-    capture_signal(w, slot);                   /* as the Enqueue sees the thread */
+    capture_signal(w, slot); /* as the Enqueue sees the thread */
     int faulted = wf_guard_call(guarded_enqueue, &call, &rc, &fault);
     __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_CURRENT, __ATOMIC_RELAXED);
     wf_live_queue_count_enqueue(w, faulted, rc);
@@ -163,7 +167,7 @@ void wf_live_queue_sample(struct wf_live_worker *w, void *uc) {
         w->st.queue_rejected++;
         return;
     }
-    wf_live_walk_reset(&w->walk, faulted ? 0 : (int32_t)rc);  /* enqueue's walk failed */
+    wf_live_walk_reset(&w->walk, faulted ? 0 : (int32_t)rc); /* enqueue's walk failed */
     wf_live_judge(w, &slot->at, faulted ? &fault : NULL);
 }
 
@@ -180,10 +184,11 @@ void wf_live_queue_safepoint(struct wf_live_worker *w) {
     /* the top Java frame is the safepoint stub's caller (the anchor is the stub's frame) */
     const uintptr_t *stub = (const uintptr_t *)w->vm->anchor.sp;
     struct safepoint_call call = {.sp = w->vm->anchor.sp + STUB_FRAME,
-                                  .fp = stub[STUB_FRAME / 8 - 2], .pc = stub[STUB_FRAME / 8 - 1]};
+                                  .fp = stub[STUB_FRAME / 8 - 2],
+                                  .pc = stub[STUB_FRAME / 8 - 1]};
     intptr_t processed;
     wf_fault fault;
-    w->poll_sp = call.sp;                      /* what a capture of an element replays */
+    w->poll_sp = call.sp; /* what a capture of an element replays */
     w->poll_fp = call.fp;
     w->poll_pc = call.pc;
     w->queue_current = -1;
@@ -191,15 +196,18 @@ void wf_live_queue_safepoint(struct wf_live_worker *w) {
     int faulted = wf_guard_call(guarded_safepoint, &call, &processed, &fault);
     wf_live_queue_check_after(w, faulted);
     if (faulted) {
-        int32_t k = w->queue_current;          /* the element whose walk faulted, if any */
+        int32_t k = w->queue_current; /* the element whose walk faulted, if any */
         w->queue_current = -1;
         if (k >= 0) {
             wf_live_judge(w, &w->queued[k].at, &fault);
             w->queued[k].busy = 0;
             return;
         }
-        struct wf_live_sample_info at = {.pc = fault.pc, .sp = call.sp, .t0 = wf_live_now_ns(),
-                                         .state = w->vm->state, .snap = NULL};
+        struct wf_live_sample_info at = {.pc = fault.pc,
+                                         .sp = call.sp,
+                                         .t0 = wf_live_now_ns(),
+                                         .state = w->vm->state,
+                                         .snap = NULL};
         wf_live_walk_reset(&w->walk, 0);
         wf_live_judge(w, &at, &fault);
     }

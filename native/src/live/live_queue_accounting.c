@@ -57,7 +57,7 @@ void wf_live_queue_model_start(struct wf_live_worker *w, int32_t capacity) {
 void wf_live_queue_count_enqueue(struct wf_live_worker *w, int faulted, intptr_t rc) {
     struct wf_live_queue_model *m = &w->qm;
     m->calls++;
-    if (m->in_safepoint) {                  /* judged after the safepoint */
+    if (m->in_safepoint) { /* judged after the safepoint */
         m->attempts_inside++;
         m->enqueued_inside += !faulted && rc == ASGST_JAVA_TRACE;
         m->resync |= faulted;
@@ -94,7 +94,7 @@ void wf_live_queue_check_before(struct wf_live_worker *w) {
         ASGST_QueueSizeInfo got = settled_info(w, &calls);
         int agrees = same(got, m);
         fence();
-        if (m->calls != calls) continue;    /* a handler counted meanwhile: look again */
+        if (m->calls != calls) continue; /* a handler counted meanwhile: look again */
         judge(w, got, agrees);
         break;
     }
@@ -127,16 +127,16 @@ void wf_live_queue_check_after(struct wf_live_worker *w, int faulted) {
         ASGST_QueueSizeInfo got = size_info(w);
         int agrees = agrees_after(got, m);
         fence();
-        if (m->attempts_inside != inside) continue;   /* a handler counted meanwhile */
+        if (m->attempts_inside != inside) continue; /* a handler counted meanwhile */
         judge(w, got, agrees);
-        m->size = got.size;                           /* the model after the safepoint */
+        m->size = got.size; /* the model after the safepoint */
         m->capacity = got.capacity;
         m->attempts = got.attempts;
         m->pending = -1;
         fence();
         m->in_safepoint = 0;
         fence();
-        if (m->attempts_inside == inside) return;     /* none slipped in before the clear */
-        m->in_safepoint = 1;                          /* one did: its call is in the figures */
+        if (m->attempts_inside == inside) return; /* none slipped in before the clear */
+        m->in_safepoint = 1;                      /* one did: its call is in the figures */
     }
 }

@@ -29,8 +29,8 @@ static int32_t frame_method(uintptr_t handle) {
 }
 
 /* The walk as the live sampler records one: it stops reading at WF_LIVE_WALK_MAX frames. */
-static void as_live_walk(const ASGST_Frame *frames, uint32_t count, int32_t run_result,
-                         int32_t end, int32_t state_after) {
+static void as_live_walk(const ASGST_Frame *frames, uint32_t count, int32_t run_result, int32_t end,
+                         int32_t state_after) {
     wf_live_walk_reset(&walk, run_result);
     walk.count = count < WF_LIVE_WALK_MAX ? count : WF_LIVE_WALK_MAX;
     if (walk.count > 0) memcpy(walk.frames, frames, walk.count * sizeof walk.frames[0]);
@@ -43,7 +43,8 @@ static void expected_snapshot(const wf_case_expected *e) {
     for (uint32_t k = 0; k < e->count; k++) {
         const wf_expected_frame *f = &e->frames[k];
         snap.frames[e->count - 1 - k] = (struct wf_live_shadow){
-            .method = (uint32_t)f->method, .bci = f->bci,
+            .method = (uint32_t)f->method,
+            .bci = f->bci,
             .type = (uint32_t)(uint8_t)f->type | (uint32_t)(uint8_t)f->level << 8};
     }
 }
@@ -59,7 +60,8 @@ static void describe_walk(wf_live_replay_result *r, int32_t upto) {
         const ASGST_Frame *f = &walk.frames[i];
         if (i < WF_LIVE_FINDING_FRAMES)
             r->walked[i] = (wf_live_frame){.method = frame_method((uintptr_t)f->method),
-                                           .bci = f->bci, .type = (int8_t)f->type,
+                                           .bci = f->bci,
+                                           .type = (int8_t)f->type,
                                            .level = (int8_t)f->comp_level};
         if (i >= end) continue;
         uint8_t k = wf_shape_kind_of(f->type, f->comp_level);
@@ -83,9 +85,7 @@ static int walk_context(const wf_walker *w, wf_case *c, wf_live_replay_result *r
     return faulted;
 }
 
-static intptr_t run_program(void *arg) {
-    return wf_case_queue_run_walker(arg, queue_log);
-}
+static intptr_t run_program(void *arg) { return wf_case_queue_run_walker(arg, queue_log); }
 
 static const wf_queue_event *first_event(int kind, int32_t op) {
     for (uint32_t i = 0; i < queue_log->event_count; i++) {
@@ -95,7 +95,7 @@ static const wf_queue_event *first_event(int kind, int32_t op) {
     return NULL;
 }
 
-#define ENQUEUE_OP 1   /* the program's second op (live_case.c: REGISTER, ENQUEUE, ...) */
+#define ENQUEUE_OP 1 /* the program's second op (live_case.c: REGISTER, ENQUEUE, ...) */
 
 /* ENQUEUE, ELEMENT: run section 9 under the guard. 1 faulted, 0 walked, or a status < 0. */
 static int run_queue(const wf_walker *w, uint8_t source, wf_live_replay_result *r) {
@@ -105,7 +105,7 @@ static int run_queue(const wf_walker *w, uint8_t source, wf_live_replay_result *
     queue_log->event_count = queue_log->frame_count = 0;
     intptr_t ignored;
     int faulted = wf_guard_call(run_program, (void *)w, &ignored, &r->fault);
-    if (faulted) {                             /* what the abandoned run left behind */
+    if (faulted) { /* what the abandoned run left behind */
         wf_case_queue_undo();
         w->queue_thread_reset();
     }
@@ -113,10 +113,10 @@ static int run_queue(const wf_walker *w, uint8_t source, wf_live_replay_result *
         const wf_queue_event *e = first_event(WF_QEV_OP, ENQUEUE_OP);
         as_live_walk(NULL, 0, faulted || e == NULL ? 0 : e->code, 0, 0);
         return faulted;
-    }   /* ELEMENT: */
+    } /* ELEMENT: */
     const wf_queue_event *e = first_event(WF_QEV_ELEMENT, -1);
     if (e == NULL) return faulted ? 1 : WF_LIVE_REPLAY_NO_ELEMENT;
-    int32_t end = e->code == 1 ? WF_LIVE_END_OVERFLOW : e->code;   /* 1: cut by the log */
+    int32_t end = e->code == 1 ? WF_LIVE_END_OVERFLOW : e->code; /* 1: cut by the log */
     as_live_walk(queue_log->frames + e->frame_begin, e->frame_count, ASGST_JAVA_TRACE, end,
                  e->state);
     return faulted;
@@ -137,8 +137,8 @@ int wf_live_replay(const wf_walker *w, wf_case *c, wf_live_replay_result *r) {
     r->first_diff = -1;
     const wf_case_expected *e = wf_case_expected_get();
     if (e == NULL) return r->status = WF_LIVE_REPLAY_NO_EXPECTED;
-    int faulted = e->source == WF_EXPECTED_WALK ? walk_context(w, c, r)
-                                                : run_queue(w, e->source, r);
+    int faulted =
+        e->source == WF_EXPECTED_WALK ? walk_context(w, c, r) : run_queue(w, e->source, r);
     if (faulted < 0) return r->status = faulted;
     if (faulted) {
         r->outcome = r->fault.kind == WF_FAULT_HANG ? WF_LIVE_REPLAY_HANG : WF_LIVE_REPLAY_FAULT;

@@ -17,15 +17,14 @@
 
 #define PAGE 4096
 #define WORKER_START_TIMEOUT_NS 5000000000ull
-#define PHASE_ROUND_NS 250000000ull   /* unsampled and sampled phases alternate in rounds */
+#define PHASE_ROUND_NS 250000000ull /* unsampled and sampled phases alternate in rounds */
 
 struct wf_live_run wf_live_current_run;
 static int run_done;
 
 /* The C body of every native method: spin, maybe call back into Java. */
 static void native_body(struct wf_live_thread *t, const struct wf_live_method *m) {
-    for (volatile uint32_t i = 0; i < m->native_work; i++) {
-    }
+    for (volatile uint32_t i = 0; i < m->native_work; i++) {}
     if (m->upcall != NULL) ((wf_live_entry_fn)wf_live_current_run.vm.entry_stub)(t, m->upcall);
 }
 
@@ -42,16 +41,16 @@ static void *worker_main(void *arg) {
     pthread_getcpuclockid(pthread_self(), &w->cpu_clock);
     w->vm->stack_lo = (uintptr_t)w->stack + PAGE;
     w->vm->stack_hi = (uintptr_t)w->stack + PAGE + WF_LIVE_STACK_SIZE;
-    w->vm->state = WF_THREAD_IN_NATIVE;        /* C code, no anchor: no Java frames */
+    w->vm->state = WF_THREAD_IN_NATIVE; /* C code, no anchor: no Java frames */
     w->jt.vm = w->vm;
     w->jt.safepoint_entry = run->vm.safepoint_entry;
     wf_live_guard_prepare(run->cfg.mode == WF_LIVE_MODE_THREAD ? 0 : run->cfg.walk_budget_ns);
     if (run->cfg.mode == WF_LIVE_MODE_QUEUE && wf_live_queue_register(w) != 0)
-        w->start_failed = 1;                   /* await_workers reports it */
+        w->start_failed = 1; /* await_workers reports it */
     wf_live_capture_c_top(w, (uintptr_t)__builtin_frame_address(0));
     wf_live_worker_bind(w);
     wf_live_entry_fn enter = (wf_live_entry_fn)run->vm.entry_stub;
-    __atomic_store_n(&w->iterations, 1, __ATOMIC_SEQ_CST);   /* started */
+    __atomic_store_n(&w->iterations, 1, __ATOMIC_SEQ_CST); /* started */
     while (run->phase != WF_LIVE_STOPPING) {
         enter(&w->jt, &run->methods[0]);
         w->iterations++;
@@ -107,7 +106,7 @@ static int await_workers(struct wf_live_run *run, char *err, size_t errlen) {
     return 0;
 }
 
-#define STOP_CHECK_NS 10000000ull  /* how often a phase looks for a reason to end early */
+#define STOP_CHECK_NS 10000000ull /* how often a phase looks for a reason to end early */
 
 /* The run has judged its max_walks walks (racy reads of the workers' counters: each is one
    aligned 64-bit word, and a late look only costs one more slice). */
@@ -131,8 +130,7 @@ static void phase_sleep(const struct wf_live_run *run, uint64_t ns, int sampled)
          now = wf_live_now_ns()) {
         uint64_t slice = end - now < STOP_CHECK_NS ? end - now : STOP_CHECK_NS;
         struct timespec ts = {(time_t)(slice / 1000000000ull), (long)(slice % 1000000000ull)};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-        }
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
     }
 }
 
@@ -147,7 +145,7 @@ static void phase(struct wf_live_run *run, int which, uint64_t ns, int sampled) 
     uint64_t t0 = wf_live_now_ns();
     run->phase = which;
     phase_sleep(run, ns, sampled);
-    if (sampled) run->phase = WF_LIVE_BASELINE;   /* handlers stop sampling first */
+    if (sampled) run->phase = WF_LIVE_BASELINE; /* handlers stop sampling first */
     uint64_t wall = wf_live_now_ns() - t0;
     for (int i = 0; i < n; i++) {
         struct wf_live_worker *w = &run->workers[i];
@@ -204,7 +202,8 @@ static void collect_results(struct wf_live_run *run, wf_live_result *out) {
     out->blob_count = root->blob_count;
     out->desc_count = root->desc_count;
     out->window_count = run->vm.window_count;
-    out->code_bytes = root->blob_count ? root->blobs[root->blob_count - 1].end - WF_VM_CODE_HEAP : 0;
+    out->code_bytes =
+        root->blob_count ? root->blobs[root->blob_count - 1].end - WF_VM_CODE_HEAP : 0;
     out->intervals_ns = concat(run, 0, &out->interval_count);
     out->latencies_ns = concat(run, 1, &out->latency_count);
 }
@@ -215,8 +214,7 @@ static int check_config(const wf_live_config *c, char *err, size_t errlen) {
     else if (c->threads < 1 || c->threads > WF_LIVE_MAX_WORKERS)
         snprintf(err, errlen, "threads %d outside 1..%d", c->threads, WF_LIVE_MAX_WORKERS);
     else if (c->interval_ns < 1000)
-        snprintf(err, errlen, "interval %llu ns is below 1 us",
-                 (unsigned long long)c->interval_ns);
+        snprintf(err, errlen, "interval %llu ns is below 1 us", (unsigned long long)c->interval_ns);
     else if (c->workload < WF_LIVE_WORKLOAD_MIXED || c->workload > WF_LIVE_WORKLOAD_CALLS)
         snprintf(err, errlen, "unknown workload %d", c->workload);
     else return 0;
@@ -248,7 +246,7 @@ static int start(struct wf_live_run *run, char *err, size_t errlen) {
     run->phase = WF_LIVE_BASELINE;
     for (int i = 0; i < run->cfg.threads; i++) {
         if (start_worker(run, i, err, errlen) != 0) return -1;
-        __atomic_store_n(&run->worker_count, i + 1, __ATOMIC_RELEASE);  /* for the drain */
+        __atomic_store_n(&run->worker_count, i + 1, __ATOMIC_RELEASE); /* for the drain */
     }
     return await_workers(run, err, errlen);
 }

@@ -35,7 +35,7 @@ static void collect(ASGST_Iterator *it, void *arg) {
     struct wf_live_walk *o = c->out;
     for (;;) {
         if (o->count == WF_LIVE_WALK_MAX) {
-            o->end = WF_LIVE_END_OVERFLOW;     /* longer than any true stack: a cycle */
+            o->end = WF_LIVE_END_OVERFLOW; /* longer than any true stack: a cycle */
             break;
         }
         ASGST_Frame *f = &o->frames[o->count];
@@ -130,7 +130,7 @@ void wf_live_sample(struct wf_live_worker *w, void *uc, int32_t options, uint64_
     int faulted = wf_guard_call(guarded_walk, &call, &ignored, &fault);
     wf_live_judge(w, &at, faulted ? &fault : NULL);
     if (run->cfg.safepoint_every && ++w->samples % run->cfg.safepoint_every == 0)
-        w->jt.poll = 1;                        /* the next poll enters the safepoint stub */
+        w->jt.poll = 1; /* the next poll enters the safepoint stub */
 }
 
 /* ---- handler ------------------------------------------------------------------------- */
@@ -158,8 +158,7 @@ static void sample_here(struct wf_live_worker *w, void *uc) {
    worker a whole interval of its own before the next signal. */
 static void pace(struct wf_live_worker *w, const siginfo_t *info) {
     if (info->si_code != SI_TIMER || info->si_overrun <= 0 || !w->has_timer) return;
-    if (wf_thread_timer_restart(w->timer, wf_live_current_run.cfg.interval_ns) == 0)
-        w->st.paced++;
+    if (wf_thread_timer_restart(w->timer, wf_live_current_run.cfg.interval_ns) == 0) w->st.paced++;
 }
 
 static void on_sigprof(int signo, siginfo_t *info, void *uc) {
@@ -209,7 +208,8 @@ static intptr_t nothing(void *arg) {
 void wf_live_guard_prepare(uint64_t budget_ns) {
     intptr_t ignored;
     wf_fault fault;
-    wf_guard_call(nothing, NULL, &ignored, &fault);  /* handlers, alternate stack: not in a handler */
+    wf_guard_call(nothing, NULL, &ignored,
+                  &fault); /* handlers, alternate stack: not in a handler */
     if (budget_ns) wf_guard_set_budget_ns(budget_ns);
 }
 
@@ -233,7 +233,7 @@ void wf_live_sampler_stop(struct wf_live_run *run) {
 
 void wf_live_safepoint(struct wf_live_thread *t, const struct wf_live_method *unused) {
     (void)unused;
-    struct wf_live_worker *w = (struct wf_live_worker *)t;   /* jt is the first member */
+    struct wf_live_worker *w = (struct wf_live_worker *)t; /* jt is the first member */
     w->st.safepoints++;
     t->poll = 0;
     if (wf_live_current_run.cfg.mode == WF_LIVE_MODE_QUEUE) wf_live_queue_safepoint(w);

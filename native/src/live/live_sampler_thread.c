@@ -37,7 +37,7 @@
 
 #define HANDSHAKE_TIMEOUT_NS 1000000000ull
 #define HANDSHAKE_SPIN_NS 20000ull
-#define SAMPLER_TIMER_SLACK_NS 1ul     /* the default 50 µs would stretch a 10 µs tick 6x */
+#define SAMPLER_TIMER_SLACK_NS 1ul /* the default 50 µs would stretch a 10 µs tick 6x */
 
 static long futex(volatile uint32_t *word, int op, uint32_t val, const struct timespec *ts) {
     return syscall(SYS_futex, word, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
@@ -77,14 +77,14 @@ void wf_live_wait_for_sampler(struct wf_live_worker *w, void *uc) {
     uint32_t idle = WF_LIVE_HS_IDLE;
     wf_live_snapshot_take(&w->jt, &w->snap);
     w->handshake_uc = uc;
-    int cpu = sched_getcpu();                   /* glibc reads it from rseq: no lock, no call */
+    int cpu = sched_getcpu(); /* glibc reads it from rseq: no lock, no call */
     __atomic_store_n(&w->last_cpu, cpu, __ATOMIC_RELAXED);
     __atomic_or_fetch(&w->vm->flags, WF_THREAD_SUSPENDED, __ATOMIC_SEQ_CST);
     if (__atomic_compare_exchange_n(&w->handshake, &idle, WF_LIVE_HS_READY, 0, __ATOMIC_SEQ_CST,
                                     __ATOMIC_SEQ_CST)) {
         ring_doorbell(&wf_live_current_run);
         wait_while(&w->handshake, WF_LIVE_HS_READY, &w->worker_sleeping, cpu);
-    }                                           /* else CANCELLED: the sampler gave up on us */
+    } /* else CANCELLED: the sampler gave up on us */
     __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_SUSPENDED, __ATOMIC_SEQ_CST);
     __atomic_store_n(&w->handshake, WF_LIVE_HS_IDLE, __ATOMIC_SEQ_CST);
 }
@@ -93,14 +93,14 @@ void wf_live_wait_for_sampler(struct wf_live_worker *w, void *uc) {
 
 /* What the sampler knows of one worker. */
 struct request {
-    int pending;                                /* signalled, not served yet */
+    int pending; /* signalled, not served yet */
     uint64_t sent_ns;
 };
 
 struct sampler {
     struct wf_live_run *run;
     struct request requests[WF_LIVE_MAX_WORKERS];
-    int pending;                                /* workers signalled and not served */
+    int pending; /* workers signalled and not served */
 };
 
 static void signal_idle_workers(struct sampler *s, uint64_t now) {
@@ -138,7 +138,7 @@ static void serve_ready_workers(struct sampler *s, uint64_t now) {
             wf_live_sample(w, w->handshake_uc, 0, r->sent_ns);
             release(w);
         } else if (now - r->sent_ns <= HANDSHAKE_TIMEOUT_NS || !cancel(w)) {
-            continue;                           /* not yet: still pending */
+            continue; /* not yet: still pending */
         }
         r->pending = 0;
         s->pending--;
@@ -185,7 +185,7 @@ static void *sampler_main(void *arg) {
     uint64_t next = wf_live_now_ns();
     while (run->phase == WF_LIVE_SAMPLING || s.pending > 0) {
         uint64_t now = wf_live_now_ns();
-        if (now >= next) {                      /* a tick; after the phase, only serve */
+        if (now >= next) { /* a tick; after the phase, only serve */
             if (run->phase == WF_LIVE_SAMPLING) signal_idle_workers(&s, now);
             next += run->cfg.interval_ns;
             if (next <= now) next = now + run->cfg.interval_ns; /* behind: don't burst */

@@ -33,15 +33,15 @@ _Static_assert(WF_THREAD_IN_JAVA_VALUE == WF_THREAD_IN_JAVA, "state value");
 _Static_assert(WF_THREAD_IN_NATIVE_VALUE == WF_THREAD_IN_NATIVE, "state value");
 _Static_assert(WF_THREAD_IN_VM_VALUE == WF_THREAD_IN_VM, "state value");
 _Static_assert(WF_VM_LIVE_THREADS + WF_VM_MAX_LIVE_THREADS * sizeof(struct wf_vm_thread) <=
-                   WF_VM_CLASSES, "live thread records fit below the class table");
+                   WF_VM_CLASSES,
+               "live thread records fit below the class table");
 
 #define LIVE_CLASSES 4
 
-extern const uint8_t wf_live_interp_begin[], wf_live_interp_frame_done[],
-    wf_live_interp_bci_lo[], wf_live_interp_bci_hi[], wf_live_interp_epi_lo[],
-    wf_live_interp_epi_hi[], wf_live_interp_call_lo[], wf_live_interp_call_hi[],
-    wf_live_interp_end[], wf_live_entry_begin[], wf_live_entry_call_lo[],
-    wf_live_entry_call_hi[], wf_live_entry_end[];
+extern const uint8_t wf_live_interp_begin[], wf_live_interp_frame_done[], wf_live_interp_bci_lo[],
+    wf_live_interp_bci_hi[], wf_live_interp_epi_lo[], wf_live_interp_epi_hi[],
+    wf_live_interp_call_lo[], wf_live_interp_call_hi[], wf_live_interp_end[], wf_live_entry_begin[],
+    wf_live_entry_call_lo[], wf_live_entry_call_hi[], wf_live_entry_end[];
 
 struct wf_vm_thread *wf_live_vm_thread(uint32_t i) {
     return (struct wf_vm_thread *)(uintptr_t)WF_VM_LIVE_THREADS + i;
@@ -75,7 +75,7 @@ static int write_method(struct wf_live_method *m) {
     vm->klass = (const struct wf_vm_class *)wf_vm_class_handle(m->index % LIVE_CLASSES);
     vm->code_base = WF_VM_BYTECODE + (uintptr_t)m->index * WF_VM_BYTECODE_STRIDE;
     vm->code_size = 3 * m->insn_count;
-    vm->modifiers = m->kind == WF_LIVE_NATIVE ? 0x109 : 0x9;  /* public static [native] */
+    vm->modifiers = m->kind == WF_LIVE_NATIVE ? 0x109 : 0x9; /* public static [native] */
     vm->name = pool_string(name);
     vm->signature = pool_string("()V");
     vm->generic_signature = pool_string("");
@@ -92,7 +92,8 @@ static void fixed_window(struct wf_live_codegen *g, uintptr_t copy, const uint8_
     wf_live_add_window(g, copy + (uintptr_t)(lo - begin), copy + (uintptr_t)(hi - begin), kind);
 }
 
-static void emit_fixed_code(struct wf_live_codegen *g, struct wf_live_vm *vm, uintptr_t safepoint_fn) {
+static void emit_fixed_code(struct wf_live_codegen *g, struct wf_live_vm *vm,
+                            uintptr_t safepoint_fn) {
     const uint8_t *ib = wf_live_interp_begin;
     vm->interp_entry = wf_live_emit_fixed(g, ib, wf_live_interp_end, WF_BLOB_INTERPRETER,
                                           (uint32_t)(wf_live_interp_frame_done - ib));
@@ -108,12 +109,13 @@ static void emit_fixed_code(struct wf_live_codegen *g, struct wf_live_vm *vm, ui
     vm->entry_stub = wf_live_emit_fixed(g, eb, wf_live_entry_end, WF_BLOB_ENTRY, 0);
     fixed_window(g, vm->entry_stub, eb, wf_live_entry_call_lo, wf_live_entry_call_hi,
                  WF_LIVE_WIN_CALL);
-    vm->safepoint_entry = wf_live_emit_transition(g, WF_BLOB_STUB, NULL, WF_THREAD_IN_VM,
-                                                  safepoint_fn);
+    vm->safepoint_entry =
+        wf_live_emit_transition(g, WF_BLOB_STUB, NULL, WF_THREAD_IN_VM, safepoint_fn);
 }
 
 static int by_lo(const void *a, const void *b) {
-    uintptr_t x = ((const struct wf_live_window *)a)->lo, y = ((const struct wf_live_window *)b)->lo;
+    uintptr_t x = ((const struct wf_live_window *)a)->lo,
+              y = ((const struct wf_live_window *)b)->lo;
     return x < y ? -1 : x > y;
 }
 
@@ -131,9 +133,8 @@ static int emit_methods(struct wf_live_codegen *g, struct wf_live_method *ms, ui
     return g->failed ? -1 : 0;
 }
 
-int wf_live_vm_build(struct wf_live_vm *vm, struct wf_live_method *ms, uint32_t n,
-                     uint32_t threads, uintptr_t native_fn, uintptr_t safepoint_fn,
-                     char *err, size_t errlen) {
+int wf_live_vm_build(struct wf_live_vm *vm, struct wf_live_method *ms, uint32_t n, uint32_t threads,
+                     uintptr_t native_fn, uintptr_t safepoint_fn, char *err, size_t errlen) {
     if (threads > WF_VM_MAX_LIVE_THREADS || n > WF_VM_MAX_METHODS) {
         snprintf(err, errlen, "live VM: %u threads / %u methods is too many", threads, n);
         return -1;
@@ -146,7 +147,8 @@ int wf_live_vm_build(struct wf_live_vm *vm, struct wf_live_method *ms, uint32_t 
     if (write_classes() != 0) goto pool;
     for (uint32_t i = 0; i < n; i++)
         if (write_method(&ms[i]) != 0) goto pool;
-    if (mprotect((void *)(uintptr_t)WF_VM_CODE_HEAP, WF_VM_CODE_HEAP_SIZE, PROT_READ | PROT_WRITE)) {
+    if (mprotect((void *)(uintptr_t)WF_VM_CODE_HEAP, WF_VM_CODE_HEAP_SIZE,
+                 PROT_READ | PROT_WRITE)) {
         snprintf(err, errlen, "live VM: code heap not writable");
         return -1;
     }
@@ -172,7 +174,7 @@ int wf_live_vm_build(struct wf_live_vm *vm, struct wf_live_method *ms, uint32_t 
     memset(wf_live_vm_thread(0), 0, threads * sizeof(struct wf_vm_thread));
     root->live_threads = wf_live_vm_thread(0);
     root->live_thread_count = threads;
-    root->thread = NULL;   /* live: walkers find the record by stack (wf_vm_thread_for) */
+    root->thread = NULL; /* live: walkers find the record by stack (wf_vm_thread_for) */
     return 0;
 pool:
     snprintf(err, errlen, "live VM: string pool full");

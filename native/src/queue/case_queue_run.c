@@ -17,8 +17,8 @@
 #include "wf_vm.h"
 #include "wf_walker.h"
 
-#define NO_ITERATOR 2            /* handler event code: the handler got no iterator */
-#define COMPRESSED 2             /* COMPRESS result: the last element's arg was bumped */
+#define NO_ITERATOR 2 /* handler event code: the handler got no iterator */
+#define COMPRESSED 2  /* COMPRESS result: the last element's arg was bumped */
 
 typedef struct registration {
     struct executor *x;
@@ -26,7 +26,7 @@ typedef struct registration {
 } registration;
 
 typedef struct executor {
-    const wf_walker *w;       /* every queue and walk call goes through its table */
+    const wf_walker *w; /* every queue and walk call goes through its table */
     wf_queue_result *r;
     const wf_queue_op *ops;
     uint32_t count;
@@ -73,14 +73,14 @@ void wf_queue_result_free(wf_queue_result *r) {
 
 static wf_queue_event *log_event(executor *x, int kind, int32_t op, int32_t queue, int32_t code) {
     wf_queue_result *r = x->r;
-    static wf_queue_event sink;           /* where events go once the log is full */
+    static wf_queue_event sink; /* where events go once the log is full */
     if (r->event_count >= WF_QUEUE_MAX_EVENTS) {
         r->status = -2;
         return &sink;
     }
     wf_queue_event *e = &r->events[r->event_count++];
-    *e = (wf_queue_event){.kind = kind, .op = op, .queue = queue, .code = code,
-                          .frame_begin = r->frame_count};
+    *e = (wf_queue_event){
+        .kind = kind, .op = op, .queue = queue, .code = code, .frame_begin = r->frame_count};
     return e;
 }
 
@@ -149,7 +149,9 @@ static void on_hook(int kind, ASGST_Iterator *it, void *arg) {
     log_walk(reg->x, log_event(reg->x, kind, reg->x->safepoint_op, reg->index, 0), it);
 }
 
-static void on_start(ASGST_Queue *q, ASGST_Iterator *it, void *arg) { on_hook(WF_QEV_START, it, arg); }
+static void on_start(ASGST_Queue *q, ASGST_Iterator *it, void *arg) {
+    on_hook(WF_QEV_START, it, arg);
+}
 static void on_end(ASGST_Queue *q, ASGST_Iterator *it, void *arg) { on_hook(WF_QEV_END, it, arg); }
 
 /* ---- ops --------------------------------------------------------------------------------- */
@@ -191,7 +193,7 @@ static int compress(executor *x, int32_t i, const wf_queue_op *op) {
     ASGST_QueueElement el;
     make_context(&uc, op);
     int rc = x->w->get_enqueuable_element(&uc, &el);
-    if (rc != 1) return rc;                               /* not enqueuable: a failed sample */
+    if (rc != 1) return rc; /* not enqueuable: a failed sample */
     ASGST_QueueElement *last = x->w->get_queue_element(handle(x, op->queue), -1);
     if (last != NULL && last->pc == el.pc && last->sp == el.sp && last->fp == el.fp) {
         last->arg = (void *)((uintptr_t)last->arg + 1);
@@ -203,8 +205,8 @@ static int compress(executor *x, int32_t i, const wf_queue_op *op) {
 static int do_register(executor *x, const wf_queue_op *op) {
     uint32_t idx = x->registrations++;
     x->regs[idx] = (registration){x, (int32_t)idx};
-    x->handles[idx] = x->w->register_queue(NULL, op->n, (int)op->options, on_element,
-                                           &x->regs[idx]);
+    x->handles[idx] =
+        x->w->register_queue(NULL, op->n, (int)op->options, on_element, &x->regs[idx]);
     x->live[idx] = x->handles[idx] != NULL;
     x->attempts[idx] = 0;
     return x->live[idx];
@@ -214,7 +216,8 @@ static int do_handler(executor *x, const wf_queue_op *op) {
     ASGST_Queue *q = handle(x, op->queue);
     void *arg = op->queue < x->registrations ? &x->regs[op->queue] : NULL;
     ASGST_OnQueueSafepointHandler fun = op->mode == 0 ? NULL : op->which == 0 ? on_start : on_end;
-    if (op->which == 0) x->w->set_on_queue_processing_start(q, (int)op->options, op->mode == 2, fun, arg);
+    if (op->which == 0)
+        x->w->set_on_queue_processing_start(q, (int)op->options, op->mode == 2, fun, arg);
     else x->w->set_on_queue_processing_end(q, (int)op->options, op->mode == 2, fun, arg);
     return 0;
 }
@@ -235,7 +238,7 @@ static int do_safepoint(executor *x, int32_t i, const wf_queue_op *op) {
 }
 
 static int do_poke(executor *x, const wf_queue_op *op) {
-    uint64_t *word = (uint64_t *)(uintptr_t)op->pc;       /* checked by the decoder */
+    uint64_t *word = (uint64_t *)(uintptr_t)op->pc; /* checked by the decoder */
     x->undo_addr[x->undo_count] = op->pc;
     x->undo_old[x->undo_count++] = *word;
     *word = op->arg;
@@ -299,8 +302,9 @@ static void run_ops(executor *x, uint32_t begin, uint32_t end) {
     for (uint32_t i = begin; i < end; i++) {
         const wf_queue_op *op = &x->ops[i];
         int rc = run_op(x, (int32_t)i, op);
-        int32_t q = op->code == WF_QOP_REGISTER ? (int32_t)x->registrations - 1
-                    : has_queue_operand(op->code) ? op->queue : -1;
+        int32_t q = op->code == WF_QOP_REGISTER   ? (int32_t)x->registrations - 1
+                    : has_queue_operand(op->code) ? op->queue
+                                                  : -1;
         wf_queue_event *e = log_event(x, WF_QEV_OP, (int32_t)i, q, rc);
         if (q >= 0) set_size_info(x, e, handle(x, (uint8_t)q));
         if (op->code == WF_QOP_SAFEPOINT) i += op->inner_count;
@@ -317,7 +321,7 @@ static void log_pending(executor *x) {
 
 void wf_case_queue_undo(void) {
     executor *x = &X;
-    while (x->undo_count > 0) {            /* the stack as decoded, for the next run */
+    while (x->undo_count > 0) { /* the stack as decoded, for the next run */
         x->undo_count--;
         *(uint64_t *)(uintptr_t)x->undo_addr[x->undo_count] = x->undo_old[x->undo_count];
     }

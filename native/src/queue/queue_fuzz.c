@@ -8,7 +8,7 @@
 
 static wf_queue_op program[WF_QUEUE_FUZZ_MAX_OPS];
 static uint32_t program_count;
-static wf_queue_result *log_buffer;            /* allocated by the first call */
+static wf_queue_result *log_buffer; /* allocated by the first call */
 
 uint32_t wf_queue_fuzz_op_count(void) { return program_count; }
 
@@ -24,8 +24,8 @@ static intptr_t run_program(void *arg) {
 
 static void generate_params(wf_gen_params *p) {
     wf_gen_default_params(p);
-    p->entry = WF_ENTRY_UCONTEXT;       /* Enqueue walks a ucontext: so does the truth */
-    p->consistent = 1;                 /* thread flags match the options (Enqueue's rule) */
+    p->entry = WF_ENTRY_UCONTEXT; /* Enqueue walks a ucontext: so does the truth */
+    p->consistent = 1;            /* thread flags match the options (Enqueue's rule) */
     p->max_frames = WF_QUEUE_FUZZ_MAX_FRAMES;
 }
 
@@ -55,7 +55,7 @@ int wf_queue_fuzz_run(const wf_walker *w, const uint8_t *data, size_t len, wf_ca
     intptr_t ignored;
     if (wf_guard_call(run_program, &job, &ignored, &r->fault) != 0) {
         r->finding = r->fault.kind == WF_FAULT_HANG ? WF_FINDING_HANG : WF_FINDING_CRASH;
-        w->queue_thread_reset();       /* its queues, and the safepoint the fault abandoned */
+        w->queue_thread_reset(); /* its queues, and the safepoint the fault abandoned */
         return r->finding;
     }
     wf_queue_oracle(c, program, program_count, log_buffer, r);

@@ -9,26 +9,26 @@
 #include "wf_gen.h"
 #include "wf_vm.h"
 
-#define POOL_MAX 64            /* physical frames an op may name */
-#define SMALL_QUEUE 5          /* sizes 0..5: full queues are common */
-#define MAX_INNER 3            /* ops inside one handler */
-#define ARG_ENQUEUE 0x1000     /* enqueue args: ARG_ENQUEUE + op index (tells elements apart) */
-#define ARG_SET 0x2000         /* SET_ARG args: ARG_SET + op index */
+#define POOL_MAX 64        /* physical frames an op may name */
+#define SMALL_QUEUE 5      /* sizes 0..5: full queues are common */
+#define MAX_INNER 3        /* ops inside one handler */
+#define ARG_ENQUEUE 0x1000 /* enqueue args: ARG_ENQUEUE + op index (tells elements apart) */
+#define ARG_SET 0x2000     /* SET_ARG args: ARG_SET + op index */
 
 typedef struct gen {
     gen_provider p;
     int wild;
     uint32_t frames;
-    wf_gen_frame pool[POOL_MAX];       /* top first */
+    wf_gen_frame pool[POOL_MAX]; /* top first */
     uint32_t registrations;
-    uint32_t options;                  /* the case's walk options */
+    uint32_t options; /* the case's walk options */
     const struct wf_vm_thread *thread;
 } gen;
 
 /* ---- operands ---------------------------------------------------------------------------- */
 
 static uint8_t queue_operand(gen *g) {
-    uint32_t n = g->registrations + (g->wild ? 1 : 0);   /* wild: one past the last: NULL */
+    uint32_t n = g->registrations + (g->wild ? 1 : 0); /* wild: one past the last: NULL */
     return (uint8_t)(n == 0 ? 0 : provider_byte(&g->p) % n);
 }
 
@@ -85,18 +85,30 @@ static void poke(gen *g, wf_queue_op *op) {
 
 /* ---- ops --------------------------------------------------------------------------------- */
 
-enum { PICK_REGISTER, PICK_ENQUEUE, PICK_COMPRESS, PICK_SET_ARG, PICK_RESIZE, PICK_SIZE_INFO,
-       PICK_HANDLER, PICK_SAFEPOINT, PICK_DEREGISTER, PICK_THREAD_EXIT, PICK_POKE };
+enum {
+    PICK_REGISTER,
+    PICK_ENQUEUE,
+    PICK_COMPRESS,
+    PICK_SET_ARG,
+    PICK_RESIZE,
+    PICK_SIZE_INFO,
+    PICK_HANDLER,
+    PICK_SAFEPOINT,
+    PICK_DEREGISTER,
+    PICK_THREAD_EXIT,
+    PICK_POKE
+};
 
 /* Weights out of 32: enqueues and safepoints dominate, thread exit is rare. */
 static int pick(gen *g) {
     static const uint8_t TABLE[32] = {
-        PICK_REGISTER, PICK_REGISTER, PICK_ENQUEUE, PICK_ENQUEUE, PICK_ENQUEUE, PICK_ENQUEUE,
-        PICK_ENQUEUE, PICK_ENQUEUE, PICK_ENQUEUE, PICK_ENQUEUE, PICK_ENQUEUE, PICK_ENQUEUE,
-        PICK_COMPRESS, PICK_COMPRESS, PICK_SET_ARG, PICK_SET_ARG, PICK_RESIZE, PICK_RESIZE,
-        PICK_SIZE_INFO, PICK_HANDLER, PICK_HANDLER, PICK_SAFEPOINT, PICK_SAFEPOINT,
-        PICK_SAFEPOINT, PICK_SAFEPOINT, PICK_SAFEPOINT, PICK_DEREGISTER, PICK_THREAD_EXIT,
-        PICK_POKE, PICK_POKE, PICK_POKE, PICK_ENQUEUE,
+        PICK_REGISTER,  PICK_REGISTER,   PICK_ENQUEUE,     PICK_ENQUEUE,   PICK_ENQUEUE,
+        PICK_ENQUEUE,   PICK_ENQUEUE,    PICK_ENQUEUE,     PICK_ENQUEUE,   PICK_ENQUEUE,
+        PICK_ENQUEUE,   PICK_ENQUEUE,    PICK_COMPRESS,    PICK_COMPRESS,  PICK_SET_ARG,
+        PICK_SET_ARG,   PICK_RESIZE,     PICK_RESIZE,      PICK_SIZE_INFO, PICK_HANDLER,
+        PICK_HANDLER,   PICK_SAFEPOINT,  PICK_SAFEPOINT,   PICK_SAFEPOINT, PICK_SAFEPOINT,
+        PICK_SAFEPOINT, PICK_DEREGISTER, PICK_THREAD_EXIT, PICK_POKE,      PICK_POKE,
+        PICK_POKE,      PICK_ENQUEUE,
     };
     int k = TABLE[provider_byte(&g->p) % 32];
     if (k == PICK_REGISTER && g->registrations >= WF_QUEUE_FUZZ_MAX_REGISTRATIONS) k = PICK_ENQUEUE;
@@ -156,7 +168,8 @@ static void make_op(gen *g, wf_queue_op *op, uint32_t index, int allow_inner, ui
         op->sp = f->sp;
         op->fp = f->fp;
         if (allow_inner && room > 0 && provider_chance(&g->p, 64)) {
-            op->inner_count = (uint16_t)provider_range(&g->p, 1, room < MAX_INNER ? room : MAX_INNER);
+            op->inner_count =
+                (uint16_t)provider_range(&g->p, 1, room < MAX_INNER ? room : MAX_INNER);
             op->inner_at = (uint16_t)provider_range(&g->p, 0, 2);
             *inner = op->inner_count;
         }
@@ -169,9 +182,7 @@ static void make_op(gen *g, wf_queue_op *op, uint32_t index, int allow_inner, ui
     case PICK_THREAD_EXIT:
         op->code = provider_chance(&g->p, 64) ? WF_QOP_THREAD_EXIT : WF_QOP_SIZE_INFO;
         return;
-    default:
-        poke(g, op);
-        return;
+    default: poke(g, op); return;
     }
 }
 
@@ -180,22 +191,24 @@ static void collect_frames(gen *g) {
     uint32_t n = wf_gen_layout_count();
     for (uint32_t i = 0; i < n && g->frames < POOL_MAX; i++)
         if (wf_gen_layout_frame(i, &g->pool[g->frames]) == 0) g->frames++;
-    if (g->frames == 0) {                 /* no layout: the top of the stack stands for one */
-        g->pool[0] = (wf_gen_frame){WF_FRAME_C, g->thread->stack_hi - 64,
-                                    g->thread->stack_hi - 32, WF_VM_NATIVE_TEXT};
+    if (g->frames == 0) { /* no layout: the top of the stack stands for one */
+        g->pool[0] = (wf_gen_frame){WF_FRAME_C, g->thread->stack_hi - 64, g->thread->stack_hi - 32,
+                                    WF_VM_NATIVE_TEXT};
         g->frames = 1;
     }
 }
 
 uint32_t wf_queue_gen_program(const wf_case *c, const uint8_t *data, size_t len, int wild,
                               wf_queue_op *ops) {
-    gen g = {.wild = wild, .options = c->options,
+    gen g = {.wild = wild,
+             .options = c->options,
              .thread = (const struct wf_vm_thread *)(uintptr_t)WF_VM_THREAD};
     provider_bytes(&g.p, data, len);
     collect_frames(&g);
     uint32_t want = (uint32_t)provider_range(&g.p, 4, WF_QUEUE_FUZZ_MAX_OPS - 1), n = 0;
     uint32_t inner_left = 0;
-    ops[n++] = (wf_queue_op){.code = WF_QOP_REGISTER, .n = (int32_t)provider_range(&g.p, 0, SMALL_QUEUE),
+    ops[n++] = (wf_queue_op){.code = WF_QOP_REGISTER,
+                             .n = (int32_t)provider_range(&g.p, 0, SMALL_QUEUE),
                              .options = g.options};
     g.registrations = 1;
     while (n < want && (inner_left > 0 || !provider_exhausted(&g.p))) {
@@ -205,7 +218,7 @@ uint32_t wf_queue_gen_program(const wf_case *c, const uint8_t *data, size_t len,
         inner_left = inner > 0 ? inner : inner_left > 0 ? inner_left - 1 : 0;
     }
     /* End with a poll at the top frame, so every element is walked. */
-    ops[n++] = (wf_queue_op){.code = WF_QOP_SAFEPOINT, .pc = g.pool[0].pc, .sp = g.pool[0].sp,
-                             .fp = g.pool[0].fp};
+    ops[n++] = (wf_queue_op){
+        .code = WF_QOP_SAFEPOINT, .pc = g.pool[0].pc, .sp = g.pool[0].sp, .fp = g.pool[0].fp};
     return n;
 }

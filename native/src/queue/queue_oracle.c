@@ -9,26 +9,26 @@
 #include "queue_fuzz.h"
 #include "run/walk_record.h"
 
-#define NO_ITERATOR 2            /* handler event code: the handler got no iterator */
-#define COMPRESSED 2             /* COMPRESS result: the last element's arg was bumped */
-#define CUT 1                    /* handler event code: the walk was cut at the frame limit */
+#define NO_ITERATOR 2 /* handler event code: the handler got no iterator */
+#define COMPRESSED 2  /* COMPRESS result: the last element's arg was bumped */
+#define CUT 1         /* handler event code: the walk was cut at the frame limit */
 
 typedef struct entry {
-    int32_t op;                  /* the op that enqueued it */
+    int32_t op; /* the op that enqueued it */
     uint64_t arg;
-    int32_t truth_top;           /* index of its top frame in the case's truth, -1 unknown */
+    int32_t truth_top; /* index of its top frame in the case's truth, -1 unknown */
 } entry;
 
 typedef struct shadow {
     int live;
-    int32_t capacity, pending_capacity;    /* pending: -1 none */
-    uint32_t options;                      /* of the element iterators */
-    uint32_t hook_options[2];              /* of the start / end handler's iterator */
-    uint32_t head, count;                  /* entries[head .. head+count) are queued */
-    entry entries[WF_QUEUE_FUZZ_MAX_OPS];  /* one push per op at most */
-    int has_current;                       /* the element being handled (index 0) */
+    int32_t capacity, pending_capacity;   /* pending: -1 none */
+    uint32_t options;                     /* of the element iterators */
+    uint32_t hook_options[2];             /* of the start / end handler's iterator */
+    uint32_t head, count;                 /* entries[head .. head+count) are queued */
+    entry entries[WF_QUEUE_FUZZ_MAX_OPS]; /* one push per op at most */
+    int has_current;                      /* the element being handled (index 0) */
     entry current;
-    uint32_t pending_seen;                 /* PENDING events of the end of the log */
+    uint32_t pending_seen; /* PENDING events of the end of the log */
 } shadow;
 
 typedef struct oracle {
@@ -38,9 +38,9 @@ typedef struct oracle {
     const wf_queue_result *log;
     wf_run_result *r;
     shadow q[WF_QUEUE_FUZZ_MAX_REGISTRATIONS];
-    uint8_t inner[WF_QUEUE_FUZZ_MAX_OPS];  /* op runs inside a handler */
-    int poked;                             /* the stack changed: the truth is off */
-    uint32_t processed;                    /* elements of the running safepoint */
+    uint8_t inner[WF_QUEUE_FUZZ_MAX_OPS]; /* op runs inside a handler */
+    int poked;                            /* the stack changed: the truth is off */
+    uint32_t processed;                   /* elements of the running safepoint */
 } oracle;
 
 static int failed(const oracle *o) { return o->r->finding != WF_FINDING_NONE; }
@@ -86,12 +86,15 @@ static void note_walk(oracle *o, const wf_queue_event *e, int32_t index) {
 }
 
 /* asgst.h's rules for a handler's walk; FRAME_GONE only for an element, and before any frame. */
-static void check_walk_contract(oracle *o, const wf_queue_event *e, uint32_t options,
-                                int element) {
+static void check_walk_contract(oracle *o, const wf_queue_event *e, uint32_t options, int element) {
     if (e->code == ASGST_WF_FRAME_GONE && element && e->frame_count == 0) return;
-    walk_record rec = {.run_result = ASGST_JAVA_TRACE, .end_code = e->code,
-                       .state_after = e->code, .handler_called = 1, .overflow = e->code == CUT,
-                       .count = e->frame_count, .cap = WF_QUEUE_WALK_MAX_FRAMES,
+    walk_record rec = {.run_result = ASGST_JAVA_TRACE,
+                       .end_code = e->code,
+                       .state_after = e->code,
+                       .handler_called = 1,
+                       .overflow = e->code == CUT,
+                       .count = e->frame_count,
+                       .cap = WF_QUEUE_WALK_MAX_FRAMES,
                        .frames = (ASGST_Frame *)frames_of(o, e)};
     if (e->code == CUT) rec.end_code = rec.state_after = ASGST_NO_FRAME;
     int32_t index;
@@ -116,13 +119,16 @@ static void check_walk_truth(oracle *o, const wf_queue_event *e, const entry *en
         }
         return;
     }
-    walk_record rec = {.run_result = ASGST_JAVA_TRACE, .end_code = e->code,
-                       .handler_called = 1, .count = e->frame_count, .frames = (ASGST_Frame *)got};
+    walk_record rec = {.run_result = ASGST_JAVA_TRACE,
+                       .end_code = e->code,
+                       .handler_called = 1,
+                       .count = e->frame_count,
+                       .frames = (ASGST_Frame *)got};
     int32_t index;
     uint32_t want_count = c->truth_count - (uint32_t)en->truth_top;
     int check = wf_check_oracle(&rec, ASGST_JAVA_TRACE, c->truth_end_code, top, want_count, &index);
-    int same_element = (uintptr_t)top->pc == e->pc && (uintptr_t)top->sp == e->sp &&
-                       (uintptr_t)top->fp == e->fp;
+    int same_element =
+        (uintptr_t)top->pc == e->pc && (uintptr_t)top->sp == e->sp && (uintptr_t)top->fp == e->fp;
     if (check == WF_CHECK_NONE && same_element) return;
     fail(o, WF_FINDING_INVALID_TRACE, WF_CHECK_QUEUE_TRUTH, e->op);
     note_walk(o, e, index < 0 ? 0 : index);
@@ -147,9 +153,9 @@ static int32_t truth_top(const oracle *o, const wf_queue_op *op) {
     if (!c->has_truth || c->truth_run_result != ASGST_JAVA_TRACE) return -1;
     uint32_t i = 0;
     if (t->state == WF_THREAD_IN_JAVA) {
-        while (i < c->truth_count && !((uintptr_t)c->truth[i].sp == op->sp &&
-                                       (uintptr_t)c->truth[i].pc == op->pc &&
-                                       (uintptr_t)c->truth[i].fp == op->fp))
+        while (i < c->truth_count &&
+               !((uintptr_t)c->truth[i].sp == op->sp && (uintptr_t)c->truth[i].pc == op->pc &&
+                 (uintptr_t)c->truth[i].fp == op->fp))
             i++;
     } else if (!state_walks_anchor(t->state)) {
         return -1;
@@ -177,7 +183,7 @@ static entry *element_at(shadow *s, int32_t n) {
 
 static void push(oracle *o, shadow *s, int32_t op, uint64_t arg) {
     if (s->count >= (uint32_t)s->capacity || held(s) >= (uint32_t)s->capacity) {
-        fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_BOOKKEEPING, op);  /* enqueued past full */
+        fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_BOOKKEEPING, op); /* enqueued past full */
         return;
     }
     s->entries[s->head + s->count++] = (entry){op, arg, truth_top(o, &o->ops[op])};
@@ -191,7 +197,8 @@ static int valid_size(int32_t n) { return n >= 0 && n <= WF_QUEUE_MAX_CAPACITY; 
 
 static void on_register(oracle *o, const wf_queue_event *e, const wf_queue_op *op) {
     shadow *s = queue_of(o, e->queue);
-    if (e->code != 0 && e->code != 1) return fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_CODE, e->op);
+    if (e->code != 0 && e->code != 1)
+        return fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_CODE, e->op);
     if (e->code == 1 && (o->inner[e->op] || !valid_size(op->n)))
         return fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_CODE, e->op);
     if (e->code == 1 && s != NULL)
@@ -216,22 +223,22 @@ static void on_enqueue(oracle *o, const wf_queue_event *e, const wf_queue_op *op
         last->arg++;
         return;
     }
-    if (o->inner[e->op] && code == ASGST_JAVA_TRACE)   /* asgst.h: rejected in a safepoint */
+    if (o->inner[e->op] && code == ASGST_JAVA_TRACE) /* asgst.h: rejected in a safepoint */
         return fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_CODE, e->op);
     if (code == ASGST_ENQUEUE_FULL_QUEUE && held(s) < (uint32_t)s->capacity)
         return fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_BOOKKEEPING, e->op);
-    if (code == ASGST_JAVA_TRACE)
-        push(o, s, e->op, op->code == WF_QOP_COMPRESS ? 1 : op->arg);
+    if (code == ASGST_JAVA_TRACE) push(o, s, e->op, op->code == WF_QOP_COMPRESS ? 1 : op->arg);
 }
 
 static void on_set_arg(oracle *o, const wf_queue_event *e, const wf_queue_op *op, shadow *s) {
     entry *el = s != NULL && s->live ? element_at(s, op->n) : NULL;
-    if (e->code != (el != NULL)) return fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_BOOKKEEPING, e->op);
+    if (e->code != (el != NULL))
+        return fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_BOOKKEEPING, e->op);
     if (el != NULL) el->arg = op->arg;
 }
 
 static void on_safepoint(oracle *o, const wf_queue_event *e) {
-    if (o->inner[e->op]) {                      /* a poll inside a handler does nothing */
+    if (o->inner[e->op]) { /* a poll inside a handler does nothing */
         if (e->code != -1) fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_CODE, e->op);
         return;
     }
@@ -242,7 +249,7 @@ static void on_safepoint(oracle *o, const wf_queue_event *e) {
         shadow *s = &o->q[i];
         if (!s->live) continue;
         if (s->count != 0) fail(o, WF_FINDING_INVALID_TRACE, WF_CHECK_QUEUE_ORDER, e->op);
-        s->head += s->count;                    /* lost elements: reported above */
+        s->head += s->count; /* lost elements: reported above */
         s->count = 0;
         if (s->pending_capacity >= 0) s->capacity = s->pending_capacity;
         s->pending_capacity = -1;
@@ -286,7 +293,7 @@ static void on_result(oracle *o, const wf_queue_event *e) {
         if (!inner) drop_all(o);
         break;
     case WF_QOP_POKE: o->poked = 1; break;
-    default: break;                            /* SIZE_INFO: the size check below */
+    default: break; /* SIZE_INFO: the size check below */
     }
 }
 
@@ -307,7 +314,7 @@ static void on_element(oracle *o, const wf_queue_event *e) {
     shadow *s = queue_of(o, e->queue);
     clear_current(o);
     o->processed++;
-    if (s == NULL || !s->live || s->count == 0)   /* never enqueued, or handled twice */
+    if (s == NULL || !s->live || s->count == 0) /* never enqueued, or handled twice */
         return fail(o, WF_FINDING_INVALID_TRACE, WF_CHECK_QUEUE_ORDER, e->op);
     entry en = s->entries[s->head++];
     s->count--;
@@ -316,8 +323,7 @@ static void on_element(oracle *o, const wf_queue_event *e) {
     if (e->arg != en.arg) return fail(o, WF_FINDING_INVALID_TRACE, WF_CHECK_QUEUE_ORDER, en.op);
     check_walk_contract(o, e, s->options, 1);
     int same_options = ((s->options ^ o->c->options) & ASGST_INCLUDE_NON_JAVA_FRAMES) == 0;
-    if (!failed(o) && en.truth_top >= 0 && !o->poked && same_options)
-        check_walk_truth(o, e, &en);
+    if (!failed(o) && en.truth_top >= 0 && !o->poked && same_options) check_walk_truth(o, e, &en);
 }
 
 static void on_pending(oracle *o, const wf_queue_event *e) {
@@ -343,14 +349,14 @@ static void mark_inner(oracle *o) {
             if (o->ops[i].code == WF_QOP_SAFEPOINT) o->inner[i + k] = 1;
 }
 
-static oracle O;   /* ~30 KB: static, the hot path does not grow the stack */
+static oracle O; /* ~30 KB: static, the hot path does not grow the stack */
 
 void wf_queue_oracle(const wf_case *c, const wf_queue_op *ops, uint32_t count,
                      const wf_queue_result *log, wf_run_result *r) {
     oracle *o = &O;
     memset(o, 0, sizeof *o);
     *o = (oracle){.c = c, .ops = ops, .count = count, .log = log, .r = r};
-    if (log->status != 0 || count > WF_QUEUE_FUZZ_MAX_OPS) return;   /* log cut: no verdict */
+    if (log->status != 0 || count > WF_QUEUE_FUZZ_MAX_OPS) return; /* log cut: no verdict */
     mark_inner(o);
     for (uint32_t i = 0; i < log->event_count && !failed(o); i++) {
         const wf_queue_event *e = &log->events[i];
@@ -372,6 +378,6 @@ void wf_queue_oracle(const wf_case *c, const wf_queue_op *ops, uint32_t count,
         }
     }
     if (!failed(o)) check_pending_counts(o);
-    if (!failed(o) && log->violations > 0)     /* the executor's attempts count */
+    if (!failed(o) && log->violations > 0) /* the executor's attempts count */
         fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_BOOKKEEPING, log->violation_op);
 }

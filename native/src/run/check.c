@@ -6,10 +6,10 @@
 #include "wf_vm.h"
 
 static const char *const CHECK_NAMES[WF_CHECK_COUNT] = {
-    "none",       "run-result", "handler",     "end-code",      "state",
-    "frame-limit", "frame-type", "method",     "bci-range",     "comp-level",
-    "sp-order",   "inlined",    "oracle-result", "oracle-frame", "oracle-end",
-    "queue-code", "queue-bookkeeping", "queue-order", "queue-truth",
+    "none",        "run-result",        "handler",       "end-code",     "state",
+    "frame-limit", "frame-type",        "method",        "bci-range",    "comp-level",
+    "sp-order",    "inlined",           "oracle-result", "oracle-frame", "oracle-end",
+    "queue-code",  "queue-bookkeeping", "queue-order",   "queue-truth",
 };
 
 const char *wf_check_name(int check) {

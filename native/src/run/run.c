@@ -10,7 +10,7 @@
 #include "wf_ucontext.h"
 #include "wf_vm.h"
 
-static ASGST_Frame *got_frames, *ref_frames;    /* WF_RUN_MAX_FRAMES each, allocated once */
+static ASGST_Frame *got_frames, *ref_frames; /* WF_RUN_MAX_FRAMES each, allocated once */
 
 static int buffers(void) {
     if (got_frames == NULL) got_frames = calloc(WF_RUN_MAX_FRAMES, sizeof *got_frames);
@@ -137,7 +137,7 @@ static void check_truth(const wf_walker *w, const wf_case *c, const walk_record 
         wf_fault fault;
         if (walk(wf_walker_reference(), c, &ref, ref_frames, &fault) != 0) {
             r->finding = fault.kind == WF_FAULT_HANG ? WF_FINDING_HANG : WF_FINDING_CRASH;
-            r->fault = fault;   /* the reference itself failed: a walkfuzz bug, reported */
+            r->fault = fault; /* the reference itself failed: a walkfuzz bug, reported */
             return;
         }
         want = ref.frames;
@@ -179,8 +179,7 @@ int wf_run_mapped(const wf_walker *w, wf_case *c, wf_run_result *r) {
     return 0;
 }
 
-int wf_run_case(const wf_walker *w, const uint8_t *data, size_t len, wf_case *c,
-                wf_run_result *r) {
+int wf_run_case(const wf_walker *w, const uint8_t *data, size_t len, wf_case *c, wf_run_result *r) {
     int status = wf_case_decode(data, len, c, NULL);
     if (status != WF_CASE_OK) {
         memset(r, 0, sizeof *r);
@@ -190,8 +189,8 @@ int wf_run_case(const wf_walker *w, const uint8_t *data, size_t len, wf_case *c,
     return wf_run_mapped(w, c, r);
 }
 
-int wf_run_generated(const wf_walker *w, const uint8_t *data, size_t len,
-                     const wf_gen_params *p, uint32_t mutate, wf_case *c, wf_run_result *r) {
+int wf_run_generated(const wf_walker *w, const uint8_t *data, size_t len, const wf_gen_params *p,
+                     uint32_t mutate, wf_case *c, wf_run_result *r) {
     int status = wf_gen_from_bytes(data, len, p, c);
     if (status != WF_CASE_OK) {
         memset(r, 0, sizeof *r);

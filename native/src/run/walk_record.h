@@ -14,8 +14,8 @@ typedef struct walk_record {
     int end_code;
     int state_after;
     int handler_called;
-    int overflow;                 /* the walker returned more than cap frames */
-    volatile uint32_t count;      /* frames recorded (read after a fault too) */
+    int overflow;            /* the walker returned more than cap frames */
+    volatile uint32_t count; /* frames recorded (read after a fault too) */
     uint32_t cap;
     ASGST_Frame *frames;
 } walk_record;

@@ -84,8 +84,10 @@ static void clear_queue_entries(wf_walker *w) {
 static void load_queue(void *handle, wf_walker *w) {
     int caps = w->capabilities();
     if (!(caps & ASGST_REGISTER_QUEUE)) {
-        snprintf(w->queue_error, sizeof w->queue_error, "walker %s lacks the safepoint queue "
-                 "API (ASGST_Capabilities() = %#x, no ASGST_REGISTER_QUEUE)", w->name, caps);
+        snprintf(w->queue_error, sizeof w->queue_error,
+                 "walker %s lacks the safepoint queue "
+                 "API (ASGST_Capabilities() = %#x, no ASGST_REGISTER_QUEUE)",
+                 w->name, caps);
         return;
     }
     size_t used = (size_t)snprintf(w->queue_error, sizeof w->queue_error,

@@ -13,8 +13,8 @@
 
 /* A case file that libFuzzer may have changed anywhere: its TRUTH section is no evidence
    any more, so the walk is checked against the reference walker instead. */
-static void run_raw_case(const struct wf_walker *w, const uint8_t *data, size_t len,
-                         wf_case *c, wf_run_result *r) {
+static void run_raw_case(const struct wf_walker *w, const uint8_t *data, size_t len, wf_case *c,
+                         wf_run_result *r) {
     int status = wf_case_decode(data, len, c, NULL);
     if (status != WF_CASE_OK) {
         memset(r, 0, sizeof *r);
@@ -27,7 +27,7 @@ static void run_raw_case(const struct wf_walker *w, const uint8_t *data, size_t 
 }
 
 int wf_worker_run(int harness, const struct wf_walker *w, const uint8_t *data, size_t len,
-                wf_case *c, wf_run_result *r) {
+                  wf_case *c, wf_run_result *r) {
     wf_journal_record(data, len);
     switch (harness) {
     case WF_HARNESS_REGISTERS:
@@ -39,12 +39,8 @@ int wf_worker_run(int harness, const struct wf_walker *w, const uint8_t *data, s
         wf_run_generated(w, data + skip, len - skip, NULL, mutate, c, r);
         break;
     }
-    case WF_HARNESS_QUEUE:
-        wf_queue_fuzz_run(w, data, len, c, r);
-        break;
-    default:
-        run_raw_case(w, data, len, c, r);
-        break;
+    case WF_HARNESS_QUEUE: wf_queue_fuzz_run(w, data, len, c, r); break;
+    default: run_raw_case(w, data, len, c, r); break;
     }
     return r->status == 0 ? r->finding : WF_FINDING_NONE;
 }

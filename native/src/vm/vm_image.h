@@ -19,9 +19,9 @@
 #define WF_VM_CLASS_MUT(i) ((struct wf_vm_class *)wf_vm_class_handle(i))
 #define WF_VM_METHOD_MUT(i) ((struct wf_vm_method *)wf_vm_method_handle(i))
 #define WF_VM_BLOB_MUT(i) \
-    ((struct wf_vm_blob *)((uintptr_t)WF_VM_BLOBS + (uintptr_t)(i) * WF_VM_BLOB_STRIDE))
+    ((struct wf_vm_blob *)((uintptr_t)WF_VM_BLOBS + (uintptr_t)(i)*WF_VM_BLOB_STRIDE))
 #define WF_VM_PCDESC_MUT(i) \
-    ((struct wf_vm_pcdesc *)((uintptr_t)WF_VM_PCDESCS + (uintptr_t)(i) * WF_VM_PCDESC_STRIDE))
+    ((struct wf_vm_pcdesc *)((uintptr_t)WF_VM_PCDESCS + (uintptr_t)(i)*WF_VM_PCDESC_STRIDE))
 
 /* Start a new case: map on first use, clear what the previous case used, unpublish the root.
    0, or -errno if the regions cannot be mapped. */

@@ -16,14 +16,12 @@ static struct {
     uint32_t classes, methods, blobs, descs, segments;
     size_t string_bytes;
     uint32_t stack_bytes;
-    uint32_t patches;          /* code patches written (patch[] below) */
-    int code_writable;         /* the code heap is open for patches until the commit */
+    uint32_t patches;  /* code patches written (patch[] below) */
+    int code_writable; /* the code heap is open for patches until the commit */
 } used;
 
 /* Where the mapped case's code differs from the 0xCC fill (CODE_BYTES). */
-static struct {
-    uint32_t offset, length;
-} patch[WF_VM_MAX_CODE_PATCHES];
+static struct { uint32_t offset, length; } patch[WF_VM_MAX_CODE_PATCHES];
 
 static int open_region(uintptr_t addr, size_t size, int prot) {
     return mprotect((void *)addr, size, prot) == 0 ? 0 : -errno;
@@ -39,7 +37,8 @@ static int map_regions(void) {
     }
     int rc = open_region(WF_VM_ROOT, WF_VM_TABLES_END - WF_VM_ROOT, PROT_READ | PROT_WRITE);
     if (rc == 0) rc = open_region(WF_VM_CODE_HEAP, WF_VM_CODE_HEAP_SIZE, PROT_READ | PROT_WRITE);
-    if (rc == 0) rc = open_region(WF_VM_NATIVE_TEXT, WF_VM_NATIVE_TEXT_SIZE, PROT_READ | PROT_WRITE);
+    if (rc == 0)
+        rc = open_region(WF_VM_NATIVE_TEXT, WF_VM_NATIVE_TEXT_SIZE, PROT_READ | PROT_WRITE);
     if (rc == 0) rc = open_region(WF_VM_STACK, WF_VM_STACK_SIZE, PROT_READ | PROT_WRITE);
     if (rc != 0) return rc;
     /* Code is never executed or written: int3 bytes, read-only. */
@@ -78,8 +77,8 @@ static int add_patch_range(uint32_t offset, uint32_t length) {
         if (patch[j].offset < lo) lo = patch[j].offset;
         if (patch[j].offset + patch[j].length > hi) hi = patch[j].offset + patch[j].length;
     }
-    if (j == i && used.patches >= WF_VM_MAX_CODE_PATCHES) return -1;   /* a new entry */
-    if (j != i + 1)                                     /* make exactly one slot at i */
+    if (j == i && used.patches >= WF_VM_MAX_CODE_PATCHES) return -1; /* a new entry */
+    if (j != i + 1) /* make exactly one slot at i */
         memmove(&patch[i + 1], &patch[j], (used.patches - j) * sizeof patch[0]);
     used.patches = used.patches + 1 - (j - i);
     patch[i].offset = lo;
@@ -161,14 +160,17 @@ void wf_vm_image_touched(uint32_t classes, uint32_t methods, uint32_t blobs, uin
 static uint32_t fill_segmap(uint32_t blobs) {
     if (blobs == 0) return 0;
     uint16_t *segmap = (uint16_t *)(uintptr_t)WF_VM_SEGMAP;
-    uint32_t segments = (uint32_t)((WF_VM_BLOB_MUT(blobs - 1)->end - WF_VM_CODE_HEAP - 1) >>
-                                   WF_VM_SEGMENT_SHIFT) + 1;
+    uint32_t segments =
+        (uint32_t)((WF_VM_BLOB_MUT(blobs - 1)->end - WF_VM_CODE_HEAP - 1) >> WF_VM_SEGMENT_SHIFT) +
+        1;
     uint32_t s = 0;
     for (uint32_t i = 0; i < blobs; i++) {
-        uint32_t first = (uint32_t)((WF_VM_BLOB_MUT(i)->start - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT);
-        uint32_t next = i + 1 < blobs ? (uint32_t)((WF_VM_BLOB_MUT(i + 1)->start - WF_VM_CODE_HEAP) >>
-                                                   WF_VM_SEGMENT_SHIFT)
-                                      : segments;
+        uint32_t first =
+            (uint32_t)((WF_VM_BLOB_MUT(i)->start - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT);
+        uint32_t next = i + 1 < blobs
+                            ? (uint32_t)((WF_VM_BLOB_MUT(i + 1)->start - WF_VM_CODE_HEAP) >>
+                                         WF_VM_SEGMENT_SHIFT)
+                            : segments;
         for (s = first; s < next; s++) segmap[s] = (uint16_t)(i + 1);
     }
     return segments;
