@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from walkfuzz import classify
+from walkfuzz import classify, native
 from walkfuzz.case import CaseDecodeError, decode
 from walkfuzz.case_expected import has_expected
 from walkfuzz.errors import CaseFormatError, UserError, WalkerLibraryError
@@ -81,7 +81,11 @@ class MinivmReplayer:
         from walkfuzz.worker import import_global
 
         # Global, so that walker libraries built from the reference sources link against it.
-        module = import_global("walkfuzz._native")
+        # The plain build, but the asan one in the ASan run: a process holds one flavour of the
+        # core, and an asan core loaded after a global plain one would bind to the plain one's
+        # exported symbols (its globals among them).
+        flavour: native.Flavour = "asan" if native.selected_flavour() == "asan" else "plain"
+        module = import_global(native.MODULES[flavour])
         self.ffi, self.lib = module.ffi, module.lib
         self.case = self.ffi.gc(self.lib.wf_case_new(), self.lib.wf_case_free)
         self.result = self.ffi.new("wf_run_result *")
