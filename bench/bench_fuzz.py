@@ -34,14 +34,15 @@ _STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
 
 def build_bare() -> Path:
     """Compile the bare harness with the coverage build's instrumentation (rebuilt if stale)."""
-    sources = [*sorted((ROOT / "native" / "src").glob("*.c")),
+    sources = [*sorted((ROOT / "native" / "src").rglob("*.c")),
                *sorted((ROOT / "native" / "walkers" / "reference").glob("*.c")), BARE_SOURCE]
     newest = max(p.stat().st_mtime for p in [*sources, *(ROOT / "native" / "include").glob("*")])
     if BARE_BINARY.exists() and BARE_BINARY.stat().st_mtime >= newest:
         return BARE_BINARY
     BARE_BINARY.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["clang", "-O2", "-g", "-std=gnu11", "-fsanitize=fuzzer",
-                    f"-I{ROOT / 'native' / 'include'}", *map(str, sources),
+                    f"-I{ROOT / 'native' / 'include'}", f"-I{ROOT / 'native' / 'src'}",
+                    *map(str, sources),
                     "-lrt", "-lpthread", "-ldl", "-o", str(BARE_BINARY)], check=True)
     return BARE_BINARY
 

@@ -1,6 +1,6 @@
 """Cost of the crash guard: a guarded call against the same call unguarded, and a caught fault.
 
-The loops run in C (native/src/guard_bench.c), one Python call each, and are timed in CPU time
+The loops run in C (native/testing/guard_bench.c), one Python call each, and are timed in CPU time
 of the calling thread (a shared machine's other processes would inflate wall time); each figure
 is the best of a few repetitions of a loop of about 0.2 s. Targets (issue 2): at most 20 ns
 added per guarded call on the fast path, at most 3 µs per caught fault.
@@ -30,7 +30,7 @@ def best_ns_per(loop: Callable[[int], int], count: int) -> float:
 
 
 def measure() -> list[Row]:
-    lib = native.load().lib
+    lib = native.load_testing().lib
     return [
         Row("guard", "unguarded call",
             best_ns_per(lib.wf_guard_bench_unguarded_ns, PLAIN_CALLS), "ns/call"),

@@ -3,7 +3,7 @@ per-thread timer signal handler) against the target of 100 ns, and ns per elemen
 at a safepoint (the handler walking every frame) against a direct walk of the same stack
 (target: within 2x).
 
-Loops run in C (native/src/queue_bench.c, queue_stress.c, queue_signal_cost.c); the direct
+Loops run in C (native/testing/queue_bench.c, queue_stress.c, queue_signal_cost.c); the direct
 figures are the best of a few runs, since the machine is shared. The Enqueue in a signal
 handler is measured two independent ways, and each prints its raw rows, its overhead rows
 and the net rows that carry the target:
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from runner import Row
 
-from walkfuzz.core.native import load
+from walkfuzz.core.native import load_testing
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames
 from walkfuzz.targets.minivm.queue.signal_cost import SELF, CostParams
@@ -47,7 +47,7 @@ TARGET = "< 100 ns"
 
 
 def direct_rows() -> list[Row]:
-    ffi, lib = load()
+    ffi, lib = load_testing()
     _, case = base_case(SEED, vm.ThreadState.IN_JAVA, vm.Option.WALK_SAME_THREAD,
                         min_frames=24, max_frames=24)
     pc, sp, fp = physical_frames(case)[0]

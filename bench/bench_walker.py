@@ -47,7 +47,7 @@ def measure() -> list[Row]:
 
     data = case_native.generate(seed=TYPICAL_SEED, max_frames=12)
     mapped = case_native.mapped_case()
-    decode_ns = min(lib.wf_bench_decode_ns(data, len(data), mapped, DECODES)
+    decode_ns = min(native.load_testing().lib.wf_bench_decode_ns(data, len(data), mapped, DECODES)
                     for _ in range(ROUNDS))
 
     group = f"walk, {t.physical} physical / {reference.returned} returned frames"

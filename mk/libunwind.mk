@@ -7,7 +7,7 @@
 #   make bench-libunwind   perturbed walks/s and ns per unw_step (part of `make bench`)
 
 UNWIND_SOURCES := $(wildcard native/agents/libunwind/*.c native/agents/libunwind/*.h \
-  native/src/guard*.c native/include/wf_guard.h) fuzz/targets/libunwind/chaingen.py fuzz/core/_build.py
+  native/src/guard/*.[ch] native/include/wf_guard.h native/include/wf_ucontext.h) fuzz/targets/libunwind/chaingen.py fuzz/core/_build.py
 
 .PHONY: build-libunwind test-libunwind bench-libunwind
 

@@ -37,6 +37,12 @@ def native_core() -> native.Native:
     return native.load()
 
 
+@pytest.fixture(scope="session")
+def native_testing() -> native.Native:
+    """`(ffi, lib)` of this run's flavour's testing extension (native.load_testing())."""
+    return native.load_testing()
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Fail a run in which a second flavour of the core was imported: both would map the VM at
     the same fixed address, the second one cannot (MAP_FIXED_NOREPLACE), and in the ASan run

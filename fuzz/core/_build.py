@@ -1,6 +1,6 @@
 """The one cffi build module (out-of-line API mode) for walkfuzz's C core.
 
-Every `native/src/*.c` and `native/walkers/reference/*.c` is compiled into one extension.
+Every `native/src/*/*.c` and `native/walkers/reference/*.c` is compiled into one extension.
 The cdef is the text between `/* cffi:begin */` and `/* cffi:end */` markers in the headers
 of `native/include/`, so a header stays the single place where a C declaration lives.
 
@@ -12,6 +12,12 @@ Flavours (module name, compiler, flags):
 
 `pip install` builds `plain` through setup.py's cffi_modules; the others are built in place
 by `python fuzz/core/_build.py FLAVOUR` (the Makefile does this), with CC=clang.
+
+The test instruments and timing loops of `native/testing/` are an extension of their own per
+flavour, built with that flavour's flags and linked against its core (below):
+  testing       walkfuzz._native_testing        with `plain` (pip install, like the core)
+  testing-cov   walkfuzz._native_testing_cov    with `cov`
+  testing-asan  walkfuzz._native_testing_asan   with `asan`
 
 The libunwind target's extension (below) has two flavours of its own: `unwind`
 (walkfuzz._unwind, -O2) and `unwind-asan` (walkfuzz._unwind_asan, clang, the asan flags).
@@ -30,9 +36,12 @@ from cffi import FFI
 ROOT = Path(__file__).resolve().parents[2]  # fuzz/core/_build.py: a script, it imports no walkfuzz
 NATIVE = ROOT / "native"
 INCLUDE = NATIVE / "include"
-SOURCE_DIRS = (NATIVE / "src", NATIVE / "walkers" / "reference")
+SOURCE = NATIVE / "src"  # one folder per concept; private headers are included as "folder/x.h"
+WALKER = NATIVE / "walkers" / "reference"
 
 WARNINGS = ["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
+COMPILE_ARGS = [*WARNINGS, "-std=gnu11", "-fno-strict-aliasing"]
+LIBRARIES = ["rt", "pthread", "dl"]
 FLAVOURS: dict[str, tuple[str, list[str], list[str]]] = {
     # name: (module, extra compile args, extra link args)
     "plain": ("walkfuzz._native", ["-O2", "-g"], []),
@@ -58,7 +67,7 @@ def headers() -> list[Path]:
 
 
 def sources() -> list[Path]:
-    return sorted(p for d in SOURCE_DIRS for p in d.glob("*.c"))
+    return [*sorted(SOURCE.rglob("*.c")), *sorted(WALKER.glob("*.c"))]
 
 
 def cdef_text() -> str:
@@ -68,12 +77,16 @@ def cdef_text() -> str:
     )
 
 
-def make_builder(flavour: str, absolute: bool = False) -> FFI:
+def _path(p: Path, absolute: bool) -> str:
     """setup.py wants paths relative to the project; FFI.compile() chdirs: wants them absolute."""
+    return str(p if absolute else p.relative_to(ROOT))
+
+
+def make_builder(flavour: str, absolute: bool = False) -> FFI:
     module, cflags, ldflags = FLAVOURS[flavour]
 
     def path(p: Path) -> str:
-        return str(p if absolute else p.relative_to(ROOT))
+        return _path(p, absolute)
 
     builder = FFI()
     builder.cdef(cdef_text())
@@ -82,15 +95,93 @@ def make_builder(flavour: str, absolute: bool = False) -> FFI:
         module,
         includes,
         sources=[path(p) for p in sources()],
-        include_dirs=[path(INCLUDE)],
-        extra_compile_args=[*WARNINGS, "-std=gnu11", "-fno-strict-aliasing", *cflags],
+        include_dirs=[path(INCLUDE), path(SOURCE)],
+        extra_compile_args=[*COMPILE_ARGS, *cflags],
         extra_link_args=ldflags,
-        libraries=["rt", "pthread", "dl"],
+        libraries=LIBRARIES,
     )
     return builder
 
 
 ffibuilder = make_builder(os.environ.get("WALKFUZZ_FLAVOUR", "plain"))
+
+# --- walkfuzz._native_testing: what only tests and benchmarks call (native/testing/: the guard's
+# fault instruments, the timing loops, the queue's signal stress), kept out of the core. It
+# calls into the core of its flavour and must find the one copy of the VM and guard state a
+# process has: it is linked against the core's library by file name, looked up next to itself
+# ($ORIGIN), and the dynamic loader binds a library it finds already loaded (same file) to that
+# copy, whatever the import flags (the cov core is RTLD_GLOBAL, plain and asan are not). Its
+# cdef includes the core's (ffi.include): the two modules share their types, and importing it
+# imports the core first. The reference walker's symbols are hidden in the core, so the
+# testing C calls that walker through wf_walker_reference()'s table.
+TESTING = NATIVE / "testing"
+TESTING_TARGETS = {"testing": "plain", "testing-cov": "cov", "testing-asan": "asan"}
+TESTING_MODULES = {"plain": "walkfuzz._native_testing", "cov": "walkfuzz._native_testing_cov",
+                   "asan": "walkfuzz._native_testing_asan"}
+
+
+def testing_headers() -> list[Path]:
+    return sorted(TESTING.glob("*.h"))
+
+
+def core_link_args(core: Path) -> list[str]:
+    """Link against the core library `core` (by its file name, found next to the extension)."""
+    return [f"-L{core.parent}", f"-l:{core.name}", "-Wl,-rpath,$ORIGIN"]
+
+
+def make_testing_builder(flavour: str, core: Path | None, absolute: bool = False) -> FFI:
+    """The testing extension of `flavour`, linked against `core`; None: setup.py's build_ext
+    (BuildExt) adds the core it has just built."""
+    _, cflags, ldflags = FLAVOURS[flavour]
+
+    def path(p: Path) -> str:
+        return _path(p, absolute)
+
+    builder = FFI()
+    builder.include(make_builder(flavour, absolute))
+    builder.cdef("\n".join(
+        block for header in testing_headers() for block in CDEF_BLOCK.findall(header.read_text())
+    ))
+    builder.set_source(
+        TESTING_MODULES[flavour],
+        "".join(f'#include "{h.name}"\n' for h in [*headers(), *testing_headers()]),
+        sources=[path(p) for p in sorted(TESTING.glob("*.c"))],
+        include_dirs=[path(TESTING), path(INCLUDE)],
+        extra_compile_args=[*COMPILE_ARGS, *cflags],
+        extra_link_args=[*ldflags, *(core_link_args(core) if core else [])],
+        libraries=LIBRARIES,
+    )
+    return builder
+
+
+testing_ffibuilder = make_testing_builder(os.environ.get("WALKFUZZ_FLAVOUR", "plain"), None)
+
+
+def build_ext_class() -> type:
+    """setup.py's build_ext: links each testing extension against the core built before it (the
+    cffi_modules order), wherever setuptools put that core."""
+    from setuptools.command.build_ext import build_ext  # type: ignore[import-untyped]
+
+    core_of = {TESTING_MODULES[f]: FLAVOURS[f][0] for f in TESTING_MODULES}
+
+    class BuildExt(build_ext):  # type: ignore[misc]  # setuptools is untyped here
+        def build_extension(self, ext: Any) -> None:
+            if ext.name in core_of:
+                core = Path(self.get_ext_fullpath(core_of[ext.name]))
+                ext.extra_link_args = [*ext.extra_link_args, *core_link_args(core)]
+            super().build_extension(ext)
+
+    return BuildExt
+
+
+def _built_core(flavour: str) -> Path:
+    """The in-place library of the core `flavour` (one copy per module, see main())."""
+    name = FLAVOURS[flavour][0].split(".")[-1]
+    built = sorted((ROOT / "fuzz").glob(f"{name}.*.so"))
+    if len(built) != 1:
+        raise SystemExit(f"walkfuzz build: the {flavour} core must be built first, once "
+                         f"(found {[p.name for p in built]})")
+    return built[0]
 
 # --- walkfuzz._unwind: the libunwind target, its own extension so the core builds without
 # libunwind. Its call chains are generated (fuzz/targets/libunwind/chaingen.py) and compiled per
@@ -140,29 +231,37 @@ def make_unwind_builder(flavour: str) -> FFI:
     builder = FFI()
     builder.cdef("\n".join(b for h in api for b in CDEF_BLOCK.findall(h.read_text())))
     sources = [*sorted(UNWIND_DIR.glob("*.c")), generated[gen.TABLE_FILE],
-               *sorted((NATIVE / "src").glob("guard*.c"))]
+               *sorted((SOURCE / "guard").glob("*.c"))]
     builder.set_source(
         module,
         '#include "wf_unwind.h"\n',
         sources=[str(p) for p in sources],
         include_dirs=[str(INCLUDE), str(UNWIND_DIR)],
-        extra_compile_args=[*WARNINGS, "-std=gnu11", "-fno-strict-aliasing", *cflags],
+        extra_compile_args=[*COMPILE_ARGS, *cflags],
         extra_link_args=ldflags,
         extra_objects=objects,
-        libraries=["unwind", "rt", "pthread", "dl"],
+        libraries=["unwind", *LIBRARIES],
     )
     return builder
 
 
+def _target_builder(target: str) -> FFI:
+    if target in UNWIND_FLAVOURS:
+        return make_unwind_builder(target)
+    if target in TESTING_TARGETS:
+        flavour = TESTING_TARGETS[target]
+        return make_testing_builder(flavour, _built_core(flavour), absolute=True)
+    return make_builder(target, absolute=True)
+
+
 def main(argv: list[str]) -> int:
     flavour = argv[1] if len(argv) > 1 else "plain"
-    if flavour not in FLAVOURS and flavour not in UNWIND_FLAVOURS:
-        known = [*sorted(FLAVOURS), *UNWIND_FLAVOURS]
+    known = [*sorted(FLAVOURS), *TESTING_TARGETS, *UNWIND_FLAVOURS]
+    if flavour not in known:
         print(f"walkfuzz build: unknown flavour {flavour!r}; one of {known}", file=sys.stderr)
         return 2
     os.chdir(ROOT)
-    builder = (make_unwind_builder(flavour) if flavour in UNWIND_FLAVOURS
-               else make_builder(flavour, absolute=True))
+    builder = _target_builder(flavour)
     # compile() places the .so under tmpdir by dotted name: walkfuzz/_native_x.so;
     # build in build/ then move it next to the sources of the package (fuzz/).
     out = builder.compile(tmpdir=str(ROOT / "build" / flavour), verbose=False)

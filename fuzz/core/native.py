@@ -13,6 +13,12 @@ module from `load()` is exercised under the sanitizers without knowing about the
 
 This module is the only place that imports a compiled extension: the core here, and the
 libunwind target's own extension through `import_extension` (walkfuzz.targets.libunwind.native).
+
+What only tests and benchmarks call (the crash guard's fault instruments, timing loops, the
+queue's signal stress: native/testing/) is not in the core but in a testing extension per
+flavour, `load_testing()`: walkfuzz._native_testing, _native_testing_cov, _native_testing_asan.
+It is linked against its flavour's core and binds to the copy `load()` loaded, so a process
+still has one VM and one guard.
 """
 
 from __future__ import annotations
@@ -41,6 +47,11 @@ MODULES: dict[Flavour, str] = {
     "cov": "walkfuzz._native_cov",
     "asan": "walkfuzz._native_asan",
     "srccov": "walkfuzz._native_srccov",
+}
+TESTING_MODULES: dict[Flavour, str] = {
+    "plain": "walkfuzz._native_testing",
+    "cov": "walkfuzz._native_testing_cov",
+    "asan": "walkfuzz._native_testing_asan",
 }
 LIBFUZZER_MODULE = "atheris.core_with_libfuzzer"
 ASAN_RUNTIME_HINT = "LD_PRELOAD=$(clang -print-file-name=libclang_rt.asan-x86_64.so)"
@@ -74,28 +85,52 @@ def load(flavour: Flavour | None = None) -> Native:
     return _load(flavour or selected_flavour())
 
 
+def load_testing(flavour: Flavour | None = None) -> Native:
+    """The testing extension of `flavour` (default: the selected one): the functions only tests
+    and benchmarks call (native/testing/). Loads the core first; `ffi` shares the core's types,
+    so cdata of either module's `ffi` passes to either module's functions."""
+    chosen = flavour or selected_flavour()
+    if chosen not in TESTING_MODULES:
+        raise UserError(f"the {chosen} core has no testing extension; one of {[*TESTING_MODULES]}")
+    return _load_testing(chosen)
+
+
 def module_path(flavour: Flavour | None = None) -> Path:
     """The shared library of a loaded flavour, for dlsym and symbolization."""
     chosen = flavour or selected_flavour()
     _load(chosen)
-    module_file = sys.modules[MODULES[chosen]].__file__
-    assert module_file is not None, f"{MODULES[chosen]} has no file"
-    return Path(module_file)
+    return _module_file(MODULES[chosen])
 
 
 def function_address(name: str, flavour: Flavour | None = None) -> int:
-    """Address of the exported C function `name` itself (cffi's `ffi.addressof` gives a wrapper)."""
+    """Address of the exported C function `name` itself (cffi's `ffi.addressof` gives a wrapper):
+    the core's, or else its testing extension's (loaded for it)."""
     return _function_address(name, flavour or selected_flavour())
+
+
+def _module_file(module: str) -> Path:
+    module_file = sys.modules[module].__file__
+    assert module_file is not None, f"{module} has no file"
+    return Path(module_file)
+
+
+def _exported(library: Path, name: str) -> int | None:
+    try:
+        pointer = ctypes.cast(getattr(ctypes.CDLL(str(library)), name), ctypes.c_void_p).value
+    except AttributeError:
+        return None
+    assert pointer is not None, f"{name} resolved to NULL"
+    return pointer
 
 
 @cache
 def _function_address(name: str, flavour: Flavour) -> int:
-    library = ctypes.CDLL(str(module_path(flavour)))
-    try:
-        pointer = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
-    except AttributeError:
-        raise UserError(f"the {flavour} core exports no function {name!r}") from None
-    assert pointer is not None, f"{name} resolved to NULL"
+    pointer = _exported(module_path(flavour), name)
+    if pointer is None and flavour in TESTING_MODULES:
+        _load_testing(flavour)
+        pointer = _exported(_module_file(TESTING_MODULES[flavour]), name)
+    if pointer is None:
+        raise UserError(f"the {flavour} core exports no function {name!r}")
     return pointer
 
 
@@ -105,17 +140,30 @@ def _load(flavour: Flavour) -> Native:
         load_libfuzzer()
     if flavour == "asan":
         require_asan_runtime(MODULES[flavour])
+    # Global: a walker library may call the VM's functions (wf_vm.h) and resolves them here.
+    module = _import_built(MODULES[flavour], flavour, global_symbols=True)
+    return Native(module.ffi, module.lib)
+
+
+@cache
+def _load_testing(flavour: Flavour) -> Native:
+    _load(flavour)  # first: the testing extension binds to this copy of the core
+    target = "testing" if flavour == "plain" else f"testing-{flavour}"
+    module = _import_built(TESTING_MODULES[flavour], target, global_symbols=False)
+    return Native(module.ffi, module.lib)
+
+
+def _import_built(name: str, target: str, *, global_symbols: bool) -> ModuleType:
+    """Import an extension module, or say how to build it (fuzz/core/_build.py TARGET)."""
     try:
-        # Global: a walker library may call the VM's functions (wf_vm.h) and resolves them here.
-        module = import_extension(MODULES[flavour], global_symbols=True)
+        return import_extension(name, global_symbols=global_symbols)
     except ModuleNotFoundError as err:
-        if err.name != MODULES[flavour]:
+        if err.name != name:
             raise
         raise MissingDependencyError(
-            f"native module {MODULES[flavour]} is not built "
-            f"(run `make build`, or `python fuzz/core/_build.py {flavour}`)"
+            f"native module {name} is not built "
+            f"(run `make build`, or `python fuzz/core/_build.py {target}`)"
         ) from None
-    return Native(module.ffi, module.lib)
 
 
 def import_extension(name: str, *, global_symbols: bool) -> ModuleType:

@@ -32,8 +32,9 @@
  *    ASGST_Capabilities() has ASGST_REGISTER_QUEUE (the reference walker does: ref_queue.c;
  *    the queue decisions are in the block before the queue declarations below).
  *  - In the walkfuzz core the reference walker defines these symbols with hidden visibility,
- *    so a walker library loaded next to it always binds to its own definitions. ASGST_QueueElement is the enqueued top frame plus the
- *    argument; ASGST_GetEnqueuableElement returns what ASGST_Enqueue would enqueue.
+ *    so a walker library loaded next to it always binds to its own definitions.
+ *  - ASGST_QueueElement is the enqueued top frame plus the argument;
+ *    ASGST_GetEnqueuableElement returns what ASGST_Enqueue would enqueue.
  * Async-signal-safe: every iterator function, GetMethodInfo, GetClassInfo, ThreadState,
  * Capabilities, Enqueue, GetQueueElement, GetEnqueuableElement, ResizeQueue,
  * GetQueueSizeInfo. Not: RegisterQueue, DeregisterQueue, SetOnQueueProcessingStart/End.
@@ -45,8 +46,8 @@
 #include <stdint.h>
 
 /* cffi:begin */
-typedef struct _ASGST_Method *ASGST_Method;   /* method handle (validated before use) */
-typedef struct _ASGST_Class *ASGST_Class;     /* class handle */
+typedef struct _ASGST_Method *ASGST_Method;    /* method handle (validated before use) */
+typedef struct _ASGST_Class *ASGST_Class;      /* class handle */
 typedef struct _ASGST_Iterator ASGST_Iterator; /* opaque, lives on the walker's stack */
 typedef struct _ASGST_Queue ASGST_Queue;       /* opaque */
 
@@ -71,14 +72,14 @@ enum ASGST_FrameTypeId {
 };
 
 enum ASGST_Error {
-    ASGST_NO_FRAME = 0,             /* end of the walk */
-    ASGST_NO_THREAD = -1,           /* no Java thread, or not in the mode the options ask */
-    ASGST_THREAD_EXIT = -2,         /* dying thread */
-    ASGST_UNSAFE_STATE = -3,        /* thread new or in a state transition */
-    ASGST_NO_TOP_JAVA_FRAME = -4,   /* thread outside Java without a last-Java-frame anchor */
-    ASGST_ENQUEUE_NO_QUEUE = -5,    /* no queue registered */
-    ASGST_ENQUEUE_FULL_QUEUE = -6,  /* safepoint queue is full */
-    ASGST_ENQUEUE_OTHER_ERROR = -7  /* other enqueue error, like being at a safepoint */
+    ASGST_NO_FRAME = 0,            /* end of the walk */
+    ASGST_NO_THREAD = -1,          /* no Java thread, or not in the mode the options ask */
+    ASGST_THREAD_EXIT = -2,        /* dying thread */
+    ASGST_UNSAFE_STATE = -3,       /* thread new or in a state transition */
+    ASGST_NO_TOP_JAVA_FRAME = -4,  /* thread outside Java without a last-Java-frame anchor */
+    ASGST_ENQUEUE_NO_QUEUE = -5,   /* no queue registered */
+    ASGST_ENQUEUE_FULL_QUEUE = -6, /* safepoint queue is full */
+    ASGST_ENQUEUE_OTHER_ERROR = -7 /* other enqueue error, like being at a safepoint */
 };
 
 /* Implementation-specific codes of walkers for the walkfuzz VM (all < -16). */
@@ -156,8 +157,8 @@ void ASGST_GetClassInfo(ASGST_Class klass, ASGST_ClassInfo *info);
 int ASGST_Capabilities(void);
 
 /* ---- safepoint queue API (optional: ASGST_REGISTER_QUEUE) ----------------------------
- * Owner: queue (issue 4). Implemented by native/walkers/reference/ref_queue.c; normative
- * text docs/queue.md. Decisions on what shared/reference/001 leaves open:
+ * Implemented by native/walkers/reference/ref_queue.c; normative text docs/queue.md. Decisions on
+ * what shared/reference/001 leaves open:
  *  - Threads: a queue belongs to the OS thread that registered it (env must be NULL: the
  *    simulated VM has no JNIEnv; non-NULL env -> RegisterQueue NULL, DeregisterQueue 0) and
  *    walks the mapped VM thread. Up to WF_QUEUE_MAX_QUEUES live queues per process, sizes
@@ -214,7 +215,7 @@ int ASGST_Capabilities(void);
  *    Thread exit (wf_queue_thread_exit): the same for every queue of the thread.
  */
 typedef struct {
-    void *pc;  /* the enqueued top Java frame */
+    void *pc; /* the enqueued top Java frame */
     void *fp;
     void *sp;
     void *arg; /* the argument given to ASGST_Enqueue; may be modified */

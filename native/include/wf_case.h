@@ -61,29 +61,29 @@ enum wf_case_status {
 };
 
 enum wf_walk_entry {
-    WF_ENTRY_UCONTEXT = 0,   /* ASGST_RunWithIterator(ucontext built from the context) */
-    WF_ENTRY_FROM_FRAME = 1, /* ASGST_RunWithIteratorFromFrame(sp, fp, pc) */
+    WF_ENTRY_UCONTEXT = 0,    /* ASGST_RunWithIterator(ucontext built from the context) */
+    WF_ENTRY_FROM_FRAME = 1,  /* ASGST_RunWithIteratorFromFrame(sp, fp, pc) */
     WF_ENTRY_NULL_CONTEXT = 2 /* ASGST_RunWithIterator(NULL) */
 };
 
 typedef struct wf_case_error {
-    int status;              /* wf_case_status */
-    int section;             /* section type where it was found; 0 = header */
-    uint64_t offset;         /* byte offset in the input */
-    char message[160];       /* one line naming the bad value */
+    int status;        /* wf_case_status */
+    int section;       /* section type where it was found; 0 = header */
+    uint64_t offset;   /* byte offset in the input */
+    char message[160]; /* one line naming the bad value */
 } wf_case_error;
 
 typedef struct wf_case {
-    uint64_t pc, sp, fp;     /* register context (CONTEXT) */
-    uint32_t options;        /* ASGST options (WALK) */
-    uint32_t entry;          /* wf_walk_entry (WALK) */
-    int has_truth;           /* 1: unmutated, truth below is authoritative */
+    uint64_t pc, sp, fp; /* register context (CONTEXT) */
+    uint32_t options;    /* ASGST options (WALK) */
+    uint32_t entry;      /* wf_walk_entry (WALK) */
+    int has_truth;       /* 1: unmutated, truth below is authoritative */
     int32_t truth_run_result;
     int32_t truth_end_code;
     uint32_t truth_count;
-    ASGST_Frame *truth;      /* WF_CASE_MAX_TRUTH entries, owned */
-    uint32_t mutations;      /* mutation operators applied since generation or decoding */
-    uint32_t stack_size;     /* bytes of the stack image (STACK) */
+    ASGST_Frame *truth;  /* WF_CASE_MAX_TRUTH entries, owned */
+    uint32_t mutations;  /* mutation operators applied since generation or decoding */
+    uint32_t stack_size; /* bytes of the stack image (STACK) */
 } wf_case;
 
 /* A new empty case (truth buffer allocated), or NULL. Not signal-safe. */

@@ -20,31 +20,27 @@
 #include <stdint.h>
 
 /* cffi:begin */
-#define WF_CASE_MAX_EXPECTED 480       /* == WF_LIVE_SHADOW_MAX, the deepest live shadow */
+#define WF_CASE_MAX_EXPECTED 480 /* == WF_LIVE_SHADOW_MAX, the deepest live shadow */
 #define WF_CASE_EXPECTED_FRAME_SIZE 12
 
-enum wf_expected_source {
-    WF_EXPECTED_WALK = 1,
-    WF_EXPECTED_ENQUEUE = 2,
-    WF_EXPECTED_ELEMENT = 3
-};
+enum wf_expected_source { WF_EXPECTED_WALK = 1, WF_EXPECTED_ENQUEUE = 2, WF_EXPECTED_ELEMENT = 3 };
 
 /* One frame as the live oracle compares it (also the live run's wf_live_frame). */
 typedef struct wf_expected_frame {
-    int32_t method;            /* method index; -1 none (non-Java); -2 not a method handle */
+    int32_t method; /* method index; -1 none (non-Java); -2 not a method handle */
     int32_t bci;
-    int8_t type;               /* ASGST_FrameTypeId */
-    int8_t level;              /* comp level */
+    int8_t type;  /* ASGST_FrameTypeId */
+    int8_t level; /* comp level */
     uint8_t reserved[2];
 } wf_expected_frame;
 
 typedef struct wf_case_expected {
-    uint8_t mode;              /* WF_LIVE_MODE_* of the run that sampled it */
-    uint8_t source;            /* wf_expected_source */
-    uint8_t window;            /* wf_live_window_kind of the sampled pc */
-    int32_t end_code;          /* the end the walk should have */
+    uint8_t mode;     /* WF_LIVE_MODE_* of the run that sampled it */
+    uint8_t source;   /* wf_expected_source */
+    uint8_t window;   /* wf_live_window_kind of the sampled pc */
+    int32_t end_code; /* the end the walk should have */
     uint32_t count;
-    wf_expected_frame frames[480];   /* WF_CASE_MAX_EXPECTED, innermost first */
+    wf_expected_frame frames[480]; /* WF_CASE_MAX_EXPECTED, innermost first */
 } wf_case_expected;
 
 /* The EXPECTED section of the mapped case, or NULL when it has none. */

@@ -1,6 +1,6 @@
-/* wf_case_queue.h — section 9 of a case (owner: queue, issue 4): a sequence of queue
- * operations run against the mapped case, and the log of what happened, which a Python
- * model (fuzz/queue_model.py) predicts event by event. Format: docs/case-format.md §7.
+/* wf_case_queue.h — section 9 of a case: a sequence of queue operations run against the mapped
+ * case, and the log of what happened, which a Python model (fuzz/targets/minivm/queue/model.py)
+ * predicts event by event. Format: docs/case-format.md §7.
  *
  *   u32 op_count, then per op: u8 opcode, operands by opcode
  *     1 REGISTER    s32 size, u32 options            -> queue index r = registrations so far
@@ -30,28 +30,37 @@
 
 #include "asgst.h"
 
-struct wf_walker;   /* wf_walker.h */
+struct wf_walker; /* wf_walker.h */
 
 /* cffi:begin */
 #define WF_QUEUE_MAX_OPS 4096
 #define WF_QUEUE_MAX_REGISTRATIONS 255
-#define WF_QUEUE_WALK_MAX_FRAMES 4096  /* frames one handler records; more: code 1 */
+#define WF_QUEUE_WALK_MAX_FRAMES 4096 /* frames one handler records; more: code 1 */
 #define WF_QUEUE_MAX_EVENTS 65536
 #define WF_QUEUE_MAX_LOGGED_FRAMES 262144
-#define WF_QUEUE_CONTEXT_SIZE 1024     /* bytes for a ucontext_t (936 on x86-64 glibc) */
+#define WF_QUEUE_CONTEXT_SIZE 1024 /* bytes for a ucontext_t (936 on x86-64 glibc) */
 
 enum wf_queue_opcode {
-    WF_QOP_REGISTER = 1, WF_QOP_DEREGISTER = 2, WF_QOP_ENQUEUE = 3, WF_QOP_SET_ARG = 4,
-    WF_QOP_COMPRESS = 5, WF_QOP_RESIZE = 6, WF_QOP_SIZE_INFO = 7, WF_QOP_HANDLER = 8,
-    WF_QOP_SAFEPOINT = 9, WF_QOP_THREAD_EXIT = 10, WF_QOP_POKE = 11, WF_QOP_THREAD = 12
+    WF_QOP_REGISTER = 1,
+    WF_QOP_DEREGISTER = 2,
+    WF_QOP_ENQUEUE = 3,
+    WF_QOP_SET_ARG = 4,
+    WF_QOP_COMPRESS = 5,
+    WF_QOP_RESIZE = 6,
+    WF_QOP_SIZE_INFO = 7,
+    WF_QOP_HANDLER = 8,
+    WF_QOP_SAFEPOINT = 9,
+    WF_QOP_THREAD_EXIT = 10,
+    WF_QOP_POKE = 11,
+    WF_QOP_THREAD = 12
 };
 
 enum wf_queue_event_kind {
-    WF_QEV_OP = 1,       /* an op ran: code = its result (docs/case-format.md §7) */
-    WF_QEV_ELEMENT = 2,  /* the element handler ran: arg, the element (index 0), the walk */
-    WF_QEV_START = 3,    /* the processing start handler ran: the walk, code 2 = no iterator */
-    WF_QEV_END = 4,      /* the processing end handler ran: likewise */
-    WF_QEV_PENDING = 5   /* after the last op: one per element still queued */
+    WF_QEV_OP = 1,      /* an op ran: code = its result (docs/case-format.md §7) */
+    WF_QEV_ELEMENT = 2, /* the element handler ran: arg, the element (index 0), the walk */
+    WF_QEV_START = 3,   /* the processing start handler ran: the walk, code 2 = no iterator */
+    WF_QEV_END = 4,     /* the processing end handler ran: likewise */
+    WF_QEV_PENDING = 5  /* after the last op: one per element still queued */
 };
 
 typedef struct wf_queue_event {
@@ -63,18 +72,18 @@ typedef struct wf_queue_event {
     uint64_t pc, sp, fp; /* ELEMENT, PENDING: the element */
     int32_t size, capacity, attempts;  /* OP of SIZE_INFO (and every OP): size info after it */
     uint32_t frame_begin, frame_count; /* handlers: frames walked, in the result's frames */
-    int32_t state;       /* handlers with an iterator: ASGST_State after the walk */
+    int32_t state;                     /* handlers with an iterator: ASGST_State after the walk */
 } wf_queue_event;
 
 typedef struct wf_queue_result {
-    int32_t status;           /* 0, or -1: no queue section, -2: log full (events cut) */
+    int32_t status; /* 0, or -1: no queue section, -2: log full (events cut) */
     uint32_t event_count;
     uint32_t frame_count;
-    uint32_t violations;      /* executor's own bookkeeping checks that failed */
-    char violation[200];      /* the first one, naming op and values */
-    int32_t violation_op;     /* the op of the first one */
-    wf_queue_event *events;   /* WF_QUEUE_MAX_EVENTS, owned */
-    ASGST_Frame *frames;      /* WF_QUEUE_MAX_LOGGED_FRAMES, owned */
+    uint32_t violations;    /* executor's own bookkeeping checks that failed */
+    char violation[200];    /* the first one, naming op and values */
+    int32_t violation_op;   /* the op of the first one */
+    wf_queue_event *events; /* WF_QUEUE_MAX_EVENTS, owned */
+    ASGST_Frame *frames;    /* WF_QUEUE_MAX_LOGGED_FRAMES, owned */
 } wf_queue_result;
 
 /* A result with its buffers, or NULL. Not signal-safe. */

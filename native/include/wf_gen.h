@@ -24,16 +24,16 @@
 #define WF_GEN_DEFAULT_MAX_FRAMES 48
 
 typedef struct wf_gen_params {
-    int32_t state;        /* wf_thread_state to force, or -1: chosen by the bytes */
-    int32_t options;      /* ASGST options to force, or -1 */
-    int32_t entry;        /* wf_walk_entry to force, or -1 */
-    int32_t consistent;   /* 1: thread flags always match the options; 0: sometimes not */
-    uint32_t min_frames;  /* Java frames at least (<= max_frames) */
-    uint32_t max_frames;  /* Java frames at most; 0 = WF_GEN_DEFAULT_MAX_FRAMES, cap 4000 */
+    int32_t state;       /* wf_thread_state to force, or -1: chosen by the bytes */
+    int32_t options;     /* ASGST options to force, or -1 */
+    int32_t entry;       /* wf_walk_entry to force, or -1 */
+    int32_t consistent;  /* 1: thread flags always match the options; 0: sometimes not */
+    uint32_t min_frames; /* Java frames at least (<= max_frames) */
+    uint32_t max_frames; /* Java frames at most; 0 = WF_GEN_DEFAULT_MAX_FRAMES, cap 4000 */
 } wf_gen_params;
 
 typedef struct wf_gen_frame {
-    int kind;             /* wf_frame_kind */
+    int kind; /* wf_frame_kind */
     uint64_t sp, fp, pc;
 } wf_gen_frame;
 

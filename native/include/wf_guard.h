@@ -24,7 +24,7 @@
  * while that signal is blocked (libunwind blocks all signals around its locks) cannot be
  * interrupted; the worker supervisor is the last resort for those.
  *
- * x86-64 Linux only: the faulting pc comes from the ucontext's REG_RIP.
+ * x86-64 Linux only: the faulting pc comes from the ucontext (wf_ucontext.h).
  */
 #ifndef WF_GUARD_H
 #define WF_GUARD_H
@@ -41,12 +41,12 @@
 typedef enum { WF_FAULT_NONE = 0, WF_FAULT_SIGNAL = 1, WF_FAULT_HANG = 2 } wf_fault_kind;
 
 typedef struct wf_fault {
-    int kind;              /* wf_fault_kind */
-    int signo, si_code;    /* for a hang: wf_guard_hang_signal(), SI_TKILL */
-    uintptr_t addr;        /* si_addr (0 for a hang, and for a non-canonical address on x86-64) */
-    uintptr_t pc;          /* faulting pc, from the ucontext */
-    uint64_t frames;       /* progress marker: frames produced when it faulted */
-    uintptr_t last_sp, last_fp, last_pc;   /* progress marker: last frame reached */
+    int kind;           /* wf_fault_kind */
+    int signo, si_code; /* for a hang: wf_guard_hang_signal(), SI_TKILL */
+    uintptr_t addr;     /* si_addr (0 for a hang, and for a non-canonical address on x86-64) */
+    uintptr_t pc;       /* faulting pc, from the ucontext */
+    uint64_t frames;    /* progress marker: frames produced when it faulted */
+    uintptr_t last_sp, last_fp, last_pc; /* progress marker: last frame reached */
 } wf_fault;
 
 typedef intptr_t (*wf_guarded_fn)(void *arg);
@@ -94,13 +94,13 @@ void wf_guard_set_first_responder(wf_guard_first_responder_fn fn);
 /* One active guarded call. Lives on the stack of wf_guard_call; fields are the guard's own. */
 typedef struct wf_guard_frame {
     sigjmp_buf env;
-    struct wf_guard_frame *prev;   /* the enclosing guarded call on this thread, or NULL */
-    wf_fault *fault;               /* where the handler writes the fault record */
-    uint64_t seq;                  /* watchdog sequence number of this call; 0 = not watched */
-    uint64_t outer_seq;            /* the slot's active sequence number before this call */
-    int masked;                    /* entered through wf_guard_call_masked */
-    uintptr_t fault_sp;            /* sp at the fault: the stack the jump abandons ends there */
-    volatile uint64_t frames;      /* progress marker, written by wf_guard_progress */
+    struct wf_guard_frame *prev; /* the enclosing guarded call on this thread, or NULL */
+    wf_fault *fault;             /* where the handler writes the fault record */
+    uint64_t seq;                /* watchdog sequence number of this call; 0 = not watched */
+    uint64_t outer_seq;          /* the slot's active sequence number before this call */
+    int masked;                  /* entered through wf_guard_call_masked */
+    uintptr_t fault_sp;          /* sp at the fault: the stack the jump abandons ends there */
+    volatile uint64_t frames;    /* progress marker, written by wf_guard_progress */
     volatile uintptr_t last_sp, last_fp, last_pc;
 } wf_guard_frame;
 

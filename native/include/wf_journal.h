@@ -3,8 +3,9 @@
  * A worker copies every input into a small MAP_SHARED file before running it, so the input
  * survives the process however it dies (stack overflow, abort with signals blocked, SIGKILL);
  * the campaign supervisor reads it back and saves it as a finding. One journal per process.
- * Doing the copy in C keeps it inside the harness's one C call per input (a Python copy costs
- * ~400 ns an input). The format is shared with fuzz/input_journal.py, which reads it:
+ * Doing the copy in C keeps it inside the harness's one C call per input (a copy from Python
+ * would add a call of its own to every input). The format is shared with
+ * fuzz/engine/journal.py, which reads it:
  *
  *   offset 0    u64  execs   inputs recorded by this process
  *   offset 8    u64  length  length of the input below

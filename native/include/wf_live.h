@@ -1,7 +1,7 @@
 /* wf_live.h — live stress of a walker on the live simulated VM (wf_live_vm.h): worker threads
  * run generated Java code, a sampler stops them every interval, the walker walks, and each
  * trace is checked against the thread's shadow stack. One run per process (it owns the fixed
- * VM address space and SIGPROF); walkfuzz runs it in a child process (fuzz/stress/).
+ * VM address space and SIGPROF); walkfuzz runs it in a child process (fuzz/targets/minivm/stress/).
  *
  * Modes:
  *   SIGNAL  per-thread POSIX timers (timer_create, SIGEV_THREAD_ID, CLOCK_MONOTONIC); the
@@ -52,44 +52,44 @@
 #define WF_LIVE_CLASSES 9
 
 typedef struct wf_live_config {
-    int mode;                  /* WF_LIVE_MODE_* */
-    int threads;               /* workers, 1 .. WF_LIVE_MAX_WORKERS */
-    int workload;              /* WF_LIVE_WORKLOAD_* */
+    int mode;     /* WF_LIVE_MODE_* */
+    int threads;  /* workers, 1 .. WF_LIVE_MAX_WORKERS */
+    int workload; /* WF_LIVE_WORKLOAD_* */
     uint64_t seed;
-    uint64_t interval_ns;      /* sampling interval per worker */
-    uint64_t duration_ns;      /* sampled phase (the cap, when max_walks is set) */
-    uint64_t baseline_ns;      /* unsampled phase before it (0: none) */
-    uint64_t walk_budget_ns;   /* watchdog budget of one walk (0: none) */
-    uint32_t safepoint_every;  /* request a safepoint every n-th sample (0: never) */
-    uint32_t record_cap;       /* interval/latency values kept per worker */
-    uint32_t capture;          /* 1: capture failed samples for wf_live_drain (wf_live_capture.h) */
-    uint32_t stop_on_first;    /* 1: end the sampled phase at the first failed sample */
-    uint64_t max_walks;        /* end the sampled phase once this many walks were judged
-                                  (0: run the whole duration) */
+    uint64_t interval_ns;     /* sampling interval per worker */
+    uint64_t duration_ns;     /* sampled phase (the cap, when max_walks is set) */
+    uint64_t baseline_ns;     /* unsampled phase before it (0: none) */
+    uint64_t walk_budget_ns;  /* watchdog budget of one walk (0: none) */
+    uint32_t safepoint_every; /* request a safepoint every n-th sample (0: never) */
+    uint32_t record_cap;      /* interval/latency values kept per worker */
+    uint32_t capture;         /* 1: capture failed samples for wf_live_drain (wf_live_capture.h) */
+    uint32_t stop_on_first;   /* 1: end the sampled phase at the first failed sample */
+    uint64_t max_walks;       /* end the sampled phase once this many walks were judged
+                                 (0: run the whole duration) */
 } wf_live_config;
 
 typedef struct wf_live_stats {
-    uint64_t requested;        /* timer expirations: delivered + overruns (signal, queue),
-                                  signals sent (thread) */
-    uint64_t delivered;        /* handler entries while sampling */
-    uint64_t walked;           /* walks that ran (guarded) */
-    uint64_t exact;            /* trace == shadow stack */
-    uint64_t invalid;          /* classified in `invalid` */
+    uint64_t requested; /* timer expirations: delivered + overruns (signal, queue),
+                           signals sent (thread) */
+    uint64_t delivered; /* handler entries while sampling */
+    uint64_t walked;    /* walks that ran (guarded) */
+    uint64_t exact;     /* trace == shadow stack */
+    uint64_t invalid;   /* classified in `invalid` */
     uint64_t faults, hangs;
-    uint64_t frames;           /* frames walked in total */
-    uint64_t safepoints;       /* safepoint stub entries */
-    uint64_t queue_rejected;   /* queue mode: enqueue refused (full, other) or no free slot */
-    uint64_t queue_gone;       /* queue mode: element's frame gone by the safepoint */
-    uint64_t queue_resizes;    /* queue mode: ASGST_ResizeQueue calls */
-    uint64_t queue_checks;     /* queue mode: GetQueueSizeInfo compared with the model */
-    uint64_t queue_miscounts;  /* ... and found different (size, capacity or attempts) */
-    uint64_t paced;            /* signal, queue: timer periods restarted after an overrun */
-    uint64_t invalid_by_class[9];  /* WF_LIVE_CLASSES (cffi takes a number here) */
+    uint64_t frames;              /* frames walked in total */
+    uint64_t safepoints;          /* safepoint stub entries */
+    uint64_t queue_rejected;      /* queue mode: enqueue refused (full, other) or no free slot */
+    uint64_t queue_gone;          /* queue mode: element's frame gone by the safepoint */
+    uint64_t queue_resizes;       /* queue mode: ASGST_ResizeQueue calls */
+    uint64_t queue_checks;        /* queue mode: GetQueueSizeInfo compared with the model */
+    uint64_t queue_miscounts;     /* ... and found different (size, capacity or attempts) */
+    uint64_t paced;               /* signal, queue: timer periods restarted after an overrun */
+    uint64_t invalid_by_class[9]; /* WF_LIVE_CLASSES (cffi takes a number here) */
     uint64_t invalid_in_window;
-    uint64_t window_samples[5];  /* samples per wf_live_window_kind (0: none) */
-    uint64_t errors[32];       /* end codes: errors[-code], code in -30..0; [31] others */
-    uint64_t iterations_base, iterations_run;   /* root calls completed per phase */
-    uint64_t cpu_ns_base, cpu_ns_run;           /* worker CPU time per phase */
+    uint64_t window_samples[5]; /* samples per wf_live_window_kind (0: none) */
+    uint64_t errors[32];        /* end codes: errors[-code], code in -30..0; [31] others */
+    uint64_t iterations_base, iterations_run; /* root calls completed per phase */
+    uint64_t cpu_ns_base, cpu_ns_run;         /* worker CPU time per phase */
     uint64_t wall_ns_base, wall_ns_run;
     uint64_t captured;         /* failed samples captured for the drain */
     uint64_t capture_dropped;  /* failed samples not captured: ring full or a capture running */
@@ -99,14 +99,14 @@ typedef struct wf_live_stats {
     uint64_t capture_hist[96]; /* copies by duration in TSC ticks (wf_live_result.ns_per_tick),
                                   4 buckets per power of two: wf_live_capture_bucket */
     /* Last: not summed into a run's total, which keeps the first worker's that has one. */
-    int64_t queue_miscount[12];  /* queue mode: the first miscount; [0] is where it was seen
-                                    (0: none, 1 the handler's Enqueue, 2 before a safepoint,
-                                    3 after it), then the walker's size, capacity, attempts,
-                                    the model's size, capacity, attempts, pending capacity,
-                                    attempts_inside, enqueued_inside, safepoints, calls */
+    int64_t queue_miscount[12]; /* queue mode: the first miscount; [0] is where it was seen
+                                   (0: none, 1 the handler's Enqueue, 2 before a safepoint,
+                                   3 after it), then the walker's size, capacity, attempts,
+                                   the model's size, capacity, attempts, pending capacity,
+                                   attempts_inside, enqueued_inside, safepoints, calls */
 } wf_live_stats;
 
-typedef wf_expected_frame wf_live_frame;   /* method index, bci, type, comp level */
+typedef wf_expected_frame wf_live_frame; /* method index, bci, type, comp level */
 
 typedef struct wf_live_result {
     wf_live_stats total;
@@ -115,10 +115,10 @@ typedef struct wf_live_result {
     uint32_t method_count;
     uint64_t code_bytes;
     uint32_t blob_count, desc_count, window_count;
-    uint64_t interval_count, latency_count;   /* values in the arrays below */
-    uint32_t *intervals_ns;    /* achieved intervals between samples of one worker */
-    uint32_t *latencies_ns;    /* walk latency (handler entry to check done) */
-    double ns_per_tick;        /* TSC tick length measured over the run */
+    uint64_t interval_count, latency_count; /* values in the arrays below */
+    uint32_t *intervals_ns;                 /* achieved intervals between samples of one worker */
+    uint32_t *latencies_ns;                 /* walk latency (handler entry to check done) */
+    double ns_per_tick;                     /* TSC tick length measured over the run */
 } wf_live_result;
 
 /* Run a live stress: generate and map the VM, start the workers, baseline phase, sampled

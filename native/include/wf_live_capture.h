@@ -29,45 +29,45 @@
 #include "wf_live.h"
 
 /* cffi:begin */
-#define WF_LIVE_CAPTURE_STACK 65536    /* stack bytes a capture copies from sp up */
-#define WF_LIVE_FINDING_FRAMES 64      /* walked / expected frames a drained finding shows */
-#define WF_LIVE_CASE_MAX 1048576       /* a drained case is never longer */
+#define WF_LIVE_CAPTURE_STACK 65536 /* stack bytes a capture copies from sp up */
+#define WF_LIVE_FINDING_FRAMES 64   /* walked / expected frames a drained finding shows */
+#define WF_LIVE_CASE_MAX 1048576    /* a drained case is never longer */
 
 enum wf_live_case_status {
     WF_LIVE_CASE_OK = 0,
-    WF_LIVE_CASE_TOO_MANY_POKES = -1   /* the stack changed in more words than section 9 holds */
+    WF_LIVE_CASE_TOO_MANY_POKES = -1 /* the stack changed in more words than section 9 holds */
 };
 
 typedef struct wf_live_finding {
-    int32_t status;            /* wf_live_case_status: 0 = the case was encoded */
-    int32_t cls;               /* WF_LIVE_CLS_*, -1 fault, -2 hang */
+    int32_t status; /* wf_live_case_status: 0 = the case was encoded */
+    int32_t cls;    /* WF_LIVE_CLS_*, -1 fault, -2 hang */
     int32_t first_diff;
     int32_t worker;
-    uint32_t mode, source, window;   /* WF_LIVE_MODE_*, wf_expected_source, window kind */
-    uint64_t t_ns;             /* when it was sampled (CLOCK_MONOTONIC) */
-    int32_t run_result, end_code, state_after;   /* end_code: run_result if < 0, else the end */
+    uint32_t mode, source, window;             /* WF_LIVE_MODE_*, wf_expected_source, window kind */
+    uint64_t t_ns;                             /* when it was sampled (CLOCK_MONOTONIC) */
+    int32_t run_result, end_code, state_after; /* end_code: run_result if < 0, else the end */
     uint32_t walked_count, expected_count;
     int32_t expected_end;
     uint32_t thread_state, thread_flags;
-    uint64_t pc, sp, fp;       /* interrupted registers (live addresses) */
+    uint64_t pc, sp, fp; /* interrupted registers (live addresses) */
     uint64_t fault_pc, fault_addr;
     int32_t fault_signo, fault_kind;
-    uint32_t stack_bytes;      /* stack image of the case */
-    uint32_t stack_dropped;    /* used stack bytes the bound left out (0: all of it) */
-    uint32_t pokes;            /* queue: stack words that changed before the safepoint */
+    uint32_t stack_bytes;   /* stack image of the case */
+    uint32_t stack_dropped; /* used stack bytes the bound left out (0: all of it) */
+    uint32_t pokes;         /* queue: stack words that changed before the safepoint */
     uint32_t shape_len;
-    uint8_t shape[32];         /* wf_shape_kind of the frames up to the first difference */
-    wf_live_frame walked[64];  /* the first WF_LIVE_FINDING_FRAMES, innermost first */
+    uint8_t shape[32];        /* wf_shape_kind of the frames up to the first difference */
+    wf_live_frame walked[64]; /* the first WF_LIVE_FINDING_FRAMES, innermost first */
     wf_live_frame expected[64];
 } wf_live_finding;
 
 /* Failed samples of one signature key, summed over the workers. */
 typedef struct wf_live_signature {
-    int32_t cls;               /* WF_LIVE_CLS_*, -1 fault, -2 hang */
-    uint32_t tail;             /* wf_shape_kind of the shape's last frame, 0 none */
-    uint64_t fault_pc;         /* faults and hangs */
+    int32_t cls;       /* WF_LIVE_CLS_*, -1 fault, -2 hang */
+    uint32_t tail;     /* wf_shape_kind of the shape's last frame, 0 none */
+    uint64_t fault_pc; /* faults and hangs */
     uint64_t count;
-    uint64_t first_ns, last_ns;   /* CLOCK_MONOTONIC of the first and the last one */
+    uint64_t first_ns, last_ns; /* CLOCK_MONOTONIC of the first and the last one */
 } wf_live_signature;
 
 /* Take the oldest capture of the next worker that has one and encode it as a case into out

@@ -39,36 +39,36 @@
 
 /* Layout constants shared by C and the hand-written stubs (live_stubs.c); checked with
    _Static_assert against offsetof in live_vm.c. */
-#define WF_LIVE_T_VM 0          /* struct wf_live_thread: -> struct wf_vm_thread */
-#define WF_LIVE_T_DEPTH 8       /*   u32 shadow depth */
-#define WF_LIVE_T_POLL 12       /*   u32 safepoint poll word (nonzero: take the slow path) */
-#define WF_LIVE_T_SAFEPOINT 16  /*   entry of the safepoint stub */
-#define WF_LIVE_T_SHADOW 64     /*   shadow frames, 16 bytes each */
-#define WF_LIVE_S_METHOD 0      /* struct wf_live_shadow: u32 method index */
-#define WF_LIVE_S_BCI 4         /*   s32 bci */
-#define WF_LIVE_S_TYPE 8        /*   u32 ASGST frame type | (u8)comp_level << 8 */
-#define WF_LIVE_M_HANDLE 0      /* struct wf_live_method: method handle */
-#define WF_LIVE_M_CODE_BASE 8   /*   bytecode base */
-#define WF_LIVE_M_PROGRAM 16    /*   first instruction */
-#define WF_LIVE_M_ENTRY 24      /*   where callers call */
-#define WF_LIVE_M_INDEX 32      /*   u32 method index */
-#define WF_LIVE_M_TYPE 36       /*   u32 shadow type word of a call to it */
-#define WF_LIVE_M_BCI0 40       /*   s32 shadow bci at entry (0, or -1 for native) */
-#define WF_LIVE_V_STATE 0       /* struct wf_vm_thread */
+#define WF_LIVE_T_VM 0         /* struct wf_live_thread: -> struct wf_vm_thread */
+#define WF_LIVE_T_DEPTH 8      /*   u32 shadow depth */
+#define WF_LIVE_T_POLL 12      /*   u32 safepoint poll word (nonzero: take the slow path) */
+#define WF_LIVE_T_SAFEPOINT 16 /*   entry of the safepoint stub */
+#define WF_LIVE_T_SHADOW 64    /*   shadow frames, 16 bytes each */
+#define WF_LIVE_S_METHOD 0     /* struct wf_live_shadow: u32 method index */
+#define WF_LIVE_S_BCI 4        /*   s32 bci */
+#define WF_LIVE_S_TYPE 8       /*   u32 ASGST frame type | (u8)comp_level << 8 */
+#define WF_LIVE_M_HANDLE 0     /* struct wf_live_method: method handle */
+#define WF_LIVE_M_CODE_BASE 8  /*   bytecode base */
+#define WF_LIVE_M_PROGRAM 16   /*   first instruction */
+#define WF_LIVE_M_ENTRY 24     /*   where callers call */
+#define WF_LIVE_M_INDEX 32     /*   u32 method index */
+#define WF_LIVE_M_TYPE 36      /*   u32 shadow type word of a call to it */
+#define WF_LIVE_M_BCI0 40      /*   s32 shadow bci at entry (0, or -1 for native) */
+#define WF_LIVE_V_STATE 0      /* struct wf_vm_thread */
 #define WF_LIVE_V_ANCHOR_SP 24
 #define WF_LIVE_V_ANCHOR_FP 32
 #define WF_LIVE_V_ANCHOR_PC 40
-#define WF_LIVE_I_OP 0          /* struct wf_live_insn: u8 op */
-#define WF_LIVE_I_BCI 2         /*   u16 bci */
-#define WF_LIVE_I_A 4           /*   u32 operand */
-#define WF_LIVE_I_B 8           /*   u64 operand */
+#define WF_LIVE_I_OP 0              /* struct wf_live_insn: u8 op */
+#define WF_LIVE_I_BCI 2             /*   u16 bci */
+#define WF_LIVE_I_A 4               /*   u32 operand */
+#define WF_LIVE_I_B 8               /*   u64 operand */
 #define WF_THREAD_IN_JAVA_VALUE 2   /* WF_THREAD_IN_JAVA, for the assembly */
 #define WF_THREAD_IN_NATIVE_VALUE 4 /* WF_THREAD_IN_NATIVE */
 #define WF_THREAD_IN_VM_VALUE 3     /* WF_THREAD_IN_VM */
 
-#define WF_LIVE_SHADOW_MAX 480  /* frames; the generator keeps programs shallower */
+#define WF_LIVE_SHADOW_MAX 480 /* frames; the generator keeps programs shallower */
 #define WF_LIVE_MAX_METHODS 96
-#define WF_LIVE_MAX_INSNS 24    /* per method */
+#define WF_LIVE_MAX_INSNS 24 /* per method */
 #define WF_LIVE_MAX_WINDOWS 4096
 
 /* Program instructions, run by the interpreter and compiled by live_emit.c (plain numbers:
@@ -88,7 +88,7 @@ enum wf_live_window_kind {
     WF_LIVE_WIN_KINDS = 5
 };
 
-struct wf_live_insn {       /* 16 bytes */
+struct wf_live_insn { /* 16 bytes */
     uint8_t op;
     uint8_t reserved;
     uint16_t bci;
@@ -96,14 +96,10 @@ struct wf_live_insn {       /* 16 bytes */
     uint64_t b;
 };
 
-enum wf_live_method_kind {
-    WF_LIVE_INTERPRETED = 0,
-    WF_LIVE_COMPILED = 1,
-    WF_LIVE_NATIVE = 2
-};
+enum wf_live_method_kind { WF_LIVE_INTERPRETED = 0, WF_LIVE_COMPILED = 1, WF_LIVE_NATIVE = 2 };
 
 struct wf_live_method {
-    uintptr_t handle;             /* WF_LIVE_M_HANDLE ... (layout fixed, see above) */
+    uintptr_t handle; /* WF_LIVE_M_HANDLE ... (layout fixed, see above) */
     uintptr_t code_base;
     const struct wf_live_insn *program;
     uintptr_t entry;
@@ -112,29 +108,29 @@ struct wf_live_method {
     int32_t shadow_bci0;
     uint32_t reserved;
     /* not read by generated code */
-    uint32_t kind;                /* wf_live_method_kind */
-    int32_t comp_level;           /* compiled: 1..4 */
+    uint32_t kind;      /* wf_live_method_kind */
+    int32_t comp_level; /* compiled: 1..4 */
     uint32_t insn_count;
-    uint32_t frame_size;          /* compiled: bytes */
-    uint32_t native_work;         /* native: spin iterations in C */
+    uint32_t frame_size;           /* compiled: bytes */
+    uint32_t native_work;          /* native: spin iterations in C */
     struct wf_live_method *upcall; /* native: Java method the C code calls back, or NULL */
-    uint32_t inline_mask;         /* compiled: bit k set = inline the callee of insn k */
-    uint32_t blob;                /* index of its blob (compiled, native) */
+    uint32_t inline_mask;          /* compiled: bit k set = inline the callee of insn k */
+    uint32_t blob;                 /* index of its blob (compiled, native) */
     struct wf_live_insn insns[WF_LIVE_MAX_INSNS];
 };
 
-struct wf_live_shadow {           /* 16 bytes */
+struct wf_live_shadow { /* 16 bytes */
     uint32_t method;
     int32_t bci;
-    uint32_t type;                /* ASGST_FrameTypeId | (uint8_t)comp_level << 8 */
+    uint32_t type; /* ASGST_FrameTypeId | (uint8_t)comp_level << 8 */
     uint32_t reserved;
 };
 
 struct wf_live_thread {
-    struct wf_vm_thread *vm;      /* WF_LIVE_T_VM */
-    volatile uint32_t depth;      /* WF_LIVE_T_DEPTH */
-    volatile uint32_t poll;       /* WF_LIVE_T_POLL */
-    uintptr_t safepoint_entry;    /* WF_LIVE_T_SAFEPOINT */
+    struct wf_vm_thread *vm;   /* WF_LIVE_T_VM */
+    volatile uint32_t depth;   /* WF_LIVE_T_DEPTH */
+    volatile uint32_t poll;    /* WF_LIVE_T_POLL */
+    uintptr_t safepoint_entry; /* WF_LIVE_T_SAFEPOINT */
     uint8_t reserved[40];
     struct wf_live_shadow shadow[WF_LIVE_SHADOW_MAX]; /* WF_LIVE_T_SHADOW */
 };
@@ -149,32 +145,31 @@ struct wf_live_window {
 /* The generated VM: methods and where its fixed stubs are. */
 struct wf_live_vm {
     uint32_t method_count;
-    struct wf_live_method *methods;           /* method_count entries */
+    struct wf_live_method *methods; /* method_count entries */
     uintptr_t interp_entry, entry_stub, safepoint_entry;
-    uintptr_t c2i_entry;                      /* compiled code calls interpreted methods here */
+    uintptr_t c2i_entry; /* compiled code calls interpreted methods here */
     uint32_t window_count;
-    struct wf_live_window windows[WF_LIVE_MAX_WINDOWS];  /* sorted by lo, disjoint */
+    struct wf_live_window windows[WF_LIVE_MAX_WINDOWS]; /* sorted by lo, disjoint */
 };
 
 /* Code generation (live_emit.c): blobs, pc descriptors and windows written into the fixed
    tables of wf_vm.h while the code heap is writable. */
 struct wf_live_codegen {
-    uint8_t *heap;                /* WF_VM_CODE_HEAP, writable during generation */
-    uint32_t used;                /* bytes of the heap used */
+    uint8_t *heap; /* WF_VM_CODE_HEAP, writable during generation */
+    uint32_t used; /* bytes of the heap used */
     uint32_t blob_count, desc_count;
-    int failed;                   /* a table or the heap ran out */
+    int failed; /* a table or the heap ran out */
     struct wf_live_vm *vm;
 };
 
 /* Copy fixed code [begin, end) into the heap as a blob of `kind` whose frame is complete
    from offset `complete` on; its address. */
-uintptr_t wf_live_emit_fixed(struct wf_live_codegen *g, const uint8_t *begin,
-                             const uint8_t *end, uint32_t kind, uint32_t complete);
+uintptr_t wf_live_emit_fixed(struct wf_live_codegen *g, const uint8_t *begin, const uint8_t *end,
+                             uint32_t kind, uint32_t complete);
 /* A transition frame blob (native wrapper or safepoint stub) that calls fn(thread, rbx) in
    `state` with the anchor set; returns its entry. method NULL for the stub. */
 uintptr_t wf_live_emit_transition(struct wf_live_codegen *g, uint32_t kind,
-                                  const struct wf_vm_method *method, uint32_t state,
-                                  uintptr_t fn);
+                                  const struct wf_vm_method *method, uint32_t state, uintptr_t fn);
 /* The compiled blob of m (its inlined callees' code included); returns its entry. */
 uintptr_t wf_live_emit_compiled(struct wf_live_codegen *g, struct wf_live_method *m);
 /* The c2i adapter through which compiled code calls the interpreter; returns its entry. */
@@ -190,9 +185,8 @@ uint32_t wf_live_generate(struct wf_live_method *ms, uint32_t max, uint32_t work
 /* Map the VM, generate the code of `n` methods and publish the root with `threads` live
    thread records (stack bounds filled in by each worker). `native_fn` is the C body of native
    methods, `safepoint_fn` what the safepoint stub calls. 0, or -1 with err set. */
-int wf_live_vm_build(struct wf_live_vm *vm, struct wf_live_method *ms, uint32_t n,
-                     uint32_t threads, uintptr_t native_fn, uintptr_t safepoint_fn,
-                     char *err, size_t errlen);
+int wf_live_vm_build(struct wf_live_vm *vm, struct wf_live_method *ms, uint32_t n, uint32_t threads,
+                     uintptr_t native_fn, uintptr_t safepoint_fn, char *err, size_t errlen);
 /* The VM record of live thread i. */
 struct wf_vm_thread *wf_live_vm_thread(uint32_t i);
 /* Unpublish the root (magic 0, no threads) so nothing walks the live VM any more. */

@@ -20,12 +20,12 @@
 #include "wf_live_vm.h"
 #include "wf_walker.h"
 
-#define WF_LIVE_WALK_MAX 1024        /* frames kept per walk; more = a cycle (overflow) */
-#define WF_LIVE_END_OVERFLOW 1       /* wf_live_walk.end when the buffer filled up */
+#define WF_LIVE_WALK_MAX 1024  /* frames kept per walk; more = a cycle (overflow) */
+#define WF_LIVE_END_OVERFLOW 1 /* wf_live_walk.end when the buffer filled up */
 #define WF_LIVE_STACK_SIZE (512 * 1024)
-#define WF_LIVE_CAPTURE_RING 8       /* captures a worker holds until the drain takes them */
-#define WF_LIVE_CAPTURES_PER_KEY 4   /* captures per signature key and worker */
-#define WF_LIVE_SIGNATURE_KEYS 32    /* signature keys counted per worker; more: capture_dropped */
+#define WF_LIVE_CAPTURE_RING 8     /* captures a worker holds until the drain takes them */
+#define WF_LIVE_CAPTURES_PER_KEY 4 /* captures per signature key and worker */
+#define WF_LIVE_SIGNATURE_KEYS 32  /* signature keys counted per worker; more: capture_dropped */
 
 enum wf_live_phase { WF_LIVE_STARTING, WF_LIVE_BASELINE, WF_LIVE_SAMPLING, WF_LIVE_STOPPING };
 
@@ -59,27 +59,27 @@ struct wf_live_stack_capture {
    then, after wf_live_expect). */
 struct wf_live_sample_info {
     uint64_t pc, sp, fp, t0;
-    uint32_t window;             /* wf_live_window_kind of pc */
-    uint32_t state;              /* the VM thread's state */
-    uint32_t source;             /* wf_expected_source: which walk of the sample is judged */
+    uint32_t window; /* wf_live_window_kind of pc */
+    uint32_t state;  /* the VM thread's state */
+    uint32_t source; /* wf_expected_source: which walk of the sample is judged */
     const struct wf_live_snapshot *snap;
-    const struct wf_live_stack_capture *signal;  /* queue: the thread at the signal (NULL:
-                                                    capture it now, it is still there) */
+    const struct wf_live_stack_capture *signal; /* queue: the thread at the signal (NULL:
+                                                   capture it now, it is still there) */
 };
 
 /* One failed sample, captured for the drain (wf_live_capture.h). */
 struct wf_live_capture {
-    int32_t cls;                 /* WF_LIVE_CLS_*, -1 fault, -2 hang */
+    int32_t cls; /* WF_LIVE_CLS_*, -1 fault, -2 hang */
     int32_t first_diff;
     uint32_t window, source;
-    uint64_t t_ns;               /* the sample's time (CLOCK_MONOTONIC) */
+    uint64_t t_ns; /* the sample's time (CLOCK_MONOTONIC) */
     int32_t run_result, end, state_after;
-    uint32_t walked_count;       /* frames walked; walked[] has the first WF_LIVE_WALK_MAX */
+    uint32_t walked_count; /* frames walked; walked[] has the first WF_LIVE_WALK_MAX */
     uint32_t expected_count;
     int32_t expected_end;
     int faulted;
     wf_fault fault;
-    uint64_t poll_sp, poll_fp, poll_pc;   /* ELEMENT: the safepoint's frame */
+    uint64_t poll_sp, poll_fp, poll_pc; /* ELEMENT: the safepoint's frame */
     wf_live_frame walked[WF_LIVE_WALK_MAX];
     wf_live_frame expected[WF_LIVE_SHADOW_MAX];
     struct wf_live_stack_capture signal;
@@ -90,7 +90,7 @@ struct wf_live_capture {
    fault, its pc (the Python side turns a key into a finding signature). */
 struct wf_live_sigkey {
     int32_t cls;
-    uint32_t tail;               /* wf_shape_kind, 0 for an empty walk */
+    uint32_t tail; /* wf_shape_kind, 0 for an empty walk */
     uint64_t fault_pc;
     volatile uint64_t count, first_ns, last_ns;
     uint32_t captured;
@@ -98,9 +98,9 @@ struct wf_live_sigkey {
 
 /* What one walk returned. */
 struct wf_live_walk {
-    int32_t run_result;          /* RunWithIterator's return */
-    int32_t end;                 /* NextFrame's end code, or WF_LIVE_END_OVERFLOW */
-    int32_t state_after;         /* ASGST_State after the end */
+    int32_t run_result;  /* RunWithIterator's return */
+    int32_t end;         /* NextFrame's end code, or WF_LIVE_END_OVERFLOW */
+    int32_t state_after; /* ASGST_State after the end */
     uint32_t count;
     ASGST_Frame frames[WF_LIVE_WALK_MAX];
 };
@@ -108,26 +108,26 @@ struct wf_live_walk {
 enum wf_live_outcome { WF_LIVE_EXACT, WF_LIVE_INVALID };
 
 struct wf_live_verdict {
-    int outcome;                 /* wf_live_outcome */
-    int cls;                     /* WF_LIVE_CLS_* when invalid */
-    int first_diff;              /* first differing frame (innermost = 0), -1 if none */
+    int outcome;    /* wf_live_outcome */
+    int cls;        /* WF_LIVE_CLS_* when invalid */
+    int first_diff; /* first differing frame (innermost = 0), -1 if none */
 };
 
 /* Queue mode: the queue's accounting as asgst.h's queue block defines it, kept by the worker
    next to its own calls (live_queue_accounting.c); every GetQueueSizeInfo must agree. */
 struct wf_live_queue_model {
     int32_t size, capacity, attempts;
-    int32_t pending;                   /* the capacity a ResizeQueue asked for; -1: none */
-    volatile uint32_t calls;           /* Enqueue calls so far: a handler ran if it moved */
-    volatile uint32_t in_safepoint;    /* inside the walker's wf_queue_safepoint */
-    volatile int32_t attempts_inside;  /* Enqueue calls made meanwhile ... */
-    volatile int32_t enqueued_inside;  /* ... and how many of them were taken */
-    int resync;                        /* a fault left the walker's figures unknown */
+    int32_t pending;                  /* the capacity a ResizeQueue asked for; -1: none */
+    volatile uint32_t calls;          /* Enqueue calls so far: a handler ran if it moved */
+    volatile uint32_t in_safepoint;   /* inside the walker's wf_queue_safepoint */
+    volatile int32_t attempts_inside; /* Enqueue calls made meanwhile ... */
+    volatile int32_t enqueued_inside; /* ... and how many of them were taken */
+    int resync;                       /* a fault left the walker's figures unknown */
     uint32_t safepoints;
 };
 
 struct wf_live_worker {
-    struct wf_live_thread jt;    /* r15 while it runs Java code */
+    struct wf_live_thread jt; /* r15 while it runs Java code */
     struct wf_vm_thread *vm;
     int index;
     pid_t tid;
@@ -135,8 +135,8 @@ struct wf_live_worker {
     clockid_t cpu_clock;
     timer_t timer;
     int has_timer;
-    void *stack;                 /* mmap'ed: guard page + WF_LIVE_STACK_SIZE */
-    volatile int start_failed;   /* queue mode: RegisterQueue returned NULL */
+    void *stack;               /* mmap'ed: guard page + WF_LIVE_STACK_SIZE */
+    volatile int start_failed; /* queue mode: RegisterQueue returned NULL */
     volatile uint64_t iterations;
     uint64_t last_sample_ns;
     uint64_t samples;
@@ -145,50 +145,48 @@ struct wf_live_worker {
     uint64_t interval_count, latency_count;
     struct wf_live_snapshot snap;
     struct wf_live_walk walk;
-    struct wf_live_capture *ring;   /* WF_LIVE_CAPTURE_RING entries: the handler fills, the drain
-                                       empties (single producer, single consumer) */
-    uint64_t c_base;                /* the worker loop's frame: above it, C frames and TLS that
-                                       stay as they are while the worker runs Java code */
-    uint8_t *c_top;                 /* [c_base, stack_hi) copied once, when the worker started */
+    struct wf_live_capture *ring; /* WF_LIVE_CAPTURE_RING entries: the handler fills, the drain
+                                     empties (single producer, single consumer) */
+    uint64_t c_base;              /* the worker loop's frame: above it, C frames and TLS that
+                                     stay as they are while the worker runs Java code */
+    uint8_t *c_top;               /* [c_base, stack_hi) copied once, when the worker started */
     uint32_t c_top_bytes;
-    uint64_t capture_ticks;         /* TSC ticks spent capturing (-> st.capture_ns at the end) */
+    uint64_t capture_ticks; /* TSC ticks spent capturing (-> st.capture_ns at the end) */
     volatile uint32_t ring_head, ring_tail;
-    volatile uint32_t capturing;    /* a capture runs on this thread (a nested one drops) */
+    volatile uint32_t capturing; /* a capture runs on this thread (a nested one drops) */
     volatile uint32_t key_count;
     struct wf_live_sigkey keys[WF_LIVE_SIGNATURE_KEYS];
-    volatile uint32_t handshake; /* thread mode: wf_live_handshake */
-    volatile uint32_t worker_sleeping;  /* thread mode: waits on `handshake` in the futex */
-    int last_cpu;                /* thread mode: the CPU its handler last ran on, -1 unknown */
+    volatile uint32_t handshake;       /* thread mode: wf_live_handshake */
+    volatile uint32_t worker_sleeping; /* thread mode: waits on `handshake` in the futex */
+    int last_cpu; /* thread mode: the CPU its handler last ran on, -1 unknown */
     void *handshake_uc;
-    ASGST_Queue *queue;          /* queue mode: this worker's safepoint queue */
-    struct wf_live_queued *queued;  /* WF_LIVE_QUEUED slots: what each element was at the signal */
+    ASGST_Queue *queue;            /* queue mode: this worker's safepoint queue */
+    struct wf_live_queued *queued; /* WF_LIVE_QUEUED slots: what each element was at the signal */
     uint32_t queued_next;
-    int32_t queue_current;          /* the slot whose element is being walked, -1 none */
+    int32_t queue_current;              /* the slot whose element is being walked, -1 none */
     uint64_t poll_sp, poll_fp, poll_pc; /* the frame the running safepoint was given */
-    struct wf_live_queue_model qm;  /* queue mode: what GetQueueSizeInfo must say */
+    struct wf_live_queue_model qm;      /* queue mode: what GetQueueSizeInfo must say */
 };
 
 /* Queue mode: the sample behind one queue element (its index is the element's arg). */
 #define WF_LIVE_QUEUED 64
-#define WF_LIVE_QUEUE_CAPACITY 32    /* elements of a worker's queue */
+#define WF_LIVE_QUEUE_CAPACITY 32 /* elements of a worker's queue */
 struct wf_live_queued {
-    volatile uint32_t busy;      /* enqueued, not processed yet */
+    volatile uint32_t busy; /* enqueued, not processed yet */
     struct wf_live_sample_info at;
     struct wf_live_snapshot snap;
-    struct wf_live_stack_capture signal;  /* with capture on: the thread at the signal */
+    struct wf_live_stack_capture signal; /* with capture on: the thread at the signal */
 };
 
 /* The queue API of the run's walker (the reference's, or a library's by dlsym). */
 struct wf_live_queue_api {
-    ASGST_Queue *(*register_queue)(void *env, int size, int options, ASGST_Handler fun,
-                                   void *arg);
+    ASGST_Queue *(*register_queue)(void *env, int size, int options, ASGST_Handler fun, void *arg);
     int (*deregister_queue)(void *env, ASGST_Queue *queue);
     int (*enqueue)(ASGST_Queue *queue, void *ucontext, void *arg);
-    int (*safepoint)(uintptr_t sp, uintptr_t fp, uintptr_t pc);  /* wf_queue_safepoint */
+    int (*safepoint)(uintptr_t sp, uintptr_t fp, uintptr_t pc); /* wf_queue_safepoint */
     void (*resize)(ASGST_Queue *queue, int size);
     ASGST_QueueSizeInfo (*size_info)(ASGST_Queue *queue);
 };
-
 
 /* The run (one per process). */
 struct wf_live_run {
@@ -202,12 +200,12 @@ struct wf_live_run {
     int worker_count;
     pthread_t sampler;
     int has_sampler;
-    volatile uint32_t doorbell;          /* thread mode: bumped by each worker that is READY */
-    volatile uint32_t sampler_sleeping;  /* thread mode: the sampler waits on `doorbell` */
-    int sampler_cpu;                     /* thread mode: the CPU it last ran on, -1 unknown */
-    struct wf_live_queue_api queue;  /* queue mode */
-    volatile int stop_requested;     /* end the sampled phase now (stop_on_first) */
-    uint64_t tsc0, ns0;              /* TSC and CLOCK_MONOTONIC at the start: capture timing */
+    volatile uint32_t doorbell;         /* thread mode: bumped by each worker that is READY */
+    volatile uint32_t sampler_sleeping; /* thread mode: the sampler waits on `doorbell` */
+    int sampler_cpu;                    /* thread mode: the CPU it last ran on, -1 unknown */
+    struct wf_live_queue_api queue;     /* queue mode */
+    volatile int stop_requested;        /* end the sampled phase now (stop_on_first) */
+    uint64_t tsc0, ns0;                 /* TSC and CLOCK_MONOTONIC at the start: capture timing */
 };
 
 extern struct wf_live_run wf_live_current_run;
@@ -226,14 +224,14 @@ void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapsh
 
 /* Count a failed sample (invalid class cls, -1 fault, -2 hang) under its signature key and
    capture it into the ring if there is room (live_capture.c). Async-signal-safe. */
-void wf_live_capture_keep(struct wf_live_worker *w, const struct wf_live_sample_info *at,
-                          int cls, int first_diff, const wf_fault *fault);
+void wf_live_capture_keep(struct wf_live_worker *w, const struct wf_live_sample_info *at, int cls,
+                          int first_diff, const wf_fault *fault);
 /* Count one capture of `ticks` TSC ticks in the worker's statistics. Async-signal-safe. */
 void wf_live_capture_timed(struct wf_live_worker *w, uint64_t ticks);
 /* Copy the thread's registers pc/sp/fp, VM record and stack from `from` up into d; the bytes
    count in the worker's statistics. Async-signal-safe. */
-void wf_live_capture_stack(struct wf_live_worker *w, struct wf_live_stack_capture *d,
-                           uint64_t pc, uint64_t sp, uint64_t fp, uint64_t from);
+void wf_live_capture_stack(struct wf_live_worker *w, struct wf_live_stack_capture *d, uint64_t pc,
+                           uint64_t sp, uint64_t fp, uint64_t from);
 /* Write every page of [p, p + n) so that a handler writing there takes no page fault (a
    first touch costs microseconds on a virtual machine). Not signal-safe. */
 void wf_live_prefault(void *p, size_t n);

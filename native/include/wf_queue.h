@@ -1,7 +1,7 @@
-/* wf_queue.h — the VM side of the safepoint queue API (owner: queue, issue 4): what the
- * simulated VM calls at a safepoint poll and at thread exit, and counters for stress runs.
- * The ASGST_* queue functions themselves are declared in asgst.h; their rules, and the
- * decisions this implementation takes, are in asgst.h's queue block and docs/queue.md.
+/* wf_queue.h — the VM side of the safepoint queue API: what the simulated VM calls at a safepoint
+ * poll and at thread exit, and counters for stress runs. The ASGST_* queue functions themselves are
+ * declared in asgst.h; their rules, and the decisions this implementation takes, are in asgst.h's
+ * queue block and docs/queue.md.
  *
  * How Enqueue stays async-signal-safe: every queue is a slot of a static pool (a handle stays
  * readable after DeregisterQueue, so a stale one is detected, not dereferenced into freed
@@ -19,21 +19,22 @@
 #include "asgst.h"
 
 /* cffi:begin */
-#define WF_QUEUE_MAX_QUEUES 1024     /* live queues per process */
-#define WF_QUEUE_MAX_CAPACITY 65536  /* elements per queue */
-#define WF_QUEUE_MAX_CHECKED_CALLERS 4 /* callers of an element whose words are checked at
-                                     the safepoint (interpreted, stub, wrapper, entry) */
+#define WF_QUEUE_MAX_QUEUES 1024    /* live queues per process */
+#define WF_QUEUE_MAX_CAPACITY 65536 /* elements per queue */
+/* Callers of an element whose words are checked at the safepoint (interpreted, stub, wrapper,
+   entry). */
+#define WF_QUEUE_MAX_CHECKED_CALLERS 4
 
-typedef struct wf_queue_counters {   /* cumulative since RegisterQueue, never reset */
-    uint64_t attempts;     /* Enqueue calls on the live queue */
-    uint64_t enqueued;     /* ... that returned 1 */
-    uint64_t full;         /* ... ASGST_ENQUEUE_FULL_QUEUE */
-    uint64_t other;        /* ... ASGST_ENQUEUE_OTHER_ERROR (foreign thread, in a safepoint) */
-    uint64_t walk_failed;  /* ... a walk error or no top Java frame */
-    uint64_t processed;    /* elements handed to the handler at safepoints */
-    uint64_t gone;         /* ... of which the frame had left the stack */
-    uint64_t dropped;      /* elements discarded by DeregisterQueue or thread exit */
-    uint64_t safepoints;   /* safepoints that ran this queue */
+typedef struct wf_queue_counters { /* cumulative since RegisterQueue, never reset */
+    uint64_t attempts;             /* Enqueue calls on the live queue */
+    uint64_t enqueued;             /* ... that returned 1 */
+    uint64_t full;                 /* ... ASGST_ENQUEUE_FULL_QUEUE */
+    uint64_t other;       /* ... ASGST_ENQUEUE_OTHER_ERROR (foreign thread, in a safepoint) */
+    uint64_t walk_failed; /* ... a walk error or no top Java frame */
+    uint64_t processed;   /* elements handed to the handler at safepoints */
+    uint64_t gone;        /* ... of which the frame had left the stack */
+    uint64_t dropped;     /* elements discarded by DeregisterQueue or thread exit */
+    uint64_t safepoints;  /* safepoints that ran this queue */
 } wf_queue_counters;
 
 /* Run the calling thread's queues at a safepoint whose top Java frame is (sp, fp, pc) on the

@@ -1,9 +1,8 @@
-/* wf_queue_fuzz.h — the `queue` fuzz harness's one C call (owner: fuzz): input bytes -> a
- * generated case (wf_gen.h) + a queue program over its physical frames (wf_case_queue.h ops:
- * register, enqueue from a frame's context, set an element's arg, compression, resize, size
- * info, start/end handlers, safepoints with ops inside a handler, deregister, thread exit,
- * stack pokes), run through the walker's queue entries (wf_walker.h) under the crash guard,
- * then checked from the executor's log:
+/* wf_queue_fuzz.h — the `queue` fuzz harness's one C call: input bytes -> a generated case
+ * (wf_gen.h) + a queue program over its physical frames (wf_case_queue.h ops: register, enqueue
+ * from a frame's context, set an element's arg, compression, resize, size info, start/end handlers,
+ * safepoints with ops inside a handler, deregister, thread exit, stack pokes), run through the
+ * walker's queue entries (wf_walker.h) under the crash guard, then checked from the executor's log:
  *
  *   input:  byte 0 bit 0 (WF_QUEUE_FUZZ_MUTATE): well-formed program only (clear), or also
  *           wild contexts, out-of-range sizes and indexes, and stack pokes (set);
@@ -29,15 +28,15 @@
 
 /* cffi:begin */
 #define WF_QUEUE_FUZZ_MUTATE 1
-#define WF_QUEUE_FUZZ_MAX_OPS 48           /* ops of one generated program */
-#define WF_QUEUE_FUZZ_MAX_REGISTRATIONS 8  /* REGISTER ops of one program */
-#define WF_QUEUE_FUZZ_MAX_FRAMES 12        /* Java frames of the generated case */
+#define WF_QUEUE_FUZZ_MAX_OPS 48          /* ops of one generated program */
+#define WF_QUEUE_FUZZ_MAX_REGISTRATIONS 8 /* REGISTER ops of one program */
+#define WF_QUEUE_FUZZ_MAX_FRAMES 12       /* Java frames of the generated case */
 
 /* Generate, run and check one input on walker w (w->has_queue must be 1; else r->status is
    WF_CASE_ERR_BAD_FIELD and nothing runs). Returns r->finding. Not signal-safe.
    (Struct tags: this header's cffi block comes before wf_run.h's typedefs.) */
-int wf_queue_fuzz_run(const struct wf_walker *w, const uint8_t *data, size_t len,
-                      struct wf_case *c, struct wf_run_result *r);
+int wf_queue_fuzz_run(const struct wf_walker *w, const uint8_t *data, size_t len, struct wf_case *c,
+                      struct wf_run_result *r);
 /* Ops of the program the last wf_queue_fuzz_run generated (it stays the mapped case's
    section 9, so wf_case_encode writes a replayable case file). */
 uint32_t wf_queue_fuzz_op_count(void);

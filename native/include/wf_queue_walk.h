@@ -1,7 +1,6 @@
-/* wf_queue_walk.h — internal (owner: queue, issue 4): what the safepoint queue
- * (native/walkers/reference/ref_queue.c) needs from the reference walker (ref_walker.c): its
- * iterator, started at an element, and its blob lookup. Not part of the ASGST API and not
- * cffi-visible.
+/* wf_queue_walk.h — internal: what the safepoint queue (native/walkers/reference/ref_queue.c) needs
+ * from the reference walker (ref_walker.c): its iterator, started at an element, and its blob
+ * lookup. Not part of the ASGST API and not cffi-visible.
  *
  * A queue element is a physical frame recorded in a signal handler, with the word holding its
  * return address (wf_ref_return_slot), which tells at the safepoint whether the frame is
@@ -22,10 +21,10 @@
 #include "wf_vm.h"
 
 typedef struct wf_walk_start {
-    uintptr_t sp, fp, pc;   /* the first physical frame */
-    uintptr_t top_method;   /* != 0: first frame, if interpreted, uses this method handle ... */
-    uintptr_t top_bcp;      /* ... and this bcp instead of its [fp-8] and [fp-16] slots */
-    int32_t error;          /* != 0: the iterator is born ended with this code (sticky) */
+    uintptr_t sp, fp, pc; /* the first physical frame */
+    uintptr_t top_method; /* != 0: first frame, if interpreted, uses this method handle ... */
+    uintptr_t top_bcp;    /* ... and this bcp instead of its [fp-8] and [fp-16] slots */
+    int32_t error;        /* != 0: the iterator is born ended with this code (sticky) */
 } wf_walk_start;
 
 /* The blob holding pc, or NULL: the walker's own segment map lookup (wf_vm.h). The VM must

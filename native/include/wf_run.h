@@ -19,7 +19,7 @@
 #include "wf_walker.h"
 
 /* cffi:begin */
-#define WF_RUN_MAX_FRAMES 65536   /* frames a harness records; more is a contract finding */
+#define WF_RUN_MAX_FRAMES 65536 /* frames a harness records; more is a contract finding */
 #define WF_SHAPE_MAX 32
 
 enum wf_finding_kind {
@@ -31,62 +31,66 @@ enum wf_finding_kind {
 };
 
 enum wf_oracle {
-    WF_ORACLE_NONE = 0,           /* mutated case walked by the reference itself */
-    WF_ORACLE_TRUTH = 1,          /* the generator's true trace */
-    WF_ORACLE_REFERENCE = 2       /* the in-core reference walker */
+    WF_ORACLE_NONE = 0,     /* mutated case walked by the reference itself */
+    WF_ORACLE_TRUTH = 1,    /* the generator's true trace */
+    WF_ORACLE_REFERENCE = 2 /* the in-core reference walker */
 };
 
 enum wf_check {
     WF_CHECK_NONE = 0,
-    WF_CHECK_RUN_RESULT = 1,      /* Run* returned a code outside asgst.h's set */
-    WF_CHECK_HANDLER = 2,         /* handler called on an error, or not called on success */
-    WF_CHECK_END_CODE = 3,        /* NextFrame ended with a code outside the set */
-    WF_CHECK_STATE = 4,           /* ASGST_State after the end differs from the end code */
-    WF_CHECK_FRAME_LIMIT = 5,     /* more than WF_RUN_MAX_FRAMES frames */
-    WF_CHECK_FRAME_TYPE = 6,      /* type outside ASGST_FrameTypeId, or NON_JAVA unasked */
-    WF_CHECK_METHOD = 7,          /* Java frame without a valid method / non-Java with one */
-    WF_CHECK_BCI_RANGE = 8,       /* bci outside the method's bytecode */
-    WF_CHECK_COMP_LEVEL = 9,      /* comp level not allowed for the frame type */
-    WF_CHECK_SP_ORDER = 10,       /* sp decreasing, or scopes of a frame disagreeing */
-    WF_CHECK_INLINED = 11,        /* inlined frame not followed by its outer scope */
-    WF_CHECK_ORACLE_RESULT = 12,  /* Run* result differs from the oracle's */
-    WF_CHECK_ORACLE_FRAME = 13,   /* a frame differs, or frames missing/extra */
-    WF_CHECK_ORACLE_END = 14,     /* end code differs */
+    WF_CHECK_RUN_RESULT = 1,     /* Run* returned a code outside asgst.h's set */
+    WF_CHECK_HANDLER = 2,        /* handler called on an error, or not called on success */
+    WF_CHECK_END_CODE = 3,       /* NextFrame ended with a code outside the set */
+    WF_CHECK_STATE = 4,          /* ASGST_State after the end differs from the end code */
+    WF_CHECK_FRAME_LIMIT = 5,    /* more than WF_RUN_MAX_FRAMES frames */
+    WF_CHECK_FRAME_TYPE = 6,     /* type outside ASGST_FrameTypeId, or NON_JAVA unasked */
+    WF_CHECK_METHOD = 7,         /* Java frame without a valid method / non-Java with one */
+    WF_CHECK_BCI_RANGE = 8,      /* bci outside the method's bytecode */
+    WF_CHECK_COMP_LEVEL = 9,     /* comp level not allowed for the frame type */
+    WF_CHECK_SP_ORDER = 10,      /* sp decreasing, or scopes of a frame disagreeing */
+    WF_CHECK_INLINED = 11,       /* inlined frame not followed by its outer scope */
+    WF_CHECK_ORACLE_RESULT = 12, /* Run* result differs from the oracle's */
+    WF_CHECK_ORACLE_FRAME = 13,  /* a frame differs, or frames missing/extra */
+    WF_CHECK_ORACLE_END = 14,    /* end code differs */
     /* queue harness (wf_queue_fuzz.h): */
-    WF_CHECK_QUEUE_CODE = 15,     /* a queue call returned a code asgst.h does not allow */
+    WF_CHECK_QUEUE_CODE = 15,        /* a queue call returned a code asgst.h does not allow */
     WF_CHECK_QUEUE_BOOKKEEPING = 16, /* size, capacity or attempts disagree with the calls */
-    WF_CHECK_QUEUE_ORDER = 17,    /* an element handled out of insertion order, twice, or
-                                     with another arg than it was given */
-    WF_CHECK_QUEUE_TRUTH = 18,    /* an element walk is neither the true trace at enqueue
-                                     time nor ASGST_WF_FRAME_GONE for a frame that left */
+    WF_CHECK_QUEUE_ORDER = 17,       /* an element handled out of insertion order, twice, or
+                                        with another arg than it was given */
+    WF_CHECK_QUEUE_TRUTH = 18,       /* an element walk is neither the true trace at enqueue
+                                        time nor ASGST_WF_FRAME_GONE for a frame that left */
     WF_CHECK_COUNT = 19
 };
 
-enum wf_shape_kind {             /* frame kinds in a shape */
-    WF_SHAPE_INTERPRETED = 1, WF_SHAPE_COMPILED = 2, WF_SHAPE_INLINED = 3,
-    WF_SHAPE_NATIVE = 4, WF_SHAPE_NON_JAVA = 5, WF_SHAPE_OTHER = 6
+enum wf_shape_kind { /* frame kinds in a shape */
+                     WF_SHAPE_INTERPRETED = 1,
+                     WF_SHAPE_COMPILED = 2,
+                     WF_SHAPE_INLINED = 3,
+                     WF_SHAPE_NATIVE = 4,
+                     WF_SHAPE_NON_JAVA = 5,
+                     WF_SHAPE_OTHER = 6
 };
 
 typedef struct wf_run_result {
-    int status;                   /* 0 walked; < 0 a wf_case_status (nothing walked) */
-    int finding;                  /* wf_finding_kind */
-    int check;                    /* wf_check that failed (WF_CHECK_NONE if none) */
-    int oracle;                   /* wf_oracle used */
-    int run_result;               /* what Run* returned */
-    int end_code;                 /* NextFrame's last return (= run_result if not walked) */
-    int state_after;              /* ASGST_State after the end */
-    uint32_t frames;              /* frames the walker returned */
-    int32_t diff_index;           /* first frame where check failed / oracle differs, -1 */
-    ASGST_Frame got;              /* the walker's frame at diff_index (zero past its end) */
-    ASGST_Frame want;             /* the oracle's frame at diff_index (zero past its end) */
+    int status;         /* 0 walked; < 0 a wf_case_status (nothing walked) */
+    int finding;        /* wf_finding_kind */
+    int check;          /* wf_check that failed (WF_CHECK_NONE if none) */
+    int oracle;         /* wf_oracle used */
+    int run_result;     /* what Run* returned */
+    int end_code;       /* NextFrame's last return (= run_result if not walked) */
+    int state_after;    /* ASGST_State after the end */
+    uint32_t frames;    /* frames the walker returned */
+    int32_t diff_index; /* first frame where check failed / oracle differs, -1 */
+    ASGST_Frame got;    /* the walker's frame at diff_index (zero past its end) */
+    ASGST_Frame want;   /* the oracle's frame at diff_index (zero past its end) */
     int want_run_result, want_end_code;
     uint32_t want_frames;
-    uint32_t mutations;           /* mutation operators applied to this case */
-    wf_fault fault;               /* crash or hang record */
+    uint32_t mutations; /* mutation operators applied to this case */
+    wf_fault fault;     /* crash or hang record */
     uint32_t shape_len;
-    uint8_t shape[32];            /* wf_shape_kind of the last frames before the failure,
-                                     consecutive repeats collapsed, oldest first */
-    int32_t queue_op;             /* queue harness only: the op the failure is about, -1 none */
+    uint8_t shape[32]; /* wf_shape_kind of the last frames before the failure,
+                          consecutive repeats collapsed, oldest first */
+    int32_t queue_op;  /* queue harness only: the op the failure is about, -1 none */
 } wf_run_result;
 
 /* Decode `data` as a case file and run it. Not signal-safe (none of these are). */

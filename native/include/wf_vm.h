@@ -159,8 +159,8 @@ enum wf_thread_flags {
     WF_THREAD_CURRENT = 2    /* the walk runs on this thread (ASGST_WALK_SAME_THREAD) */
 };
 
-struct wf_vm_class {                 /* 64 bytes; handle = its address */
-    const char *name;                /* NUL-terminated */
+struct wf_vm_class {  /* 64 bytes; handle = its address */
+    const char *name; /* NUL-terminated */
     uint32_t name_length;
     int32_t modifiers;
     const char *generic_name;
@@ -169,10 +169,10 @@ struct wf_vm_class {                 /* 64 bytes; handle = its address */
     uint8_t reserved[32];
 };
 
-struct wf_vm_method {                /* 64 bytes; ASGST_Method = its address */
+struct wf_vm_method { /* 64 bytes; ASGST_Method = its address */
     const struct wf_vm_class *klass;
-    uintptr_t code_base;             /* WF_VM_BYTECODE + index * WF_VM_BYTECODE_STRIDE */
-    uint32_t code_size;              /* valid bci: 0 .. code_size-1 */
+    uintptr_t code_base; /* WF_VM_BYTECODE + index * WF_VM_BYTECODE_STRIDE */
+    uint32_t code_size;  /* valid bci: 0 .. code_size-1 */
     int32_t modifiers;
     const char *name;
     const char *signature;
@@ -183,27 +183,27 @@ struct wf_vm_method {                /* 64 bytes; ASGST_Method = its address */
     uint32_t index;
 };
 
-struct wf_vm_scope {                 /* one inlining level */
+struct wf_vm_scope { /* one inlining level */
     const struct wf_vm_method *method;
     int32_t bci;
     uint32_t reserved;
 };
 
-struct wf_vm_pcdesc {                /* 144 bytes: pc range -> scopes, innermost first */
-    uint32_t pc_begin;               /* offsets from the blob's start, begin < end */
+struct wf_vm_pcdesc {  /* 144 bytes: pc range -> scopes, innermost first */
+    uint32_t pc_begin; /* offsets from the blob's start, begin < end */
     uint32_t pc_end;
-    uint32_t scope_count;            /* 1 .. WF_VM_MAX_SCOPES */
+    uint32_t scope_count; /* 1 .. WF_VM_MAX_SCOPES */
     uint32_t reserved;
     struct wf_vm_scope scopes[8];
 };
 
-struct wf_vm_blob {                  /* 64 bytes */
-    uintptr_t start;                 /* [start, end) inside the code heap */
+struct wf_vm_blob {  /* 64 bytes */
+    uintptr_t start; /* [start, end) inside the code heap */
     uintptr_t end;
-    uint32_t kind;                   /* wf_blob_kind */
-    int32_t comp_level;              /* COMPILED: 1..4, else 0 */
-    uint32_t frame_size;             /* COMPILED, NATIVE_WRAPPER, STUB: bytes incl. return pc */
-    uint32_t frame_complete;         /* pc offset from which the frame is built */
+    uint32_t kind;                     /* wf_blob_kind */
+    int32_t comp_level;                /* COMPILED: 1..4, else 0 */
+    uint32_t frame_size;               /* COMPILED, NATIVE_WRAPPER, STUB: bytes incl. return pc */
+    uint32_t frame_complete;           /* pc offset from which the frame is built */
     const struct wf_vm_method *method; /* COMPILED, NATIVE_WRAPPER; else NULL */
     const struct wf_vm_pcdesc *descs;  /* sorted, disjoint */
     uint32_t desc_count;
@@ -211,41 +211,41 @@ struct wf_vm_blob {                  /* 64 bytes */
     uint64_t reserved;
 };
 
-struct wf_vm_anchor {                /* last Java frame, set on Java -> VM/native transitions */
-    uintptr_t sp;                    /* 0: not set */
+struct wf_vm_anchor { /* last Java frame, set on Java -> VM/native transitions */
+    uintptr_t sp;     /* 0: not set */
     uintptr_t fp;
-    uintptr_t pc;                    /* 0: the return address at [sp - 8] */
+    uintptr_t pc; /* 0: the return address at [sp - 8] */
 };
 
-struct wf_vm_thread {                /* at WF_VM_THREAD */
-    uint32_t state;                  /* wf_thread_state */
-    uint32_t flags;                  /* wf_thread_flags */
-    uintptr_t stack_lo;              /* the stack is [stack_lo, stack_hi), both 8-aligned */
-    uintptr_t stack_hi;              /* == WF_VM_STACK_TOP */
+struct wf_vm_thread {   /* at WF_VM_THREAD */
+    uint32_t state;     /* wf_thread_state */
+    uint32_t flags;     /* wf_thread_flags */
+    uintptr_t stack_lo; /* the stack is [stack_lo, stack_hi), both 8-aligned */
+    uintptr_t stack_hi; /* == WF_VM_STACK_TOP */
     struct wf_vm_anchor anchor;
 };
 
-struct wf_vm {                       /* at WF_VM_ROOT */
-    uint64_t magic;                  /* WF_VM_MAGIC when a case is mapped, else 0 */
-    uint32_t version;                /* 1 */
+struct wf_vm {        /* at WF_VM_ROOT */
+    uint64_t magic;   /* WF_VM_MAGIC when a case is mapped, else 0 */
+    uint32_t version; /* 1 */
     uint32_t class_count;
     uint32_t method_count;
     uint32_t blob_count;
     uint32_t desc_count;
-    uint32_t segmap_count;           /* segments covered by the segment map */
-    const struct wf_vm_class *classes;   /* == WF_VM_CLASSES */
-    const struct wf_vm_method *methods;  /* == WF_VM_METHODS */
-    const struct wf_vm_blob *blobs;      /* == WF_VM_BLOBS */
+    uint32_t segmap_count;              /* segments covered by the segment map */
+    const struct wf_vm_class *classes;  /* == WF_VM_CLASSES */
+    const struct wf_vm_method *methods; /* == WF_VM_METHODS */
+    const struct wf_vm_blob *blobs;     /* == WF_VM_BLOBS */
     uintptr_t code_heap_lo, code_heap_hi;
     uintptr_t native_text_lo, native_text_hi;
-    struct wf_vm_thread *thread;         /* == WF_VM_THREAD; NULL when nothing is mapped */
+    struct wf_vm_thread *thread; /* == WF_VM_THREAD; NULL when nothing is mapped */
     /* The live VM (wf_live_vm.h) has one record per worker thread and `thread` NULL: a walker
        picks the record whose [stack_lo, stack_hi) holds the walked sp (the ucontext's RSP,
        FromFrame's sp, or its own stack for calls without either). 0/NULL for synthetic cases. */
-    uint32_t live_thread_count;          /* <= WF_VM_MAX_LIVE_THREADS */
+    uint32_t live_thread_count; /* <= WF_VM_MAX_LIVE_THREADS */
     uint32_t live_reserved;
-    struct wf_vm_thread *live_threads;   /* == WF_VM_LIVE_THREADS, stride sizeof(wf_vm_thread) */
-    const uint16_t *segmap;              /* == WF_VM_SEGMAP; see below */
+    struct wf_vm_thread *live_threads; /* == WF_VM_LIVE_THREADS, stride sizeof(wf_vm_thread) */
+    const uint16_t *segmap;            /* == WF_VM_SEGMAP; see below */
 };
 
 /* The segment map (like HotSpot's CodeHeap segmap) finds a pc's blob in O(1): for segment s

@@ -16,7 +16,7 @@
 
 /* cffi:begin */
 typedef struct wf_walker {
-    char name[128];                /* "reference" or the library path */
+    char name[128]; /* "reference" or the library path */
     int (*run_with_iterator)(void *ucontext, int32_t options, ASGST_IteratorHandler fun,
                              void *argument);
     int (*run_with_iterator_from_frame)(void *sp, void *fp, void *pc, int32_t options,
@@ -30,7 +30,7 @@ typedef struct wf_walker {
     int (*capabilities)(void);
     /* safepoint queue (asgst.h queue block, wf_queue.h); all NULL unless has_queue */
     int has_queue;
-    char queue_error[256];         /* why has_queue is 0 ("" when it is 1) */
+    char queue_error[256]; /* why has_queue is 0 ("" when it is 1) */
     ASGST_Queue *(*register_queue)(void *env, int size, int options, ASGST_Handler fun,
                                    void *argument);
     int (*deregister_queue)(void *env, ASGST_Queue *queue);
@@ -46,7 +46,7 @@ typedef struct wf_walker {
     int (*queue_safepoint)(uintptr_t sp, uintptr_t fp, uintptr_t pc);
     int (*queue_thread_exit)(void);
     void (*queue_thread_reset)(void);
-    void *handle;                  /* dlopen handle; NULL for the reference walker */
+    void *handle; /* dlopen handle; NULL for the reference walker */
 } wf_walker;
 
 /* The reference walker linked into the core. */
@@ -60,5 +60,11 @@ int wf_walker_load(const char *path, wf_walker *out, char *err, size_t errlen);
 /* dlclose a loaded walker (no-op for the reference walker). */
 void wf_walker_unload(wf_walker *w);
 /* cffi:end */
+
+/* wf_queue_get_counters of the reference walker linked into the core, for C outside the core
+   (the testing extension, native/testing/), which cannot bind the walker's own symbols: they
+   are hidden. Not cffi-visible. Async-signal-safe. */
+struct wf_queue_counters;
+void wf_walker_reference_queue_counters(ASGST_Queue *queue, struct wf_queue_counters *out);
 
 #endif /* WALKFUZZ_WF_WALKER_H */

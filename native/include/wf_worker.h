@@ -38,7 +38,7 @@ enum wf_worker_harness {
 /* Journal the input, then run it as `harness` on walker w. Returns r->finding
    (WF_FINDING_NONE when the walk was fine or the input does not decode: see r->status). */
 int wf_worker_run(int harness, const struct wf_walker *w, const uint8_t *data, size_t len,
-                wf_case *c, wf_run_result *r);
+                  wf_case *c, wf_run_result *r);
 /* cffi:end */
 
 #endif

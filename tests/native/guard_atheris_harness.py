@@ -11,7 +11,7 @@ import sys
 
 from walkfuzz.core import guard, native
 
-ffi, lib = native.load()
+ffi, lib = native.load_testing()  # the core, then its testing extension
 import atheris  # noqa: E402  (after the core: the cov flavour has set libFuzzer up)
 
 EVERY = int(os.environ["GUARD_EVERY"])

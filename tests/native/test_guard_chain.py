@@ -20,7 +20,7 @@ CHILD = textwrap.dedent(
     import signal, sys
     from walkfuzz.core import guard
     from walkfuzz.core import native
-    ffi, lib = native.load()
+    ffi, lib = native.load_testing()
     signo, siginfo, trigger, arg = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     if siginfo >= 0:
         assert lib.wf_guard_test_install_recording_handler(signo, siginfo) == 0

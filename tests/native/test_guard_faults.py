@@ -32,17 +32,16 @@ def assert_next_call_works(native_core: native.Native) -> None:
 
 
 @pytest.fixture
-def mappings(native_core: native.Native) -> Iterator[list[tuple[int, int]]]:
+def mappings(native_testing: native.Native) -> Iterator[list[tuple[int, int]]]:
     """Mappings a test makes, as (address, length); unmapped afterwards."""
     made: list[tuple[int, int]] = []
     yield made
     for address, length in made:
-        native_core.lib.wf_guard_test_unmap(address, length)
+        native_testing.lib.wf_guard_test_unmap(address, length)
 
 
-def map_pages(native_core: native.Native, made: list[tuple[int, int]], pages: int, prot: int,
-              fd: int = -1) -> int:
-    address = int(native_core.lib.wf_guard_test_map(pages * PAGE, prot, fd))
+def map_pages(made: list[tuple[int, int]], pages: int, prot: int, fd: int = -1) -> int:
+    address = int(native.load_testing().lib.wf_guard_test_map(pages * PAGE, prot, fd))
     assert address != 0, f"mmap of {pages} pages failed"
     made.append((address, pages * PAGE))
     return address
@@ -59,9 +58,9 @@ def test_low_address_is_a_segv_with_its_address(native_core: native.Native, addr
 
 def test_unmapped_page_is_a_segv_maperr(native_core: native.Native,
                                         mappings: list[tuple[int, int]]) -> None:
-    address = map_pages(native_core, mappings, 1, mmap.PROT_READ | mmap.PROT_WRITE)
+    address = map_pages(mappings, 1, mmap.PROT_READ | mmap.PROT_WRITE)
     assert guard.read_word(address) == Returned(0)
-    assert native_core.lib.wf_guard_test_unmap(address, PAGE) == 0
+    assert native.load_testing().lib.wf_guard_test_unmap(address, PAGE) == 0
     mappings.clear()
     fault = fault_of(guard.read_word(address + 8))
     assert (fault.signal, fault.code, fault.address) == ("SIGSEGV", "SEGV_MAPERR", address + 8)
@@ -70,7 +69,7 @@ def test_unmapped_page_is_a_segv_maperr(native_core: native.Native,
 
 def test_prot_none_page_is_a_segv_accerr(native_core: native.Native,
                                          mappings: list[tuple[int, int]]) -> None:
-    address = map_pages(native_core, mappings, 1, PROT_NONE)
+    address = map_pages(mappings, 1, PROT_NONE)
     fault = fault_of(guard.read_word(address + 16))
     assert (fault.signal, fault.code, fault.address) == ("SIGSEGV", "SEGV_ACCERR", address + 16)
     assert_next_call_works(native_core)
@@ -94,7 +93,7 @@ def test_truncated_file_mapping_is_a_sigbus(native_core: native.Native, tmp_path
     backing.write_bytes(b"\x11" * PAGE + b"\x22" * PAGE)
     fd = os.open(backing, os.O_RDWR)
     try:
-        address = map_pages(native_core, mappings, 2, mmap.PROT_READ, fd)
+        address = map_pages(mappings, 2, mmap.PROT_READ, fd)
         os.ftruncate(fd, PAGE)
     finally:
         os.close(fd)
@@ -139,15 +138,15 @@ def test_guards_nest_and_the_inner_fault_stays_inner() -> None:
     assert guard.depth() == 0
 
 
-def test_first_responder_sees_the_fault_before_the_guard(native_core: native.Native) -> None:
+def test_first_responder_sees_the_fault_before_the_guard(native_testing: native.Native) -> None:
     safefetch = native.function_address("wf_guard_test_safefetch")
-    native_core.lib.wf_guard_test_use_safefetch_responder(1)
+    native_testing.lib.wf_guard_test_use_safefetch_responder(1)
     try:
         assert guard.call(safefetch, 0x10) == Returned(-1)
         declined = fault_of(guard.read_word(0x10))
         assert declined.address == 0x10
     finally:
-        native_core.lib.wf_guard_test_use_safefetch_responder(0)
+        native_testing.lib.wf_guard_test_use_safefetch_responder(0)
     assert fault_of(guard.call(safefetch, 0x10)).pc == safefetch
 
 

@@ -14,8 +14,8 @@ FAULTS_PER_THREAD = 20_000
 SMALL_STACK = 256 * 1024
 
 
-def test_a_million_faults_are_all_recovered(native_core: native.Native) -> None:
-    ffi, lib = native_core
+def test_a_million_faults_are_all_recovered(native_testing: native.Native) -> None:
+    ffi, lib = native_testing
     wrong = ffi.new("uint64_t *")
     caught = lib.wf_guard_test_fault_loop(0x10, MILLION, wrong)
     assert (caught, wrong[0]) == (MILLION, 0)
@@ -24,8 +24,8 @@ def test_a_million_faults_are_all_recovered(native_core: native.Native) -> None:
     assert isinstance(fault, Fault) and fault.address == 0x28
 
 
-def test_threads_faulting_at_once_each_get_their_own_fault(native_core: native.Native) -> None:
-    ffi, lib = native_core
+def test_threads_faulting_at_once_each_get_their_own_fault(native_testing: native.Native) -> None:
+    ffi, lib = native_testing
     threads = ffi.new(f"wf_guard_test_thread[{THREADS}]")
     addresses = [0x1000 * (i + 1) + 8 * i for i in range(THREADS)]
     for thread, address in zip(threads, addresses, strict=True):
@@ -35,24 +35,25 @@ def test_threads_faulting_at_once_each_get_their_own_fault(native_core: native.N
     assert results == [(FAULTS_PER_THREAD, 0, address) for address in addresses]
 
 
-def test_stack_overflow_in_a_guarded_call_is_caught(native_core: native.Native) -> None:
+def test_stack_overflow_in_a_guarded_call_is_caught(native_testing: native.Native) -> None:
     # Needs the alternate signal stack the guard gives each thread: on the overflowed stack the
     # handler itself could not run.
-    ffi, lib = native_core
+    ffi, lib = native_testing
     for _ in range(2):
         fault = ffi.new("wf_fault *")
         assert lib.wf_guard_test_overflow_in_thread(SMALL_STACK, fault) == 1
         assert Fault.from_native(fault).signo == signal.SIGSEGV
 
 
-def test_preparing_a_thread_gives_it_an_alternate_stack(native_core: native.Native) -> None:
-    lib = native_core.lib
+def test_preparing_a_thread_gives_it_an_alternate_stack(native_core: native.Native,
+                                                        native_testing: native.Native) -> None:
+    lib, testing = native_core.lib, native_testing.lib
     seen: list[tuple[int, int]] = []
 
     def fresh_thread() -> None:
-        before = lib.wf_guard_test_has_altstack()
+        before = testing.wf_guard_test_has_altstack()
         lib.wf_guard_prepare_thread()
-        seen.append((before, lib.wf_guard_test_has_altstack()))
+        seen.append((before, testing.wf_guard_test_has_altstack()))
 
     thread = threading.Thread(target=fresh_thread)
     thread.start()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.native import load
+from walkfuzz.core.native import load_testing
 from walkfuzz.targets.minivm.queue.signal_cost import SELF, TIMER, CostParams, measure
 
 
@@ -24,7 +24,7 @@ def test_every_signal_is_counted_and_every_enqueue_lands(source: int) -> None:
 @pytest.mark.parametrize("field, value", [("stretches", 0), ("signals", 0),
                                           ("signals", 1 << 20), ("source", 7)])
 def test_bad_parameters_are_refused(field: str, value: int) -> None:
-    ffi, lib = load()
+    ffi, lib = load_testing()
     p = ffi.new("wf_queue_signal_cost_params *")
     p.source, p.stretches, p.signals = SELF, 1, 1
     setattr(p, field, value)

@@ -15,7 +15,7 @@ from walkfuzz.core.errors import MissingDependencyError, UserError
 from walkfuzz.core.paths import ROOT
 
 AGENT_DIR = ROOT / "native" / "agents" / "hotspot"
-GUARD_SOURCES = ("guard.c", "guard_watchdog.c", "guard_unsafe_code.c")
+GUARD_DIR = ROOT / "native" / "src" / "guard"
 CFLAGS = ["-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
           "-Wno-unused-parameter", "-fno-strict-aliasing"]
 LIBS = ["-lpthread", "-ldl", "-lrt"]
@@ -27,12 +27,12 @@ class AgentBuildError(UserError):
 
 
 def sources() -> list[Path]:
-    return sorted(AGENT_DIR.glob("*.c")) + [ROOT / "native" / "src" / s for s in GUARD_SOURCES]
+    return sorted(AGENT_DIR.glob("*.c")) + sorted(GUARD_DIR.glob("*.c"))
 
 
 def _headers() -> list[Path]:
     return sorted(AGENT_DIR.glob("*.h")) + sorted((ROOT / "native" / "include").glob("*.h")) + \
-        sorted((ROOT / "native" / "src").glob("guard*.h"))
+        sorted(GUARD_DIR.glob("*.h"))
 
 
 def _digest(include: Path, cc: str) -> str:

@@ -3,7 +3,7 @@ synthetic stacks, next to a bare frame-pointer chain over the same memory (the f
 
 Each stack is generated and mapped, then walked once by every walker under the guard and
 checked against its true trace: a walker that walks it wrongly is reported, not timed (a fast
-wrong walk says nothing). The walks are timed in C (native/src/walker_bench.c) as a profiler
+wrong walk says nothing). The walks are timed in C (native/testing/walker_bench.c) as a profiler
 makes them: RunWithIterator, then a NextFrame loop through the walker table. The floor and the
 walkers take turns for `rounds` rounds, and for at least `seconds`, so all of them see the same
 machine, and a figure is the fastest batch of all rounds: on a shared machine a batch only ever
@@ -94,7 +94,7 @@ def measure(stack: Stack, walkers: dict[str, Any], rounds: int,
             seconds: float = 0.0) -> StackTiming:
     """Time every walker of `walkers` (name -> walker table) on `stack`: `rounds` rounds, more
     until `seconds` have passed (module docstring)."""
-    ffi, lib = native.load()
+    ffi, lib = native.load_testing()
     sps = generate(stack)
     mapped = case_native.mapped_case()
     wrong = {name: _wrong_walk(w) for name, w in walkers.items()}

@@ -80,7 +80,8 @@ static int parse_one(wf_hs_config *c, const char *key, const char *value) {
         return 0;
     }
     if (!strcmp(key, "out")) return copy_opt(c->out_path, sizeof c->out_path, value, key);
-    if (!strcmp(key, "methods")) return copy_opt(c->methods_path, sizeof c->methods_path, value, key);
+    if (!strcmp(key, "methods"))
+        return copy_opt(c->methods_path, sizeof c->methods_path, value, key);
     if (!strcmp(key, "corpus")) return copy_opt(c->corpus_path, sizeof c->corpus_path, value, key);
     if (!strcmp(key, "flight")) return copy_opt(c->flight_path, sizeof c->flight_path, value, key);
     if (!strcmp(key, "prefix"))
@@ -161,7 +162,8 @@ wf_hs_thread *wf_hs_thread_attach(JNIEnv *env, jthread thread) {
         if (!wf_hs_threads[i].live && !wf_hs_threads[i].tid) {
             t = &wf_hs_threads[i];
             t->index = i;
-            if (i + 1 > thread_high_water) __atomic_store_n(&thread_high_water, i + 1, __ATOMIC_RELEASE);
+            if (i + 1 > thread_high_water)
+                __atomic_store_n(&thread_high_water, i + 1, __ATOMIC_RELEASE);
             break;
         }
     }
@@ -174,7 +176,7 @@ wf_hs_thread *wf_hs_thread_attach(JNIEnv *env, jthread thread) {
     stack_bounds(&t->stack_lo, &t->stack_hi);
     if (wf_hs_cfg.mode != WF_HS_MODE_CONTROL) prepare_guard();
     __atomic_store_n(&t->live, 1, __ATOMIC_RELEASE);
-    tls_self = t;  /* last: a signal sees either no slot or a complete one */
+    tls_self = t; /* last: a signal sees either no slot or a complete one */
     return t;
 }
 
@@ -238,7 +240,8 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
         return;
     }
     if (wf_hs_cfg.interval_ns && wf_hs_timer_start(t, wf_hs_cfg.interval_ns) != 0)
-        wf_hs_out_line("{\"type\":\"warning\",\"message\":\"timer_create failed: errno %d\"}", errno);
+        wf_hs_out_line("{\"type\":\"warning\",\"message\":\"timer_create failed: errno %d\"}",
+                       errno);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
@@ -250,7 +253,10 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) 
 
 static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass) {
     /* Enabled only so that ASGCT agrees to walk (it checks should_post_class_load). */
-    (void)jvmti; (void)jni; (void)thread; (void)klass;
+    (void)jvmti;
+    (void)jni;
+    (void)thread;
+    (void)klass;
 }
 
 static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass) {
@@ -302,9 +308,9 @@ static int enable_events(jvmtiEnv *jvmti) {
     cb.ClassLoad = on_class_load;
     cb.ClassPrepare = on_class_prepare;
     if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE) return -1;
-    jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
-                           JVMTI_EVENT_THREAD_END, JVMTI_EVENT_CLASS_LOAD,
-                           JVMTI_EVENT_CLASS_PREPARE};
+    jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT,      JVMTI_EVENT_VM_DEATH,
+                           JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
+                           JVMTI_EVENT_CLASS_LOAD,   JVMTI_EVENT_CLASS_PREPARE};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
         if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL) !=
             JVMTI_ERROR_NONE)
@@ -317,7 +323,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
     char err[512];
     if (parse_options(&wf_hs_cfg, options)) return JNI_ERR;
     if (wf_hs_asgct_resolve(err, sizeof err)) return fail("%s", err);
-    if (wf_hs_methods_load_manifest(wf_hs_cfg.methods_path, err, sizeof err)) return fail("%s", err);
+    if (wf_hs_methods_load_manifest(wf_hs_cfg.methods_path, err, sizeof err))
+        return fail("%s", err);
     if (wf_hs_perturb_load_corpus(wf_hs_cfg.corpus_path, err, sizeof err)) return fail("%s", err);
     if (wf_hs_out_open(err, sizeof err)) return fail("%s", err);
     wf_hs_vm = vm;

@@ -69,9 +69,7 @@ int wf_hs_asgct_guarded(wf_asgct_trace *trace, jint depth, void *uc, wf_fault *f
     return 1;
 }
 
-void wf_hs_asgct_unguarded(wf_asgct_trace *trace, jint depth, void *uc) {
-    asgct(trace, depth, uc);
-}
+void wf_hs_asgct_unguarded(wf_asgct_trace *trace, jint depth, void *uc) { asgct(trace, depth, uc); }
 
 int wf_hs_code_slot(jint num_frames) {
     if (num_frames > 0) return WF_HS_CODE_OK_SLOT;

@@ -25,12 +25,13 @@
 
 #include "wf_hs.h"
 
-#define HOLD_WAIT_NS 5000000ull      /* a held thread waits this long to be claimed */
-#define POLL_NS 1000000ull           /* the checker looks for held threads this often */
-#define SAMPLE_WAIT_NS 50000000ull   /* the checker waits this long for the handler */
-#define BOTTOM_FRAMES 1              /* frames that must agree in a bottom check: the root
-                                        frame; deeper ones may have returned in between */
-#define DETAIL_FRAMES 12             /* frames rendered in a disagreement's detail */
+#define HOLD_WAIT_NS 5000000ull    /* a held thread waits this long to be claimed */
+#define POLL_NS 1000000ull         /* the checker looks for held threads this often */
+#define SAMPLE_WAIT_NS 50000000ull /* the checker waits this long for the handler */
+/* Frames that must agree in a bottom check: the root frame; deeper ones may have returned in
+   between. */
+#define BOTTOM_FRAMES 1
+#define DETAIL_FRAMES 12 /* frames rendered in a disagreement's detail */
 
 static volatile int checker_running;
 static jvmtiFrameInfo gst_frames[WF_HS_MAX_DEPTH];
@@ -42,8 +43,8 @@ static void sleep_ns(uint64_t ns) {
 
 void wf_hs_check_on_sample(wf_hs_thread *t, const wf_asgct_trace *trace) {
     int expected = WF_HS_PEEK_REQUESTED;
-    if (!__atomic_compare_exchange_n(&t->peek, &expected, WF_HS_PEEK_WRITING, 0,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    if (!__atomic_compare_exchange_n(&t->peek, &expected, WF_HS_PEEK_WRITING, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
         return;
     int n = trace->num_frames;
     t->peek_num = n;
@@ -61,7 +62,7 @@ void wf_hs_check_hold(wf_hs_thread *t) {
     }
     int waiting = 1;
     if (__atomic_compare_exchange_n(&t->held, &waiting, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return;  /* nobody claimed us */
+        return; /* nobody claimed us */
     while (__atomic_load_n(&t->held, __ATOMIC_ACQUIRE) != 3) sleep_ns(20000);
     __atomic_store_n(&t->held, 0, __ATOMIC_RELEASE);
 }
@@ -103,8 +104,7 @@ static void method_text(jvmtiEnv *jvmti, jmethodID m, char *out, size_t cap) {
         (*jvmti)->GetMethodDeclaringClass(jvmti, m, &klass) == JVMTI_ERROR_NONE &&
         (*jvmti)->GetClassSignature(jvmti, klass, &ksig, NULL) == JVMTI_ERROR_NONE)
         snprintf(out, cap, "%s.%s", ksig, name);
-    else
-        snprintf(out, cap, "?%p", (void *)m);
+    else snprintf(out, cap, "?%p", (void *)m);
     if (name) (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
     if (ksig) (*jvmti)->Deallocate(jvmti, (unsigned char *)ksig);
 }
@@ -188,9 +188,9 @@ static void JNICALL checker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
 
 void wf_hs_check_start(JNIEnv *jni) {
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID init = thread_class ? (*jni)->GetMethodID(jni, thread_class, "<init>",
-                                                        "(Ljava/lang/String;)V")
-                                  : NULL;
+    jmethodID init = thread_class
+                         ? (*jni)->GetMethodID(jni, thread_class, "<init>", "(Ljava/lang/String;)V")
+                         : NULL;
     jstring name = (*jni)->NewStringUTF(jni, "walkfuzz-checker");
     jobject thread = init && name ? (*jni)->NewObject(jni, thread_class, init, name) : NULL;
     if (!thread) {
@@ -198,8 +198,9 @@ void wf_hs_check_start(JNIEnv *jni) {
         return;
     }
     __atomic_store_n(&checker_running, 1, __ATOMIC_RELEASE);
-    if ((*wf_hs_jvmti)->RunAgentThread(wf_hs_jvmti, thread, checker_main, NULL,
-                                       JVMTI_THREAD_NORM_PRIORITY) != JVMTI_ERROR_NONE) {
+    if ((*wf_hs_jvmti)
+            ->RunAgentThread(wf_hs_jvmti, thread, checker_main, NULL, JVMTI_THREAD_NORM_PRIORITY) !=
+        JVMTI_ERROR_NONE) {
         __atomic_store_n(&checker_running, 0, __ATOMIC_RELEASE);
         wf_hs_out_line("{\"type\":\"warning\",\"message\":\"RunAgentThread failed\"}");
     }

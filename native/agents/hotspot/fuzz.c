@@ -21,11 +21,12 @@
 #include <ucontext.h>
 
 #include "wf_hs.h"
+#include "wf_ucontext.h"
 
 static void remember_context(wf_hs_thread *t, const ucontext_t *uc) {
-    t->last_pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    t->last_sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    t->last_fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    t->last_pc = wf_uc_pc(uc);
+    t->last_sp = wf_uc_sp(uc);
+    t->last_fp = wf_uc_fp(uc);
 }
 
 static void report_fault(wf_hs_thread *t, const ucontext_t *real, const ucontext_t *pert,
@@ -36,18 +37,18 @@ static void report_fault(wf_hs_thread *t, const ucontext_t *real, const ucontext
     ev.strategy = (uint8_t)s;
     wf_hs_record_encode(rec, ev.record);
     ev.fault = *fault;
-    ev.real_pc = (uintptr_t)real->uc_mcontext.gregs[REG_RIP];
-    ev.real_sp = (uintptr_t)real->uc_mcontext.gregs[REG_RSP];
-    ev.real_fp = (uintptr_t)real->uc_mcontext.gregs[REG_RBP];
-    ev.pert_pc = (uintptr_t)pert->uc_mcontext.gregs[REG_RIP];
-    ev.pert_sp = (uintptr_t)pert->uc_mcontext.gregs[REG_RSP];
-    ev.pert_fp = (uintptr_t)pert->uc_mcontext.gregs[REG_RBP];
+    ev.real_pc = wf_uc_pc(real);
+    ev.real_sp = wf_uc_sp(real);
+    ev.real_fp = wf_uc_fp(real);
+    ev.pert_pc = wf_uc_pc(pert);
+    ev.pert_sp = wf_uc_sp(pert);
+    ev.pert_fp = wf_uc_fp(pert);
     wf_hs_out_fault(&ev);
 }
 
 void wf_hs_fuzz_on_signal(wf_hs_thread *t, ucontext_t *uc, int guarded) {
     t->signals++;
-    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t pc = wf_uc_pc(uc);
     if (!wf_hs_regions_is_java_code(pc)) {
         t->skipped_not_java++;
         return;
@@ -61,7 +62,7 @@ void wf_hs_fuzz_on_signal(wf_hs_thread *t, ucontext_t *uc, int guarded) {
         ucontext_t copy = *uc;
         wf_hs_record rec;
         wf_hs_strategy s = wf_hs_perturb_next(t, uc, &bases, &rec);
-        if (!wf_hs_record_apply(&rec, &bases, &copy)) {  /* a base this context lacks */
+        if (!wf_hs_record_apply(&rec, &bases, &copy)) { /* a base this context lacks */
             t->unresolved++;
             continue;
         }

@@ -21,10 +21,10 @@
 
 #include "wf_hs.h"
 
-#define TABLE_BITS 18                    /* 262144 slots: a JDK's core classes use ~60k */
+#define TABLE_BITS 18 /* several slots per method of a JDK's core classes */
 #define TABLE_SIZE (1u << TABLE_BITS)
-#define MAX_PROBES 64                    /* lookups give up after this many collisions */
-#define MANIFEST_MAX 4096                /* tracked methods in one workload */
+#define MAX_PROBES 64     /* lookups give up after this many collisions */
+#define MANIFEST_MAX 4096 /* tracked methods in one workload */
 
 typedef struct {
     jmethodID key;
@@ -141,8 +141,8 @@ void wf_hs_methods_add_class(jvmtiEnv *jvmti, jclass klass) {
     if ((*jvmti)->GetClassMethods(jvmti, klass, &count, &methods) != JVMTI_ERROR_NONE) return;
     char *klass_sig = NULL;
     int tracked_class = 0;
-    if (manifest_len && (*jvmti)->GetClassSignature(jvmti, klass, &klass_sig, NULL) ==
-                            JVMTI_ERROR_NONE) {
+    if (manifest_len &&
+        (*jvmti)->GetClassSignature(jvmti, klass, &klass_sig, NULL) == JVMTI_ERROR_NONE) {
         tracked_class = manifest_has_class(klass_sig);
     }
     for (jint i = 0; i < count; i++) {

@@ -35,15 +35,21 @@
 
 #define FAULT_RING 1024
 #define INVALID_RING 256
-#define MAX_INVALID_LINES 200    /* invalid-trace examples written per run */
-#define MAX_CHECK_LINES 50       /* GetStackTrace disagreements written per run */
+#define MAX_INVALID_LINES 200 /* invalid-trace examples written per run */
+#define MAX_CHECK_LINES 50    /* GetStackTrace disagreements written per run */
 #define FLIGHT_SLOT 64
 #define REGIONS_REFRESH_MS 1000
 
 enum { SLOT_EMPTY = 0, SLOT_WRITING = 1, SLOT_READY = 2 };
 
-typedef struct { volatile int state; wf_hs_fault_event ev; } fault_slot;
-typedef struct { volatile int state; wf_hs_invalid_event ev; } invalid_slot;
+typedef struct {
+    volatile int state;
+    wf_hs_fault_event ev;
+} fault_slot;
+typedef struct {
+    volatile int state;
+    wf_hs_invalid_event ev;
+} invalid_slot;
 
 static fault_slot faults[FAULT_RING];
 static invalid_slot invalids[INVALID_RING];
@@ -51,7 +57,7 @@ static volatile uint64_t fault_cursor, invalid_cursor, fault_drops, invalid_drop
 static uint64_t invalid_lines, check_lines;
 static uint64_t check_total[2], check_agree[2], check_empty[2];
 static uint64_t check_bottom_hist[8];
-static uint64_t check_disagree_first[2], check_disagree_last[2];  /* CLOCK_MONOTONIC ns */
+static uint64_t check_disagree_first[2], check_disagree_last[2]; /* CLOCK_MONOTONIC ns */
 
 static FILE *out;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -179,8 +185,8 @@ static void write_invalid(const wf_hs_invalid_event *ev) {
     wf_hs_out_line("{\"type\":\"invalid\",\"thread\":%u,\"class\":\"%s\",\"frames\":%d,"
                    "\"depth\":%d,\"trace_ids\":%s,\"trace_bci\":%s,\"shadow_ids\":%s,"
                    "\"mono\":%.6f}",
-                   ev->thread, wf_hs_class_name((wf_hs_class)ev->cls), ev->n, ev->depth, ids,
-                   bcis, shadow, (double)ev->at_ns / 1e9);
+                   ev->thread, wf_hs_class_name((wf_hs_class)ev->cls), ev->n, ev->depth, ids, bcis,
+                   shadow, (double)ev->at_ns / 1e9);
 }
 
 static void drain(void) {
@@ -246,10 +252,10 @@ static double thread_cpu_s(const wf_hs_thread *t) {
     close(fd);
     if (n <= 0) return 0;
     buf[n] = '\0';
-    const char *p = strrchr(buf, ')');  /* skip "pid (comm)" */
+    const char *p = strrchr(buf, ')'); /* skip "pid (comm)" */
     unsigned long utime = 0, stime = 0;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
-                     &stime) != 2)
+    if (!p ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
         return 0;
     return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
@@ -270,7 +276,8 @@ static void sum(totals *s, int with_cpu) {
         for (int k = 0; k < WF_HS_CLASSES; k++) {
             s->classes[k] += t->classes[k];
             uint64_t first = t->class_first_ns[k], last = t->class_last_ns[k];
-            if (first && (!s->class_first[k] || first < s->class_first[k])) s->class_first[k] = first;
+            if (first && (!s->class_first[k] || first < s->class_first[k]))
+                s->class_first[k] = first;
             if (last > s->class_last[k]) s->class_last[k] = last;
         }
         for (int k = 0; k < WF_HS_HIST_BUCKETS; k++) {
@@ -336,9 +343,8 @@ static void write_summary(void) {
         "\"bottom_disagree_mono\":[%.6f,%.6f]}",
         elapsed_s(), (unsigned long)s.threads, (unsigned long)s.signals, (unsigned long)s.calls,
         (unsigned long)s.faults, (unsigned long)s.skipped_not_java, (unsigned long)s.unresolved,
-        cpu, s.worker_cpu_s, codes,
-        classes, interval, latency, (unsigned long)check_total[1], (unsigned long)check_agree[1],
-        (unsigned long)check_empty[1], (unsigned long)check_total[0],
+        cpu, s.worker_cpu_s, codes, classes, interval, latency, (unsigned long)check_total[1],
+        (unsigned long)check_agree[1], (unsigned long)check_empty[1], (unsigned long)check_total[0],
         (unsigned long)check_agree[0], (unsigned long)check_empty[0], bottom,
         (unsigned long)wf_hs_methods_count(), (unsigned long)wf_hs_methods_tracked(),
         (unsigned long)fault_drops, (unsigned long)invalid_drops, first, last,

@@ -31,11 +31,12 @@
 #include <unistd.h>
 
 #include "wf_hs.h"
+#include "wf_ucontext.h"
 
-#define GRID_WORDS 64            /* sp/fp offsets up to +-64 words */
-#define GRID_PC_BYTES 64         /* pc offsets up to +-64 bytes */
-#define NEAR_STACK_BYTES 65536   /* "random near the stack" window */
-#define UNWOUND_MAX_WORDS 64     /* how far up the stack "unwound" looks for a pc */
+#define GRID_WORDS 64          /* sp/fp offsets up to +-64 words */
+#define GRID_PC_BYTES 64       /* pc offsets up to +-64 bytes */
+#define NEAR_STACK_BYTES 65536 /* "random near the stack" window */
+#define UNWOUND_MAX_WORDS 64   /* how far up the stack "unwound" looks for a pc */
 #define CORPUS_MAX_BYTES (1u << 20)
 
 static wf_hs_record *corpus;
@@ -83,7 +84,7 @@ int wf_hs_perturb_load_corpus(const char *path, char *err, size_t errlen) {
     uint8_t *data = NULL;
     size_t size = 0;
     if (read_file(path, &data, &size, err, errlen)) return -1;
-    corpus = malloc((size / WF_HS_RECORD_V1_SIZE + 1) * sizeof *corpus);  /* v1 is smallest */
+    corpus = malloc((size / WF_HS_RECORD_V1_SIZE + 1) * sizeof *corpus); /* v1 is smallest */
     if (!corpus) {
         snprintf(err, errlen, "corpus file %s: no memory for %zu bytes of records", path, size);
         free(data);
@@ -109,8 +110,8 @@ int wf_hs_perturb_load_corpus(const char *path, char *err, size_t errlen) {
 int wf_hs_perturb_has_corpus(void) { return corpus_records > 0; }
 
 static uint64_t reg(const ucontext_t *uc, int r) {
-    static const int greg[WF_HS_REGS] = {REG_RIP, REG_RSP, REG_RBP};
-    return (uint64_t)uc->uc_mcontext.gregs[greg[r]];
+    static const wf_uc_reg named[WF_HS_REGS] = {WF_UC_PC, WF_UC_SP, WF_UC_FP};
+    return wf_uc_get(uc, named[r]);
 }
 
 static void set_op(wf_hs_record *rec, int r, uint8_t op, uint64_t value) {
@@ -166,8 +167,7 @@ static void set_address(wf_hs_record *rec, int r, uint64_t v, const wf_hs_bases 
         set_from(rec, r, WF_HS_BASE_LIBJVM, v - b->at[WF_HS_BASE_LIBJVM]);
     else if (b->at[WF_HS_BASE_HEAP] && wf_hs_regions_contains(WF_HS_REGION_HEAP, v))
         set_from(rec, r, WF_HS_BASE_HEAP, v - b->at[WF_HS_BASE_HEAP]);
-    else
-        set_op(rec, r, WF_HS_OP_SET, v);
+    else set_op(rec, r, WF_HS_OP_SET, v);
 }
 
 static void grid(wf_hs_thread *t, wf_hs_record *rec) {
@@ -195,8 +195,7 @@ static void random_values(wf_hs_thread *t, wf_hs_record *rec) {
     switch ((x >> 8) % 3) {
     case 0: set_op(rec, r, WF_HS_OP_SET, v); break;
     case 1: set_op(rec, r, WF_HS_OP_SET, v & 0x00007ffffffffff8ull); break;
-    default:
-        set_from(rec, r, WF_HS_BASE_SP, (v % (2 * NEAR_STACK_BYTES)) - NEAR_STACK_BYTES);
+    default: set_from(rec, r, WF_HS_BASE_SP, (v % (2 * NEAR_STACK_BYTES)) - NEAR_STACK_BYTES);
     }
 }
 
@@ -213,9 +212,10 @@ static void bitflip(wf_hs_thread *t, wf_hs_record *rec) {
 
 static int region_pointer(wf_hs_thread *t, wf_hs_region_kind kind, int r, const wf_hs_bases *b,
                           wf_hs_record *rec) {
-    static const wf_hs_base base_of[WF_HS_REGION_KINDS] = {
-        [WF_HS_REGION_CODE] = WF_HS_BASE_CODE, [WF_HS_REGION_HEAP] = WF_HS_BASE_HEAP,
-        [WF_HS_REGION_LIBJVM] = WF_HS_BASE_LIBJVM};
+    static const wf_hs_base base_of[WF_HS_REGION_KINDS] = {[WF_HS_REGION_CODE] = WF_HS_BASE_CODE,
+                                                           [WF_HS_REGION_HEAP] = WF_HS_BASE_HEAP,
+                                                           [WF_HS_REGION_LIBJVM] =
+                                                               WF_HS_BASE_LIBJVM};
     uint64_t x = wf_hs_rand(t);
     uintptr_t p = wf_hs_regions_pick(kind, x);
     uint64_t base = b->at[base_of[kind]];
@@ -240,8 +240,7 @@ static int other_stack(wf_hs_thread *t, const wf_hs_bases *b, wf_hs_record *rec)
 }
 
 /* Reads the thread's own stack between sp and its top: mapped memory of the running thread. */
-static int unwound(wf_hs_thread *t, const ucontext_t *uc, const wf_hs_bases *b,
-                   wf_hs_record *rec) {
+static int unwound(wf_hs_thread *t, const ucontext_t *uc, const wf_hs_bases *b, wf_hs_record *rec) {
     uint64_t sp = reg(uc, WF_HS_REG_SP);
     uint64_t k = wf_hs_rand(t) % UNWOUND_MAX_WORDS;
     if ((sp & 7) || sp < t->stack_lo || sp + 8 * (k + 2) > t->stack_hi) return 0;
@@ -252,13 +251,13 @@ static int unwound(wf_hs_thread *t, const ucontext_t *uc, const wf_hs_bases *b,
 }
 
 static void special(wf_hs_thread *t, wf_hs_record *rec) {
-    static const uint64_t values[] = {0, ~0ull, 1, 8, 0x8000000000000000ull,
-                                      0x0000800000000000ull, 0x00007ffffffff000ull, 0xfff,
-                                      0x1000};
+    static const uint64_t values[] = {
+        0,     ~0ull, 1, 8, 0x8000000000000000ull, 0x0000800000000000ull, 0x00007ffffffff000ull,
+        0xfff, 0x1000};
     uint64_t x = wf_hs_rand(t);
     int r = (int)(x % WF_HS_REGS);
     switch ((x >> 8) % 4) {
-    case 0: set_op(rec, r, WF_HS_OP_ADD, 1); return;  /* misaligned by one */
+    case 0: set_op(rec, r, WF_HS_OP_ADD, 1); return; /* misaligned by one */
     case 1:
         if (t->stack_hi) {
             set_from(rec, (x >> 12) & 1 ? WF_HS_REG_FP : WF_HS_REG_SP, WF_HS_BASE_STACK_HI,
@@ -276,7 +275,7 @@ static int from_corpus(wf_hs_thread *t, wf_hs_record *rec) {
     uint64_t x = wf_hs_rand(t);
     *rec = corpus[x % corpus_records];
     int replay = wf_hs_cfg.strategies == 1u << WF_HS_STRAT_CORPUS;
-    if (!replay && (x >> 32) & 1) {  /* nudge one value by a few words */
+    if (!replay && (x >> 32) & 1) { /* nudge one value by a few words */
         int r = (int)((x >> 33) % WF_HS_REGS);
         rec->value[r] += (uint64_t)(((int64_t)((x >> 40) % 17) - 8) * 8);
     }
@@ -293,8 +292,8 @@ static wf_hs_strategy pick_strategy(wf_hs_thread *t) {
     }
 }
 
-wf_hs_strategy wf_hs_perturb_next(wf_hs_thread *t, const ucontext_t *uc,
-                                  const wf_hs_bases *b, wf_hs_record *rec) {
+wf_hs_strategy wf_hs_perturb_next(wf_hs_thread *t, const ucontext_t *uc, const wf_hs_bases *b,
+                                  wf_hs_record *rec) {
     memset(rec, 0, sizeof *rec);
     wf_hs_strategy s = pick_strategy(t);
     int ok = 1;
@@ -303,8 +302,8 @@ wf_hs_strategy wf_hs_perturb_next(wf_hs_thread *t, const ucontext_t *uc,
     case WF_HS_STRAT_RANDOM: random_values(t, rec); break;
     case WF_HS_STRAT_BITFLIP: bitflip(t, rec); break;
     case WF_HS_STRAT_HEAP:
-        ok = region_pointer(t, WF_HS_REGION_HEAP,
-                            (wf_hs_rand(t) & 1) ? WF_HS_REG_SP : WF_HS_REG_FP, b, rec);
+        ok = region_pointer(t, WF_HS_REGION_HEAP, (wf_hs_rand(t) & 1) ? WF_HS_REG_SP : WF_HS_REG_FP,
+                            b, rec);
         break;
     case WF_HS_STRAT_CODE:
         ok = region_pointer(t, (wf_hs_rand(t) & 1) ? WF_HS_REGION_CODE : WF_HS_REGION_LIBJVM,
@@ -316,7 +315,7 @@ wf_hs_strategy wf_hs_perturb_next(wf_hs_thread *t, const ucontext_t *uc,
     case WF_HS_STRAT_CORPUS: ok = from_corpus(t, rec); break;
     case WF_HS_STRATEGIES: break;
     }
-    if (!ok) {  /* the strategy had nothing to offer (no heap yet, one thread): fall back */
+    if (!ok) { /* the strategy had nothing to offer (no heap yet, one thread): fall back */
         memset(rec, 0, sizeof *rec);
         grid(t, rec);
         s = WF_HS_STRAT_GRID;

@@ -1,5 +1,5 @@
 /* Perturbation records (layouts in wf_hs.h): decoding both versions, encoding version 2, and
- * applying one to a context. fuzz/hotspot/record.py is the Python half; the two must agree
+ * applying one to a context. fuzz/targets/hotspot/record.py is the Python half; the two must agree
  * byte for byte and register for register (tests/native/test_hotspot_record_c.py).
  *
  * A base is resolved when the record is applied, not when it is made: "fp := stack_hi - 7"
@@ -10,6 +10,7 @@
 #include <ucontext.h>
 
 #include "wf_hs.h"
+#include "wf_ucontext.h"
 
 static uint64_t le64(const uint8_t *b) {
     uint64_t v = 0;
@@ -23,7 +24,7 @@ static void put_le64(uint8_t *b, uint64_t v) {
 
 static void decode_v1(const uint8_t *b, wf_hs_record *rec) {
     for (int r = 0; r < WF_HS_REGS; r++) {
-        rec->op[r] = b[r * 9] % WF_HS_OPS;  /* as version 1 always read it */
+        rec->op[r] = b[r * 9] % WF_HS_OPS; /* as version 1 always read it */
         rec->base[r] = WF_HS_BASE_ABS;
         rec->value[r] = le64(b + r * 9 + 1);
     }
@@ -65,7 +66,7 @@ int wf_hs_record_encode(const wf_hs_record *rec, uint8_t out[WF_HS_RECORD_V2_SIZ
 
 int wf_hs_record_apply_regs(const wf_hs_record *rec, const wf_hs_bases *bases, uint64_t regs[3]) {
     uint64_t operand[WF_HS_REGS];
-    for (int r = 0; r < WF_HS_REGS; r++) {  /* resolve every base first: all or nothing */
+    for (int r = 0; r < WF_HS_REGS; r++) { /* resolve every base first: all or nothing */
         int base = rec->base[r] % WF_HS_BASES;
         uint64_t at = base == WF_HS_BASE_SP ? regs[WF_HS_REG_SP] : bases->at[base];
         if (rec->op[r] != WF_HS_OP_KEEP && base != WF_HS_BASE_ABS && at == 0) return 0;
@@ -83,10 +84,10 @@ int wf_hs_record_apply_regs(const wf_hs_record *rec, const wf_hs_bases *bases, u
 }
 
 int wf_hs_record_apply(const wf_hs_record *rec, const wf_hs_bases *bases, ucontext_t *uc) {
-    static const int greg[WF_HS_REGS] = {REG_RIP, REG_RSP, REG_RBP};
+    static const wf_uc_reg named[WF_HS_REGS] = {WF_UC_PC, WF_UC_SP, WF_UC_FP};
     uint64_t regs[WF_HS_REGS];
-    for (int r = 0; r < WF_HS_REGS; r++) regs[r] = (uint64_t)uc->uc_mcontext.gregs[greg[r]];
+    for (int r = 0; r < WF_HS_REGS; r++) regs[r] = wf_uc_get(uc, named[r]);
     if (!wf_hs_record_apply_regs(rec, bases, regs)) return 0;
-    for (int r = 0; r < WF_HS_REGS; r++) uc->uc_mcontext.gregs[greg[r]] = (greg_t)regs[r];
+    for (int r = 0; r < WF_HS_REGS; r++) wf_uc_set(uc, named[r], regs[r]);
     return 1;
 }

@@ -12,7 +12,7 @@
 
 #include "wf_hs.h"
 
-#define MAX_RANGES 64   /* per kind; the code cache has 3 segments plus stubs */
+#define MAX_RANGES 64 /* per kind; the code cache has 3 segments plus stubs */
 
 typedef struct {
     uintptr_t lo[MAX_RANGES], hi[MAX_RANGES];
@@ -24,7 +24,7 @@ typedef struct {
 } region_set;
 
 static region_set buffers[2];
-static int published = -1;  /* index of the readable buffer, -1 before the first refresh */
+static int published = -1; /* index of the readable buffer, -1 before the first refresh */
 
 static void add(ranges *r, uintptr_t lo, uintptr_t hi) {
     if (r->n < MAX_RANGES) {
@@ -83,7 +83,9 @@ int wf_hs_regions_contains(wf_hs_region_kind kind, uintptr_t addr) {
     return 0;
 }
 
-int wf_hs_regions_is_java_code(uintptr_t pc) { return wf_hs_regions_contains(WF_HS_REGION_CODE, pc); }
+int wf_hs_regions_is_java_code(uintptr_t pc) {
+    return wf_hs_regions_contains(WF_HS_REGION_CODE, pc);
+}
 
 /* /proc/self/maps is sorted by address: the first range of a kind is its lowest. */
 uintptr_t wf_hs_regions_start(wf_hs_region_kind kind) {

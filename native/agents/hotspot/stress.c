@@ -22,11 +22,11 @@
 #include <ucontext.h>
 
 #include "wf_hs.h"
+#include "wf_ucontext.h"
 
 static const char *const class_names[WF_HS_CLASSES] = {
-    "exact",       "top-tolerated", "in-update",   "no-shadow",    "truncated",      "missing-top",
-    "missing",     "extra",         "wrong-method", "wrong-bci",      "unknown-method",
-    "other"};
+    "exact",   "top-tolerated", "in-update",    "no-shadow", "truncated",      "missing-top",
+    "missing", "extra",         "wrong-method", "wrong-bci", "unknown-method", "other"};
 
 const char *wf_hs_class_name(wf_hs_class c) {
     return (unsigned)c < WF_HS_CLASSES ? class_names[c] : "?";
@@ -64,7 +64,7 @@ static wf_hs_class compare_tracked(const int32_t *tr, int n, const int32_t *sh, 
 }
 
 static int bci_ok(const wf_asgct_frame *f, const wf_hs_method_info *info) {
-    if (info->code_len == 0) return f->lineno == -3 || f->lineno == -1;  /* native/abstract */
+    if (info->code_len == 0) return f->lineno == -3 || f->lineno == -1; /* native/abstract */
     return f->lineno >= -1 && f->lineno < info->code_len;
 }
 
@@ -137,14 +137,14 @@ void wf_hs_stress_on_signal(wf_hs_thread *t, ucontext_t *uc) {
         wf_hs_fault_event ev;
         memset(&ev, 0, sizeof ev);
         ev.thread = (uint32_t)t->index;
-        ev.strategy = 0xff;  /* no perturbation: a real context */
+        ev.strategy = 0xff; /* no perturbation: a real context */
         wf_hs_record keep;
         memset(&keep, 0, sizeof keep);
-        wf_hs_record_encode(&keep, ev.record);  /* the record that changes nothing */
+        wf_hs_record_encode(&keep, ev.record); /* the record that changes nothing */
         ev.fault = fault;
-        ev.real_pc = ev.pert_pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-        ev.real_sp = ev.pert_sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-        ev.real_fp = ev.pert_fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+        ev.real_pc = ev.pert_pc = wf_uc_pc(uc);
+        ev.real_sp = ev.pert_sp = wf_uc_sp(uc);
+        ev.real_fp = ev.pert_fp = wf_uc_fp(uc);
         wf_hs_out_fault(&ev);
     }
     t->latency_hist[wf_hs_log2_bucket((wf_hs_now_ns() - start) / 1000)]++;

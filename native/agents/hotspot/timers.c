@@ -1,5 +1,5 @@
 /* Per-thread POSIX timers: CLOCK_MONOTONIC, SIGEV_THREAD_ID, SIGPROF to one thread.
- * Thread CPU-time clocks tick at the kernel's HZ (4 ms here) and cannot sample at 100 us
+ * Thread CPU-time clocks tick at the kernel's HZ (milliseconds) and cannot sample at 100 us
  * (DESIGN.md, facts), so the interval is wall time; rates are reported per CPU-second.
  */
 #define _GNU_SOURCE

@@ -30,13 +30,13 @@
 
 /* ---- AsyncGetCallTrace's ABI (not in any JDK header; from HotSpot's forte.cpp) ---------- */
 typedef struct {
-    jint lineno;           /* bci for Java frames, -3 for native methods */
+    jint lineno; /* bci for Java frames, -3 for native methods */
     jmethodID method_id;
 } wf_asgct_frame;
 
 typedef struct {
     JNIEnv *env_id;
-    jint num_frames;       /* > 0 frames written; <= 0 one of the ticks_* codes below */
+    jint num_frames; /* > 0 frames written; <= 0 one of the ticks_* codes below */
     wf_asgct_frame *frames;
 } wf_asgct_trace;
 
@@ -46,34 +46,34 @@ typedef int (*wf_jvm_signal_fn)(int sig, siginfo_t *info, void *uc, int abort_if
 /* ASGCT result codes, 0 and below (forte.cpp). Histogram index = code + WF_HS_CODE_BIAS. */
 #define WF_HS_CODE_MIN (-15)
 #define WF_HS_CODE_BIAS 15
-#define WF_HS_CODE_SLOTS 17      /* codes -15..0, plus slot 16 = "frames returned" */
+#define WF_HS_CODE_SLOTS 17 /* codes -15..0, plus slot 16 = "frames returned" */
 #define WF_HS_CODE_OK_SLOT 16
 
 /* ---- limits (named so every bound in the agent says why it is what it is) --------------- */
-#define WF_HS_MAX_THREADS 256     /* workload threads tracked at once */
-#define WF_HS_MAX_DEPTH 2048      /* ASGCT/GetStackTrace depth; workloads recurse < 1000 */
-#define WF_HS_SHADOW_CAP 4096     /* ints in a shadow buffer: [0] depth, [1..] ids, bottom first */
-#define WF_HS_HIST_BUCKETS 24     /* log2 microsecond buckets: [2^(i-1), 2^i) us */
+#define WF_HS_MAX_THREADS 256 /* workload threads tracked at once */
+#define WF_HS_MAX_DEPTH 2048  /* ASGCT/GetStackTrace depth; workloads recurse < 1000 */
+#define WF_HS_SHADOW_CAP 4096 /* ints in a shadow buffer: [0] depth, [1..] ids, bottom first */
+#define WF_HS_HIST_BUCKETS 24 /* log2 microsecond buckets: [2^(i-1), 2^i) us */
 
 /* ---- run configuration (from the -agentpath options string) ---------------------------- */
 typedef enum { WF_HS_MODE_FUZZ = 0, WF_HS_MODE_STRESS = 1, WF_HS_MODE_CONTROL = 2 } wf_hs_mode;
 
 typedef struct {
     wf_hs_mode mode;
-    char out_path[512];        /* JSON-lines output */
-    char methods_path[512];    /* shadow manifest: "Lclass; name sig id" per line */
-    char corpus_path[512];     /* concatenated perturbation records, may be empty */
-    char flight_path[512];     /* control mode: last record per thread, survives a crash */
-    char thread_prefix[32];    /* only threads whose name starts with this are targets */
-    uint64_t interval_ns;      /* per-thread timer interval */
-    uint32_t batch;            /* perturbed calls per signal (fuzz, control) */
-    uint32_t depth;            /* frames asked of ASGCT in fuzz mode (stress: WF_HS_MAX_DEPTH) */
-    uint32_t duty_percent;     /* a fuzz batch stops after this share of the interval */
-    uint32_t strategies;       /* bit mask of wf_hs_strategy */
+    char out_path[512];     /* JSON-lines output */
+    char methods_path[512]; /* shadow manifest: "Lclass; name sig id" per line */
+    char corpus_path[512];  /* concatenated perturbation records, may be empty */
+    char flight_path[512];  /* control mode: last record per thread, survives a crash */
+    char thread_prefix[32]; /* only threads whose name starts with this are targets */
+    uint64_t interval_ns;   /* per-thread timer interval */
+    uint32_t batch;         /* perturbed calls per signal (fuzz, control) */
+    uint32_t depth;         /* frames asked of ASGCT in fuzz mode (stress: WF_HS_MAX_DEPTH) */
+    uint32_t duty_percent;  /* a fuzz batch stops after this share of the interval */
+    uint32_t strategies;    /* bit mask of wf_hs_strategy */
     uint64_t seed;
-    uint64_t budget_ns;        /* per-call watchdog of the guard, 0 = off */
-    uint32_t check_every_ms;   /* checker thread period; 0 = no GetStackTrace oracle */
-    uint32_t tick_ms;          /* heartbeat period of the reporter thread */
+    uint64_t budget_ns;      /* per-call watchdog of the guard, 0 = off */
+    uint32_t check_every_ms; /* checker thread period; 0 = no GetStackTrace oracle */
+    uint32_t tick_ms;        /* heartbeat period of the reporter thread */
 } wf_hs_config;
 
 extern wf_hs_config wf_hs_cfg;
@@ -89,14 +89,14 @@ typedef enum {
 } wf_hs_peek_state;
 
 typedef struct wf_hs_thread {
-    volatile int live;                 /* slot in use */
+    volatile int live; /* slot in use */
     int index;
     pid_t tid;
     JNIEnv *env;
-    jthread ref;                       /* global ref, for GetStackTrace */
+    jthread ref; /* global ref, for GetStackTrace */
     uintptr_t stack_lo, stack_hi;
-    volatile uintptr_t last_sp, last_fp, last_pc;  /* seen by other threads' "stack" strategy */
-    volatile int32_t *shadow;          /* direct buffer registered by the workload, or NULL */
+    volatile uintptr_t last_sp, last_fp, last_pc; /* seen by other threads' "stack" strategy */
+    volatile int32_t *shadow; /* direct buffer registered by the workload, or NULL */
     uint64_t rng;
     int has_timer;
     timer_t timer;
@@ -110,10 +110,10 @@ typedef struct wf_hs_thread {
     int32_t scratch_tracked[WF_HS_MAX_DEPTH], scratch_shadow[WF_HS_MAX_DEPTH];
     /* counters, written by the owner thread only, read racily by the reporter */
     uint64_t signals, calls, faults, skipped_not_java;
-    uint64_t unresolved;               /* records skipped: a base this context lacks */
+    uint64_t unresolved; /* records skipped: a base this context lacks */
     uint64_t codes[WF_HS_CODE_SLOTS];
     uint64_t classes[16];
-    uint64_t class_first_ns[16], class_last_ns[16];  /* CLOCK_MONOTONIC, 0 = none yet */
+    uint64_t class_first_ns[16], class_last_ns[16]; /* CLOCK_MONOTONIC, 0 = none yet */
     uint64_t interval_hist[WF_HS_HIST_BUCKETS];
     uint64_t latency_hist[WF_HS_HIST_BUCKETS];
     uint64_t cpu_ns_at_exit;
@@ -143,9 +143,9 @@ int wf_hs_code_slot(jint num_frames);
 
 /* ---- methods.c -------------------------------------------------------------------------- */
 typedef struct {
-    int32_t shadow_id;   /* > 0: tracked by the shadow stack; 0: the shadow stack's own push/pop;
-                            -1 untracked */
-    int32_t code_len;    /* bytecode length; 0 for native/abstract */
+    int32_t shadow_id; /* > 0: tracked by the shadow stack; 0: the shadow stack's own push/pop;
+                          -1 untracked */
+    int32_t code_len;  /* bytecode length; 0 for native/abstract */
 } wf_hs_method_info;
 /* Load the shadow manifest (methods_path). 0 or -1 with reason in err. */
 int wf_hs_methods_load_manifest(const char *path, char *err, size_t errlen);
@@ -158,8 +158,12 @@ uint64_t wf_hs_methods_count(void);
 uint64_t wf_hs_methods_tracked(void);
 
 /* ---- regions.c -------------------------------------------------------------------------- */
-typedef enum { WF_HS_REGION_CODE = 0, WF_HS_REGION_HEAP = 1, WF_HS_REGION_LIBJVM = 2,
-               WF_HS_REGION_KINDS = 3 } wf_hs_region_kind;
+typedef enum {
+    WF_HS_REGION_CODE = 0,
+    WF_HS_REGION_HEAP = 1,
+    WF_HS_REGION_LIBJVM = 2,
+    WF_HS_REGION_KINDS = 3
+} wf_hs_region_kind;
 /* Re-read /proc/self/maps and publish the regions (reporter thread, not a handler). */
 void wf_hs_regions_refresh(void);
 /* Whether pc is in JIT/interpreter code (anonymous executable memory). Async-signal-safe. */
@@ -176,7 +180,7 @@ uintptr_t wf_hs_regions_pick(wf_hs_region_kind kind, uint64_t r);
 /* A perturbation record: for each of pc, sp, fp an operation, a base and a 64-bit value; the
  * operand is base + value (mod 2^64), where the base is an address of the sampled JVM found
  * at the moment of the call, so a record that points "just below the stack top" means the
- * same in every JVM run. Two encodings (fuzz/hotspot/record.py draws the same):
+ * same in every JVM run. Two encodings (fuzz/targets/hotspot/record.py draws the same):
  *
  *   version 1, 27 bytes, no version byte (first byte < 0x80), every base abs:
  *   offset  0      1..8       9     10..17     18    19..26
@@ -202,14 +206,14 @@ enum { WF_HS_OP_KEEP = 0, WF_HS_OP_ADD = 1, WF_HS_OP_XOR = 2, WF_HS_OP_SET = 3, 
 enum { WF_HS_REG_PC = 0, WF_HS_REG_SP = 1, WF_HS_REG_FP = 2, WF_HS_REGS = 3 };
 /* Bases: addresses the agent knows in any run at the moment of a call (record.py: BASES). */
 typedef enum {
-    WF_HS_BASE_ABS = 0,             /* none: the value is absolute */
-    WF_HS_BASE_STACK_HI = 1,        /* the sampled thread's stack top (highest address, excl.) */
-    WF_HS_BASE_STACK_LO = 2,        /* the sampled thread's stack end (lowest address) */
-    WF_HS_BASE_SP = 3,              /* the interrupted sp */
-    WF_HS_BASE_CODE = 4,            /* the code cache's start (lowest anonymous exec mapping) */
-    WF_HS_BASE_LIBJVM = 5,          /* libjvm.so's load base */
-    WF_HS_BASE_HEAP = 6,            /* the Java heap's start (largest anonymous rw mapping) */
-    WF_HS_BASE_OTHER_STACK_HI = 7,  /* stack top of the next live workload thread after this */
+    WF_HS_BASE_ABS = 0,            /* none: the value is absolute */
+    WF_HS_BASE_STACK_HI = 1,       /* the sampled thread's stack top (highest address, excl.) */
+    WF_HS_BASE_STACK_LO = 2,       /* the sampled thread's stack end (lowest address) */
+    WF_HS_BASE_SP = 3,             /* the interrupted sp */
+    WF_HS_BASE_CODE = 4,           /* the code cache's start (lowest anonymous exec mapping) */
+    WF_HS_BASE_LIBJVM = 5,         /* libjvm.so's load base */
+    WF_HS_BASE_HEAP = 6,           /* the Java heap's start (largest anonymous rw mapping) */
+    WF_HS_BASE_OTHER_STACK_HI = 7, /* stack top of the next live workload thread after this */
     WF_HS_BASES = 8
 } wf_hs_base;
 typedef struct {
@@ -235,15 +239,15 @@ int wf_hs_record_apply(const wf_hs_record *rec, const wf_hs_bases *bases, uconte
 
 /* ---- perturb.c -------------------------------------------------------------------------- */
 typedef enum {
-    WF_HS_STRAT_GRID = 0,      /* sp/fp word offsets and small pc offsets, enumerated */
-    WF_HS_STRAT_RANDOM = 1,    /* random values: anywhere, canonical, near the stack */
-    WF_HS_STRAT_BITFLIP = 2,   /* one or two bits of one or two registers */
-    WF_HS_STRAT_HEAP = 3,      /* pointers into the Java heap */
-    WF_HS_STRAT_CODE = 4,      /* pointers into the code cache and libjvm's text */
-    WF_HS_STRAT_STACKS = 5,    /* another thread's last sp/fp/pc */
-    WF_HS_STRAT_UNWOUND = 6,   /* pc := a word found on the stack, sp just above it */
-    WF_HS_STRAT_SPECIAL = 7,   /* 0, -1, non-canonical, page edges */
-    WF_HS_STRAT_CORPUS = 8,    /* records from the corpus file, as read or nudged */
+    WF_HS_STRAT_GRID = 0,    /* sp/fp word offsets and small pc offsets, enumerated */
+    WF_HS_STRAT_RANDOM = 1,  /* random values: anywhere, canonical, near the stack */
+    WF_HS_STRAT_BITFLIP = 2, /* one or two bits of one or two registers */
+    WF_HS_STRAT_HEAP = 3,    /* pointers into the Java heap */
+    WF_HS_STRAT_CODE = 4,    /* pointers into the code cache and libjvm's text */
+    WF_HS_STRAT_STACKS = 5,  /* another thread's last sp/fp/pc */
+    WF_HS_STRAT_UNWOUND = 6, /* pc := a word found on the stack, sp just above it */
+    WF_HS_STRAT_SPECIAL = 7, /* 0, -1, non-canonical, page edges */
+    WF_HS_STRAT_CORPUS = 8,  /* records from the corpus file, as read or nudged */
     WF_HS_STRATEGIES = 9
 } wf_hs_strategy;
 
@@ -255,8 +259,8 @@ int wf_hs_perturb_has_corpus(void);
 void wf_hs_perturb_bases(const wf_hs_thread *t, const ucontext_t *uc, wf_hs_bases *bases);
 /* Pick a strategy from the enabled mask and make a record; a value that came from a base is
  * stored relative to it. Async-signal-safe. */
-wf_hs_strategy wf_hs_perturb_next(wf_hs_thread *t, const ucontext_t *uc,
-                                  const wf_hs_bases *bases, wf_hs_record *rec);
+wf_hs_strategy wf_hs_perturb_next(wf_hs_thread *t, const ucontext_t *uc, const wf_hs_bases *bases,
+                                  wf_hs_record *rec);
 /* Next random number of the thread. Async-signal-safe. */
 uint64_t wf_hs_rand(wf_hs_thread *t);
 const char *wf_hs_strategy_name(wf_hs_strategy s);
@@ -268,18 +272,18 @@ void wf_hs_stress_on_signal(wf_hs_thread *t, ucontext_t *uc);
 
 /* Invalid-trace classes (stress oracle against the shadow stack). Index into classes[]. */
 typedef enum {
-    WF_HS_CLASS_EXACT = 0,       /* tracked frames equal the shadow stack */
-    WF_HS_CLASS_TOP_TOLERATED,   /* equal after dropping at most one top frame on either side */
-    WF_HS_CLASS_IN_UPDATE,       /* sampled inside Shadow.push/pop: the shadow is mid-update */
-    WF_HS_CLASS_NO_SHADOW,       /* no shadow registered / thread not in tracked code */
-    WF_HS_CLASS_TRUNCATED,       /* trace matches the top of the shadow but stops early */
-    WF_HS_CLASS_MISSING_TOP,     /* trace matches the bottom but lacks >= 2 top frames */
-    WF_HS_CLASS_MISSING,         /* trace is a subsequence of the shadow, frames missing inside */
-    WF_HS_CLASS_EXTRA,           /* shadow is a subsequence of the trace: extra frames */
-    WF_HS_CLASS_WRONG_METHOD,    /* same depth, a method differs below the top */
-    WF_HS_CLASS_WRONG_BCI,       /* a Java frame's bci is outside its method's bytecode */
-    WF_HS_CLASS_UNKNOWN_METHOD,  /* a jmethodID that was never preloaded (or NULL) */
-    WF_HS_CLASS_OTHER,           /* none of the above */
+    WF_HS_CLASS_EXACT = 0,      /* tracked frames equal the shadow stack */
+    WF_HS_CLASS_TOP_TOLERATED,  /* equal after dropping at most one top frame on either side */
+    WF_HS_CLASS_IN_UPDATE,      /* sampled inside Shadow.push/pop: the shadow is mid-update */
+    WF_HS_CLASS_NO_SHADOW,      /* no shadow registered / thread not in tracked code */
+    WF_HS_CLASS_TRUNCATED,      /* trace matches the top of the shadow but stops early */
+    WF_HS_CLASS_MISSING_TOP,    /* trace matches the bottom but lacks >= 2 top frames */
+    WF_HS_CLASS_MISSING,        /* trace is a subsequence of the shadow, frames missing inside */
+    WF_HS_CLASS_EXTRA,          /* shadow is a subsequence of the trace: extra frames */
+    WF_HS_CLASS_WRONG_METHOD,   /* same depth, a method differs below the top */
+    WF_HS_CLASS_WRONG_BCI,      /* a Java frame's bci is outside its method's bytecode */
+    WF_HS_CLASS_UNKNOWN_METHOD, /* a jmethodID that was never preloaded (or NULL) */
+    WF_HS_CLASS_OTHER,          /* none of the above */
     WF_HS_CLASSES
 } wf_hs_class;
 const char *wf_hs_class_name(wf_hs_class c);
@@ -302,8 +306,8 @@ void wf_hs_check_on_sample(wf_hs_thread *t, const wf_asgct_trace *trace);
 /* Arm a per-thread timer for the calling thread; 0 or -1 (errno). */
 int wf_hs_timer_start(wf_hs_thread *t, uint64_t interval_ns);
 void wf_hs_timer_stop(wf_hs_thread *t);
-uint64_t wf_hs_now_ns(void);  /* CLOCK_MONOTONIC. Async-signal-safe. */
-int wf_hs_log2_bucket(uint64_t us);  /* Async-signal-safe. */
+uint64_t wf_hs_now_ns(void);        /* CLOCK_MONOTONIC. Async-signal-safe. */
+int wf_hs_log2_bucket(uint64_t us); /* Async-signal-safe. */
 
 /* ---- output.c --------------------------------------------------------------------------- */
 typedef struct {
@@ -313,23 +317,24 @@ typedef struct {
     wf_fault fault;
     uintptr_t real_pc, real_sp, real_fp;
     uintptr_t pert_pc, pert_sp, pert_fp;
-    uint64_t at_ns;            /* CLOCK_MONOTONIC when pushed (set by wf_hs_out_fault) */
+    uint64_t at_ns; /* CLOCK_MONOTONIC when pushed (set by wf_hs_out_fault) */
 } wf_hs_fault_event;
 
 typedef struct {
     uint32_t thread;
     uint8_t cls;
     int16_t n, depth;
-    int32_t trace_ids[32];     /* tracked ids of the trace, top first (-1 untracked, -2 unknown) */
+    int32_t trace_ids[32]; /* tracked ids of the trace, top first (-1 untracked, -2 unknown) */
     int32_t trace_bci[32];
-    int32_t shadow_ids[32];    /* top first */
-    uint64_t at_ns;            /* CLOCK_MONOTONIC when pushed (set by wf_hs_out_invalid) */
+    int32_t shadow_ids[32]; /* top first */
+    uint64_t at_ns;         /* CLOCK_MONOTONIC when pushed (set by wf_hs_out_invalid) */
 } wf_hs_invalid_event;
 
 /* Push events from a handler; dropped (and counted) when the ring is full. Async-signal-safe. */
 void wf_hs_out_fault(const wf_hs_fault_event *ev);
 void wf_hs_out_invalid(const wf_hs_invalid_event *ev);
-/* Control mode: record the perturbation about to be tried (mmaped flight file). Async-signal-safe. */
+/* Control mode: record the perturbation about to be tried (mmaped flight file).
+   Async-signal-safe. */
 void wf_hs_out_flight(wf_hs_thread *t, uint8_t strategy, const wf_hs_record *rec);
 /* Open output, flight file; start the reporter thread. 0 or -1 with reason. */
 int wf_hs_out_open(char *err, size_t errlen);

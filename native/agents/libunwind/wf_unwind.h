@@ -1,7 +1,7 @@
 /* The libunwind target: walk real native stacks with libunwind from perturbed contexts
  * (fuzz) and from sampling signals (stress), check the walks, report what went wrong.
  *
- * Built as its own extension, walkfuzz._unwind (fuzz/_build.py flavour "unwind"), linked
+ * Built as its own extension, walkfuzz._unwind (fuzz/core/_build.py flavour "unwind"), linked
  * with -lunwind, so the core builds where libunwind is absent.
  *
  * Fuzz input (WF_UW_INPUT_SIZE bytes; shorter inputs are zero-padded, extra bytes ignored):
@@ -40,65 +40,77 @@
 
 /* Why a walk ended. Every exit of the walk loop has one. */
 enum wf_uw_stop {
-    WF_UW_STOP_ROOT = 0,        /* reached the root of the known chain: complete */
-    WF_UW_STOP_END = 1,         /* unw_step returned 0: libunwind says outermost frame */
-    WF_UW_STOP_STEP_ERROR = 2,  /* unw_step returned a negative UNW_E* code */
-    WF_UW_STOP_INIT_ERROR = 3,  /* unw_init_local2 refused the context */
-    WF_UW_STOP_CYCLE = 4,       /* a (pc, sp, fp) came back: libunwind would loop forever */
-    WF_UW_STOP_BUDGET = 5,      /* WF_UW_MAX_FRAMES frames without ending */
-    WF_UW_STOP_FAULT = 6,       /* a signal inside libunwind, caught by the guard */
-    WF_UW_STOP_HANG = 7         /* the watchdog interrupted one call */
+    WF_UW_STOP_ROOT = 0,       /* reached the root of the known chain: complete */
+    WF_UW_STOP_END = 1,        /* unw_step returned 0: libunwind says outermost frame */
+    WF_UW_STOP_STEP_ERROR = 2, /* unw_step returned a negative UNW_E* code */
+    WF_UW_STOP_INIT_ERROR = 3, /* unw_init_local2 refused the context */
+    WF_UW_STOP_CYCLE = 4,      /* a (pc, sp, fp) came back: libunwind would loop forever */
+    WF_UW_STOP_BUDGET = 5,     /* WF_UW_MAX_FRAMES frames without ending */
+    WF_UW_STOP_FAULT = 6,      /* a signal inside libunwind, caught by the guard */
+    WF_UW_STOP_HANG = 7        /* the watchdog interrupted one call */
 };
 
 /* What a checked walk is, against the truth (a known chain or a shadow stack). */
 enum wf_uw_invalid {
     WF_UW_VALID = 0,
-    WF_UW_MISSING = 1,          /* expected frames skipped, the rest in order */
-    WF_UW_EXTRA = 2,            /* frames that are not on the stack inserted */
-    WF_UW_WRONG_FUNCTION = 3,   /* a frame attributed to the wrong function */
-    WF_UW_TRUNCATED = 4,        /* a correct prefix, then the walk ended */
-    WF_UW_CYCLE_FRAMES = 5      /* the walk repeated a frame */
+    WF_UW_MISSING = 1,        /* expected frames skipped, the rest in order */
+    WF_UW_EXTRA = 2,          /* frames that are not on the stack inserted */
+    WF_UW_WRONG_FUNCTION = 3, /* a frame attributed to the wrong function */
+    WF_UW_TRUNCATED = 4,      /* a correct prefix, then the walk ended */
+    WF_UW_CYCLE_FRAMES = 5    /* the walk repeated a frame */
 };
 
 /* Outcome of one fuzz input. */
 enum wf_uw_status {
     WF_UW_OK = 0,
-    WF_UW_FAULT = 1,            /* crash finding */
-    WF_UW_HANG = 2,             /* hang finding: watchdog or cycle */
-    WF_UW_INVALID = 3           /* invalid-trace finding (unperturbed inputs only) */
+    WF_UW_FAULT = 1,  /* crash finding */
+    WF_UW_HANG = 2,   /* hang finding: watchdog or cycle */
+    WF_UW_INVALID = 3 /* invalid-trace finding (unperturbed inputs only) */
 };
 
 /* How a perturbation changes its register (operand = the input's u64). */
 enum wf_uw_kind {
-    WF_UW_K_NONE = 0, WF_UW_K_ADD_SMALL = 1, WF_UW_K_ADD_GRID = 2, WF_UW_K_BITFLIP = 3,
-    WF_UW_K_ZERO = 4, WF_UW_K_RANDOM = 5, WF_UW_K_NONCANONICAL = 6, WF_UW_K_PAGE_EDGE = 7,
-    WF_UW_K_STACK_EDGE = 8, WF_UW_K_OTHER_STACK = 9, WF_UW_K_HEAP = 10, WF_UW_K_CODE = 11,
-    WF_UW_K_TRAMPOLINE = 12, WF_UW_K_SWAP = 13, WF_UW_K_STACK_VALUE = 14,
-    WF_UW_K_STACK_POINTER = 15, WF_UW_K_MID_FUNCTION = 16
+    WF_UW_K_NONE = 0,
+    WF_UW_K_ADD_SMALL = 1,
+    WF_UW_K_ADD_GRID = 2,
+    WF_UW_K_BITFLIP = 3,
+    WF_UW_K_ZERO = 4,
+    WF_UW_K_RANDOM = 5,
+    WF_UW_K_NONCANONICAL = 6,
+    WF_UW_K_PAGE_EDGE = 7,
+    WF_UW_K_STACK_EDGE = 8,
+    WF_UW_K_OTHER_STACK = 9,
+    WF_UW_K_HEAP = 10,
+    WF_UW_K_CODE = 11,
+    WF_UW_K_TRAMPOLINE = 12,
+    WF_UW_K_SWAP = 13,
+    WF_UW_K_STACK_VALUE = 14,
+    WF_UW_K_STACK_POINTER = 15,
+    WF_UW_K_MID_FUNCTION = 16
 };
 
 typedef struct wf_uw_frame {
     uintptr_t pc, sp, fp;
-    int32_t id;                 /* WF_UW_ID_* or a chain/work function index */
-    int32_t signal_frame;       /* unw_is_signal_frame() at this frame */
+    int32_t id;           /* WF_UW_ID_* or a chain/work function index */
+    int32_t signal_frame; /* unw_is_signal_frame() at this frame */
 } wf_uw_frame;
 
 /* One walk and its verdict. */
 typedef struct wf_uw_result {
-    int32_t status;             /* wf_uw_status */
-    int32_t stop;               /* wf_uw_stop */
-    int32_t unw_rc;             /* last libunwind return code (0 or negative UNW_E*) */
-    int32_t invalid;            /* wf_uw_invalid, for truth-checked walks */
-    int32_t perturbations;      /* perturbations applied (0 = truth-checked) */
-    int32_t first_diff;         /* first frame differing from the truth, -1 if none */
-    uint32_t frames;            /* frames recorded in frame[] */
+    int32_t status;        /* wf_uw_status */
+    int32_t stop;          /* wf_uw_stop */
+    int32_t unw_rc;        /* last libunwind return code (0 or negative UNW_E*) */
+    int32_t invalid;       /* wf_uw_invalid, for truth-checked walks */
+    int32_t perturbations; /* perturbations applied (0 = truth-checked) */
+    int32_t first_diff;    /* first frame differing from the truth, -1 if none */
+    uint32_t frames;       /* frames recorded in frame[] */
     uint32_t expected_count;
-    uint32_t unw_steps;         /* unw_step calls made */
-    uint64_t walk_ns;           /* time of the guarded walk (init, steps, guard) */
-    int32_t expected[20];       /* WF_UW_MAX_EXPECTED ids, innermost first */
-    uintptr_t captured[3];      /* rip, rsp, rbp as captured */
-    uintptr_t walked_from[3];   /* rip, rsp, rbp after perturbation */
-    wf_uw_frame frame[64];      /* WF_UW_MAX_FRAMES */
+    uint32_t unw_steps;       /* unw_step calls made */
+    uint64_t walk_ns;         /* time of the guarded walk (init, steps, guard) */
+    int32_t expected[20];     /* WF_UW_MAX_EXPECTED ids, innermost first */
+    uintptr_t captured[3];    /* rip, rsp, rbp as captured */
+    uintptr_t walked_from[3]; /* rip, rsp, rbp after perturbation */
+    wf_uw_frame frame[64];    /* WF_UW_MAX_FRAMES */
     wf_fault fault;
 } wf_uw_result;
 
@@ -106,10 +118,10 @@ typedef struct wf_uw_result {
 typedef struct wf_uw_batch_stats {
     uint64_t inputs, unperturbed, walks, frames, unw_steps;
     uint64_t faults, hangs, invalid;
-    uint64_t stops[8];          /* by wf_uw_stop */
-    uint64_t invalid_kinds[6];  /* by wf_uw_invalid */
-    uint64_t kinds_used[17];    /* perturbations applied, by wf_uw_kind */
-    uint64_t walk_ns;           /* time inside guarded walks */
+    uint64_t stops[8];         /* by wf_uw_stop */
+    uint64_t invalid_kinds[6]; /* by wf_uw_invalid */
+    uint64_t kinds_used[17];   /* perturbations applied, by wf_uw_kind */
+    uint64_t walk_ns;          /* time inside guarded walks */
 } wf_uw_batch_stats;
 
 /* Run one input: build its chain, capture at the bottom, perturb, walk guarded, check.
@@ -160,24 +172,24 @@ enum wf_uw_sample_mode {
 };
 
 typedef struct wf_uw_stress_config {
-    uint32_t threads;           /* workload threads, each with its own timer */
-    uint64_t interval_ns;       /* timer period; 0 = no sampling (baseline) */
+    uint32_t threads;     /* workload threads, each with its own timer */
+    uint64_t interval_ns; /* timer period; 0 = no sampling (baseline) */
     uint64_t duration_ns;
-    uint32_t max_depth;         /* deepest work call (< 64) */
-    uint32_t spin;              /* loop iterations per spin */
-    int32_t signo;              /* sampling signal, e.g. SIGPROF */
-    int32_t mode;               /* wf_uw_sample_mode */
+    uint32_t max_depth; /* deepest work call (< 64) */
+    uint32_t spin;      /* loop iterations per spin */
+    int32_t signo;      /* sampling signal, e.g. SIGPROF */
+    int32_t mode;       /* wf_uw_sample_mode */
     uint64_t seed;
-    uint64_t walk_budget_ns;    /* watchdog per walk, 0 = off */
+    uint64_t walk_budget_ns; /* watchdog per walk, 0 = off */
 } wf_uw_stress_config;
 
 /* One invalid sample kept for the report. */
 typedef struct wf_uw_kept_sample {
     int32_t invalid, first_diff, mode, stop;
     uint32_t walked_count, shadow_count;
-    int32_t walked[24];         /* WF_UW_KEPT_IDS, innermost first */
+    int32_t walked[24]; /* WF_UW_KEPT_IDS, innermost first */
     int32_t shadow[24];
-    uintptr_t pc0;              /* interrupted pc */
+    uintptr_t pc0; /* interrupted pc */
 } wf_uw_kept_sample;
 
 /* Every invalid sample, counted by what its finding signature is made of (walkfuzz.findings:
@@ -190,24 +202,24 @@ typedef struct wf_uw_signature_count {
 } wf_uw_signature_count;
 
 typedef struct wf_uw_stress_stats {
-    uint64_t requested;         /* timer expirations due: duration / interval per thread */
-    uint64_t delivered;         /* handler entries */
-    uint64_t overruns;          /* timer_getoverrun: expirations merged into one signal */
-    uint64_t walked, matched, tolerated;   /* tolerated = top-frame transition window */
+    uint64_t requested;                  /* timer expirations due: duration / interval per thread */
+    uint64_t delivered;                  /* handler entries */
+    uint64_t overruns;                   /* timer_getoverrun: expirations merged into one signal */
+    uint64_t walked, matched, tolerated; /* tolerated = top-frame transition window */
     uint64_t faults, hangs;
-    uint64_t invalid_kinds[6];  /* by wf_uw_invalid */
-    uint64_t stops[8];          /* by wf_uw_stop */
-    uint64_t frames;            /* frames walked in total */
-    uint64_t work_units;        /* spin loops run by all threads (workload progress) */
+    uint64_t invalid_kinds[6]; /* by wf_uw_invalid */
+    uint64_t stops[8];         /* by wf_uw_stop */
+    uint64_t frames;           /* frames walked in total */
+    uint64_t work_units;       /* spin loops run by all threads (workload progress) */
     uint64_t elapsed_ns, cpu_ns;
     uint64_t interval_hist[32]; /* log2(ns) buckets of time between a thread's samples */
     uint64_t latency_hist[32];  /* log2(ns) buckets of walk time in the handler */
     uint32_t kept;
     wf_uw_kept_sample kept_samples[16];
-    uint32_t signature_slots;   /* used entries of signature_counts */
-    uint64_t signatures_lost;   /* invalid samples of a key that found no free slot */
-    wf_uw_signature_count signature_counts[32];  /* WF_UW_SIGNATURE_SLOTS */
-    char error[128];            /* set when the run could not start */
+    uint32_t signature_slots; /* used entries of signature_counts */
+    uint64_t signatures_lost; /* invalid samples of a key that found no free slot */
+    wf_uw_signature_count signature_counts[32]; /* WF_UW_SIGNATURE_SLOTS */
+    char error[128];                            /* set when the run could not start */
 } wf_uw_stress_stats;
 
 /* Start the workload threads and their timers, run for duration, stop, join, sum up.

@@ -1,7 +1,7 @@
 /* Call chains of known shape for the libunwind fuzz target (internal; not cffi-visible).
  *
  * A chain is root -> chain_<path[0]> -> ... -> chain_<path[depth-1]> -> bottom. The chain
- * functions are generated (fuzz/libunwind/chaingen.py), half with frame pointers, half
+ * functions are generated (fuzz/targets/libunwind/chaingen.py), half with frame pointers, half
  * without; every function of a chain, root and bottom included, sits in its own ELF section
  * whose bounds the linker exports, so any pc maps back to exactly one of them.
  *
@@ -37,10 +37,10 @@ typedef struct wf_uw_chain wf_uw_chain;
 typedef uintptr_t wf_uw_chain_fn(wf_uw_chain *c, unsigned level);
 
 struct wf_uw_chain {
-    unsigned depth;                     /* 1..WF_UW_MAX_DEPTH chain functions */
-    uint8_t path[WF_UW_MAX_DEPTH];      /* index into wf_uw_chain_fns, outermost first */
+    unsigned depth;                /* 1..WF_UW_MAX_DEPTH chain functions */
+    uint8_t path[WF_UW_MAX_DEPTH]; /* index into wf_uw_chain_fns, outermost first */
     uintptr_t (*bottom)(wf_uw_chain *c);
-    void *arg;                          /* the bottom's state */
+    void *arg; /* the bottom's state */
 };
 
 /* Read through volatile so calls stay indirect: nothing inlined, nothing folded. */
@@ -48,8 +48,7 @@ extern wf_uw_chain_fn *const volatile wf_uw_chain_fns[WF_UW_CHAIN_FUNCTIONS];
 extern const wf_uw_range wf_uw_chain_ranges[WF_UW_CHAIN_FUNCTIONS];
 
 /* Call the chain function after `level`, or the bottom after the last one. */
-static inline uintptr_t wf_uw_chain_descend(wf_uw_chain *c, unsigned level)
-{
+static inline uintptr_t wf_uw_chain_descend(wf_uw_chain *c, unsigned level) {
     unsigned next = level + 1;
     return next < c->depth ? wf_uw_chain_fns[c->path[next]](c, next) : c->bottom(c);
 }

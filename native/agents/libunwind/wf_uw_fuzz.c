@@ -18,82 +18,70 @@
 #include "wf_uw_input.h"
 #include "wf_uw_perturb.h"
 #include "wf_uw_walk.h"
+#include "wf_ucontext.h"
 
 typedef struct fuzz_state {
     const wf_uw_case *cs;
     wf_uw_result *out;
 } fuzz_state;
 
-void wf_uw_set_walk_budget_ns(uint64_t ns)
-{
-    wf_guard_set_budget_ns(ns);
-}
+void wf_uw_set_walk_budget_ns(uint64_t ns) { wf_guard_set_budget_ns(ns); }
 
-static uint64_t now_ns(void)
-{
+static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 WF_UW_GENERATED("wf_uw_chain_root_code")
-uintptr_t wf_uw_chain_run(wf_uw_chain *c)
-{
+uintptr_t wf_uw_chain_run(wf_uw_chain *c) {
     volatile uintptr_t keep = c->depth;
     uintptr_t r = wf_uw_chain_fns[c->path[0]](c, 0);
     return r + keep;
 }
 
-static void set_expected(const wf_uw_case *cs, wf_uw_result *out)
-{
+static void set_expected(const wf_uw_case *cs, wf_uw_result *out) {
     uint32_t n = 0;
     out->expected[n++] = WF_UW_ID_BOTTOM;
-    for (unsigned level = cs->depth; level-- > 0;)
-        out->expected[n++] = cs->path[level];
+    for (unsigned level = cs->depth; level-- > 0;) out->expected[n++] = cs->path[level];
     out->expected[n++] = WF_UW_ID_ROOT;
     out->expected_count = n;
 }
 
-static void save_regs(uintptr_t *dst, const ucontext_t *uc)
-{
-    dst[0] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    dst[1] = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    dst[2] = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+static void save_regs(uintptr_t *dst, const ucontext_t *uc) {
+    dst[0] = wf_uc_pc(uc);
+    dst[1] = wf_uc_sp(uc);
+    dst[2] = wf_uc_fp(uc);
 }
 
-static int verdict(wf_uw_result *out, const wf_uw_walk *walk)
-{
-    if (walk->stop == WF_UW_STOP_FAULT)
-        return WF_UW_FAULT;
-    if (walk->stop == WF_UW_STOP_HANG || walk->stop == WF_UW_STOP_CYCLE)
-        return WF_UW_HANG;
-    if (out->perturbations != 0)
-        return WF_UW_OK;
+static int verdict(wf_uw_result *out, const wf_uw_walk *walk) {
+    if (walk->stop == WF_UW_STOP_FAULT) return WF_UW_FAULT;
+    if (walk->stop == WF_UW_STOP_HANG || walk->stop == WF_UW_STOP_CYCLE) return WF_UW_HANG;
+    if (out->perturbations != 0) return WF_UW_OK;
     int32_t walked[WF_UW_MAX_FRAMES];
-    for (uint32_t i = 0; i < walk->frames; i++)
-        walked[i] = walk->frame[i].id;
+    for (uint32_t i = 0; i < walk->frames; i++) walked[i] = walk->frame[i].id;
     out->invalid = wf_uw_classify(walked, walk->frames, out->expected, out->expected_count,
                                   walk->stop == WF_UW_STOP_CYCLE, &out->first_diff);
     return out->invalid == WF_UW_VALID ? WF_UW_OK : WF_UW_INVALID;
 }
 
 /* Below the bottom's frame: nothing here is part of the walked chain. */
-__attribute__((noinline))
-static void walk_case(fuzz_state *st, const ucontext_t *captured)
-{
+__attribute__((noinline)) static void walk_case(fuzz_state *st, const ucontext_t *captured) {
     const wf_uw_case *cs = st->cs;
     wf_uw_result *out = st->out;
     ucontext_t uc, fake_frame;
     memcpy(&uc, captured, sizeof uc);
-    wf_uw_perturb_env env = {.targets = wf_uw_targets_get(), .captured = captured,
-                             .fake_frame = &fake_frame};
+    wf_uw_perturb_env env = {
+        .targets = wf_uw_targets_get(), .captured = captured, .fake_frame = &fake_frame};
     wf_uw_this_stack(&env.stack_lo, &env.stack_hi);
     for (unsigned i = 0; i < cs->count; i++)
         out->perturbations += wf_uw_perturb(&uc, &cs->perturbation[i], &env);
     save_regs(out->captured, captured);
     save_regs(out->walked_from, &uc);
-    wf_uw_walk walk = {.uc = &uc, .init_flags = cs->signal_frame_flag ? UNW_INIT_SIGNAL_FRAME : 0,
-                       .stop_id = WF_UW_ID_ROOT, .frame = out->frame};
+    wf_uw_walk walk = {.uc = &uc,
+                       .init_flags = cs->signal_frame_flag ? UNW_INIT_SIGNAL_FRAME : 0,
+                       .stop_id = WF_UW_ID_ROOT,
+                       .frame = out->frame};
     uint64_t start = now_ns();
     wf_uw_walk_guarded(&walk, &out->fault);
     out->walk_ns = now_ns() - start;
@@ -105,20 +93,16 @@ static void walk_case(fuzz_state *st, const ucontext_t *captured)
 }
 
 WF_UW_GENERATED("wf_uw_bottom_code")
-static uintptr_t fuzz_bottom(wf_uw_chain *c)
-{
+static uintptr_t fuzz_bottom(wf_uw_chain *c) {
     fuzz_state *st = c->arg;
     ucontext_t uc;
-    if (st->cs->use_getcontext)
-        getcontext(&uc);
-    else
-        unw_getcontext(&uc);
+    if (st->cs->use_getcontext) getcontext(&uc);
+    else unw_getcontext(&uc);
     walk_case(st, &uc);
-    return (uintptr_t)uc.uc_mcontext.gregs[REG_RSP];
+    return wf_uc_sp(&uc);
 }
 
-static int run_case(const wf_uw_case *cs, wf_uw_result *out)
-{
+static int run_case(const wf_uw_case *cs, wf_uw_result *out) {
     fuzz_state st = {.cs = cs, .out = out};
     memset(out, 0, offsetof(wf_uw_result, frame));
     memset(&out->fault, 0, sizeof out->fault);
@@ -130,15 +114,13 @@ static int run_case(const wf_uw_case *cs, wf_uw_result *out)
     return out->status;
 }
 
-int wf_uw_fuzz_one(const uint8_t *data, size_t size, wf_uw_result *out)
-{
+int wf_uw_fuzz_one(const uint8_t *data, size_t size, wf_uw_result *out) {
     wf_uw_case cs;
     wf_uw_decode(data, size, &cs);
     return run_case(&cs, out);
 }
 
-static void count(wf_uw_batch_stats *s, const wf_uw_case *cs, const wf_uw_result *r)
-{
+static void count(wf_uw_batch_stats *s, const wf_uw_case *cs, const wf_uw_result *r) {
     s->inputs++;
     s->walks++;
     s->unperturbed += r->perturbations == 0;
@@ -149,21 +131,18 @@ static void count(wf_uw_batch_stats *s, const wf_uw_case *cs, const wf_uw_result
     s->hangs += r->status == WF_UW_HANG;
     s->invalid += r->status == WF_UW_INVALID;
     s->stops[r->stop]++;
-    if (r->status == WF_UW_INVALID)
-        s->invalid_kinds[r->invalid]++;
-    for (unsigned i = 0; i < cs->count; i++)
-        s->kinds_used[cs->perturbation[i].kind]++;
+    if (r->status == WF_UW_INVALID) s->invalid_kinds[r->invalid]++;
+    for (unsigned i = 0; i < cs->count; i++) s->kinds_used[cs->perturbation[i].kind]++;
 }
 
 uint64_t wf_uw_fuzz_batch(uint64_t seed, uint64_t first, uint64_t count_, uint8_t *current,
-                          wf_uw_batch_stats *stats, wf_uw_result *finding)
-{
+                          wf_uw_batch_stats *stats, wf_uw_result *finding) {
     wf_uw_result result;
     for (uint64_t i = 0; i < count_; i++) {
         uint8_t input[WF_UW_INPUT_SIZE];
         wf_uw_case cs;
         wf_uw_generate(seed, first + i, input);
-        memcpy(current, input, sizeof input);   /* on disk before it runs */
+        memcpy(current, input, sizeof input); /* on disk before it runs */
         wf_uw_decode(input, sizeof input, &cs);
         int status = run_case(&cs, &result);
         count(stats, &cs, &result);

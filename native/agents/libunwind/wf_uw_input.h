@@ -9,14 +9,14 @@
 #include "wf_unwind.h"
 
 typedef struct wf_uw_perturbation {
-    uint8_t reg_selector;       /* % WF_UW_REG_CHOICES, see wf_uw_perturb.c */
-    uint8_t kind;               /* % WF_UW_KINDS, a wf_uw_kind */
+    uint8_t reg_selector; /* picks a register: SELECTABLE in wf_uw_perturb.c */
+    uint8_t kind;         /* % WF_UW_KINDS, a wf_uw_kind */
     uint64_t operand;
 } wf_uw_perturbation;
 
 typedef struct wf_uw_case {
-    int use_getcontext;         /* capture with glibc getcontext, else unw_getcontext */
-    int signal_frame_flag;      /* init with UNW_INIT_SIGNAL_FRAME */
+    int use_getcontext;    /* capture with glibc getcontext, else unw_getcontext */
+    int signal_frame_flag; /* init with UNW_INIT_SIGNAL_FRAME */
     unsigned depth;
     uint8_t path[WF_UW_MAX_DEPTH];
     unsigned count;

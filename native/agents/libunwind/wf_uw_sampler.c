@@ -24,46 +24,38 @@
 
 __thread wf_uw_sampler *wf_uw_current_sampler __attribute__((tls_model("initial-exec")));
 
-uint64_t wf_uw_now_ns(void)
-{
+uint64_t wf_uw_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-unsigned wf_uw_log2_bucket(uint64_t ns)
-{
+unsigned wf_uw_log2_bucket(uint64_t ns) {
     unsigned b = ns == 0 ? 0 : 63u - (unsigned)__builtin_clzll(ns);
     return b < WF_UW_HIST_BUCKETS ? b : WF_UW_HIST_BUCKETS - 1;
 }
 
 /* The shadow stack as the truth: work ids innermost first, then the worker root. */
-static uint32_t shadow_truth(const wf_uw_shadow *s, int32_t *truth)
-{
+static uint32_t shadow_truth(const wf_uw_shadow *s, int32_t *truth) {
     uint32_t depth = s->depth;
     uint32_t n = depth < WF_UW_SHADOW_MAX ? depth : WF_UW_SHADOW_MAX;
-    for (uint32_t i = 0; i < n; i++)
-        truth[i] = WF_UW_ID_WORK_BASE + s->ids[n - 1 - i];
+    for (uint32_t i = 0; i < n; i++) truth[i] = WF_UW_ID_WORK_BASE + s->ids[n - 1 - i];
     truth[n] = WF_UW_ID_WORKER_ROOT;
     return n + 1;
 }
 
-static int same(const int32_t *a, uint32_t n, const int32_t *b, uint32_t m)
-{
+static int same(const int32_t *a, uint32_t n, const int32_t *b, uint32_t m) {
     return n == m && memcmp(a, b, n * sizeof *a) == 0;
 }
 
-static int is_work(int32_t id)
-{
+static int is_work(int32_t id) {
     return id >= WF_UW_ID_WORK_BASE && id < WF_UW_ID_WORK_BASE + WF_UW_WORK_FUNCTIONS;
 }
 
 static void keep(wf_uw_stress_stats *st, int32_t invalid, int32_t first_diff, int mode,
-                 const wf_uw_walk *walk, const int32_t *walked, uint32_t n,
-                 const int32_t *truth, uint32_t m)
-{
-    if (st->kept >= WF_UW_KEPT_INVALID)
-        return;
+                 const wf_uw_walk *walk, const int32_t *walked, uint32_t n, const int32_t *truth,
+                 uint32_t m) {
+    if (st->kept >= WF_UW_KEPT_INVALID) return;
     wf_uw_kept_sample *k = &st->kept_samples[st->kept++];
     k->invalid = invalid;
     k->first_diff = first_diff;
@@ -78,8 +70,7 @@ static void keep(wf_uw_stress_stats *st, int32_t invalid, int32_t first_diff, in
 
 /* Count an invalid sample under its signature key; async-signal-safe (the thread's own stats). */
 static void count_signature(wf_uw_stress_stats *st, int32_t invalid, int32_t first_diff,
-                            const int32_t *walked, uint32_t n)
-{
+                            const int32_t *walked, uint32_t n) {
     uint32_t cut = first_diff >= 0 && (uint32_t)first_diff < n ? (uint32_t)first_diff + 1 : n;
     int32_t id = cut > 0 ? walked[cut - 1] : -1;
     uint64_t now = wf_uw_now_ns();
@@ -100,14 +91,12 @@ static void count_signature(wf_uw_stress_stats *st, int32_t invalid, int32_t fir
 }
 
 static void judge(wf_uw_sampler *s, int mode, const wf_uw_walk *walk, const int32_t *truth,
-                  uint32_t m)
-{
+                  uint32_t m) {
     wf_uw_stress_stats *st = &s->stats;
     int32_t ids[WF_UW_MAX_FRAMES];
     uint32_t n = 0;
     for (uint32_t i = 0; i < walk->frames; i++)
-        if (i > 0 || walk->frame[i].id != WF_UW_ID_UNKNOWN)
-            ids[n++] = walk->frame[i].id;
+        if (i > 0 || walk->frame[i].id != WF_UW_ID_UNKNOWN) ids[n++] = walk->frame[i].id;
     if (same(ids, n, truth, m)) {
         st->matched++;
         return;
@@ -123,13 +112,11 @@ static void judge(wf_uw_sampler *s, int mode, const wf_uw_walk *walk, const int3
     keep(st, invalid, first_diff, mode, walk, ids, n, truth, m);
 }
 
-static void sample(wf_uw_sampler *s, ucontext_t *uc)
-{
+static void sample(wf_uw_sampler *s, ucontext_t *uc) {
     wf_uw_stress_stats *st = &s->stats;
     uint64_t start = wf_uw_now_ns();
     st->delivered++;
-    if (s->last_ns != 0)
-        st->interval_hist[wf_uw_log2_bucket(start - s->last_ns)]++;
+    if (s->last_ns != 0) st->interval_hist[wf_uw_log2_bucket(start - s->last_ns)]++;
     s->last_ns = start;
     int overrun = timer_getoverrun(s->timer);
     st->overruns += overrun > 0 ? (uint64_t)overrun : 0;
@@ -139,8 +126,8 @@ static void sample(wf_uw_sampler *s, ucontext_t *uc)
     int mode = s->cfg->mode == WF_UW_ALTERNATE ? (int)(s->samples++ & 1) : s->cfg->mode;
     ucontext_t copy;
     wf_uw_frame frames[WF_UW_MAX_FRAMES];
-    wf_uw_walk walk = {.stop_id = WF_UW_ID_WORKER_ROOT, .frame = frames,
-                       .init_flags = UNW_INIT_SIGNAL_FRAME};
+    wf_uw_walk walk = {
+        .stop_id = WF_UW_ID_WORKER_ROOT, .frame = frames, .init_flags = UNW_INIT_SIGNAL_FRAME};
     if (mode == WF_UW_FROM_UCONTEXT) {
         memcpy(&copy, uc, sizeof copy);
         walk.uc = &copy;
@@ -157,13 +144,11 @@ static void sample(wf_uw_sampler *s, ucontext_t *uc)
         judge(s, mode, &walk, truth, m);
 }
 
-void wf_uw_on_sample(int signo, siginfo_t *info, void *ucontext)
-{
+void wf_uw_on_sample(int signo, siginfo_t *info, void *ucontext) {
     (void)signo;
     (void)info;
     int saved_errno = errno;
     wf_uw_sampler *s = wf_uw_current_sampler;
-    if (s != NULL && s->armed)
-        sample(s, ucontext);
+    if (s != NULL && s->armed) sample(s, ucontext);
     errno = saved_errno;
 }

@@ -14,11 +14,11 @@ typedef struct wf_uw_sampler {
     const wf_uw_stress_config *cfg;
     pthread_t thread;
     timer_t timer;
-    volatile int timed;         /* timer created and armed (the stopper disarms it) */
-    volatile int armed;         /* the handler samples only while set */
-    uint64_t samples;           /* handler entries, for ALTERNATE */
-    uint64_t last_ns;           /* time of the previous sample */
-    wf_uw_stress_stats stats;   /* this thread's; summed by wf_uw_stress_run */
+    volatile int timed;       /* timer created and armed (the stopper disarms it) */
+    volatile int armed;       /* the handler samples only while set */
+    uint64_t samples;         /* handler entries, for ALTERNATE */
+    uint64_t last_ns;         /* time of the previous sample */
+    wf_uw_stress_stats stats; /* this thread's; summed by wf_uw_stress_run */
 } wf_uw_sampler;
 
 /* The sampler of the current thread, for the signal handler. */

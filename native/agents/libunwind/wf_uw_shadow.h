@@ -20,19 +20,16 @@ typedef struct wf_uw_shadow {
 } wf_uw_shadow;
 
 /* Enter function `id`. Async-signal-safe with respect to a reader on the same thread. */
-static inline void wf_uw_shadow_push(wf_uw_shadow *s, uint8_t id)
-{
+static inline void wf_uw_shadow_push(wf_uw_shadow *s, uint8_t id) {
     uint32_t d = s->depth;
-    if (d < WF_UW_SHADOW_MAX)
-        s->ids[d] = id;
+    if (d < WF_UW_SHADOW_MAX) s->ids[d] = id;
     atomic_signal_fence(memory_order_seq_cst);
     s->depth = d + 1;
     atomic_signal_fence(memory_order_seq_cst);
 }
 
 /* Leave the innermost function. */
-static inline void wf_uw_shadow_pop(wf_uw_shadow *s)
-{
+static inline void wf_uw_shadow_pop(wf_uw_shadow *s) {
     atomic_signal_fence(memory_order_seq_cst);
     s->depth = s->depth - 1;
     atomic_signal_fence(memory_order_seq_cst);

@@ -22,38 +22,32 @@
 #endif
 
 WF_UW_GENERATED("wf_uw_worker_root_code")
-uintptr_t wf_uw_worker_root(wf_uw_worker *w)
-{
+uintptr_t wf_uw_worker_root(wf_uw_worker *w) {
     uintptr_t acc = 0;
-    while (!w->stop)
-        acc += wf_uw_work_fns[wf_uw_work_pick(w)](w, 1);
+    while (!w->stop) acc += wf_uw_work_fns[wf_uw_work_pick(w)](w, 1);
     return acc;
 }
 
-static intptr_t nothing(void *arg)
-{
+static intptr_t nothing(void *arg) {
     (void)arg;
     return 0;
 }
 
 /* The guard's first call on a thread sets up its alternate signal stack: do it here, not in
    the handler. */
-static void warm_up_guard(void)
-{
+static void warm_up_guard(void) {
     intptr_t result;
     wf_fault fault;
     wf_guard_call_masked(nothing, NULL, &result, &fault);
 }
 
-static int start_timer(wf_uw_sampler *s)
-{
+static int start_timer(wf_uw_sampler *s) {
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = s->cfg->signo;
     sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
-    if (timer_create(CLOCK_MONOTONIC, &sev, &s->timer) != 0)
-        return -1;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &s->timer) != 0) return -1;
     struct itimerspec spec = {
         .it_interval = {(time_t)(s->cfg->interval_ns / 1000000000u),
                         (long)(s->cfg->interval_ns % 1000000000u)},
@@ -68,20 +62,16 @@ static int start_timer(wf_uw_sampler *s)
     return 0;
 }
 
-static void *worker_main(void *arg)
-{
+static void *worker_main(void *arg) {
     wf_uw_sampler *s = arg;
     wf_uw_current_sampler = s;
     warm_up_guard();
-    if (s->cfg->walk_budget_ns != 0)
-        wf_guard_set_budget_ns(s->cfg->walk_budget_ns);
-    if (s->cfg->interval_ns != 0)
-        start_timer(s);
+    if (s->cfg->walk_budget_ns != 0) wf_guard_set_budget_ns(s->cfg->walk_budget_ns);
+    if (s->cfg->interval_ns != 0) start_timer(s);
     struct timespec cpu0, cpu1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
     wf_uw_worker_root(&s->worker);
-    if (s->timed)
-        timer_delete(s->timer);
+    if (s->timed) timer_delete(s->timer);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
     s->stats.cpu_ns = (uint64_t)(cpu1.tv_sec - cpu0.tv_sec) * 1000000000u +
                       (uint64_t)(cpu1.tv_nsec - cpu0.tv_nsec);
@@ -91,8 +81,7 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void sleep_ns(uint64_t ns)
-{
+static void sleep_ns(uint64_t ns) {
     struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
     end.tv_sec += (time_t)(ns / 1000000000u);
@@ -105,14 +94,13 @@ static void sleep_ns(uint64_t ns)
         ;
 }
 
-static void add_signatures(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t)
-{
+static void add_signatures(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t) {
     sum->signatures_lost += t->signatures_lost;
     for (uint32_t i = 0; i < t->signature_slots; i++) {
         const wf_uw_signature_count *c = &t->signature_counts[i];
         uint32_t j = 0;
         while (j < sum->signature_slots && (sum->signature_counts[j].invalid != c->invalid ||
-                                             sum->signature_counts[j].id != c->id))
+                                            sum->signature_counts[j].id != c->id))
             j++;
         if (j == sum->signature_slots) {
             if (j >= WF_UW_SIGNATURE_SLOTS) {
@@ -129,8 +117,7 @@ static void add_signatures(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t)
     }
 }
 
-static void add_stats(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t)
-{
+static void add_stats(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t) {
     sum->delivered += t->delivered;
     sum->overruns += t->overruns;
     sum->walked += t->walked;
@@ -141,10 +128,8 @@ static void add_stats(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t)
     sum->frames += t->frames;
     sum->work_units += t->work_units;
     sum->cpu_ns += t->cpu_ns;
-    for (int i = 0; i < WF_UW_INVALID_KINDS; i++)
-        sum->invalid_kinds[i] += t->invalid_kinds[i];
-    for (int i = 0; i < WF_UW_STOP_KINDS; i++)
-        sum->stops[i] += t->stops[i];
+    for (int i = 0; i < WF_UW_INVALID_KINDS; i++) sum->invalid_kinds[i] += t->invalid_kinds[i];
+    for (int i = 0; i < WF_UW_STOP_KINDS; i++) sum->stops[i] += t->stops[i];
     for (int i = 0; i < WF_UW_HIST_BUCKETS; i++) {
         sum->interval_hist[i] += t->interval_hist[i];
         sum->latency_hist[i] += t->latency_hist[i];
@@ -154,22 +139,17 @@ static void add_stats(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t)
     add_signatures(sum, t);
 }
 
-static const char *check_config(const wf_uw_stress_config *cfg)
-{
-    if (cfg->threads == 0 || cfg->threads > MAX_THREADS)
-        return "threads must be 1..64";
-    if (cfg->max_depth == 0 || cfg->max_depth >= WF_UW_SHADOW_MAX)
-        return "max_depth must be 1..63";
-    if (cfg->mode < WF_UW_FROM_UCONTEXT || cfg->mode > WF_UW_ALTERNATE)
-        return "mode must be 0..2";
+static const char *check_config(const wf_uw_stress_config *cfg) {
+    if (cfg->threads == 0 || cfg->threads > MAX_THREADS) return "threads must be 1..64";
+    if (cfg->max_depth == 0 || cfg->max_depth >= WF_UW_SHADOW_MAX) return "max_depth must be 1..63";
+    if (cfg->mode < WF_UW_FROM_UCONTEXT || cfg->mode > WF_UW_ALTERNATE) return "mode must be 0..2";
     if (cfg->interval_ns != 0 && (cfg->signo <= 0 || cfg->signo >= NSIG))
         return "signo is not a signal number";
     return NULL;
 }
 
 /* The first walk of the process initialises libunwind (locks, caches): not in a handler. */
-static void warm_up_libunwind(void)
-{
+static void warm_up_libunwind(void) {
     wf_uw_frame frames[WF_UW_MAX_FRAMES];
     unw_context_t uc;
     unw_getcontext(&uc);
@@ -179,8 +159,7 @@ static void warm_up_libunwind(void)
 }
 
 static int start_workers(const wf_uw_stress_config *cfg, wf_uw_sampler *samplers,
-                         wf_uw_stress_stats *stats)
-{
+                         wf_uw_stress_stats *stats) {
     for (uint32_t i = 0; i < cfg->threads; i++) {
         wf_uw_sampler *s = &samplers[i];
         s->cfg = cfg;
@@ -196,8 +175,7 @@ static int start_workers(const wf_uw_stress_config *cfg, wf_uw_sampler *samplers
     return (int)cfg->threads;
 }
 
-int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats)
-{
+int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats) {
     memset(stats, 0, sizeof *stats);
     const char *bad = check_config(cfg);
     if (bad != NULL) {
@@ -223,15 +201,13 @@ int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats)
     }
     uint64_t start = wf_uw_now_ns();
     int started = start_workers(cfg, samplers, stats);
-    if (started == (int)cfg->threads)
-        sleep_ns(cfg->duration_ns);
+    if (started == (int)cfg->threads) sleep_ns(cfg->duration_ns);
     /* Disarm first: at intervals near the walk time the handlers leave the workload no time to
        reach its root and see the stop flag. */
     static const struct itimerspec disarmed;
     for (int i = 0; i < started; i++) {
         samplers[i].armed = 0;
-        if (samplers[i].timed)
-            timer_settime(samplers[i].timer, 0, &disarmed, NULL);
+        if (samplers[i].timed) timer_settime(samplers[i].timer, 0, &disarmed, NULL);
         samplers[i].worker.stop = 1;
     }
     for (int i = 0; i < started; i++) {

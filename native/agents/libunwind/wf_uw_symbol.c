@@ -13,14 +13,12 @@ static const char *KNOWN_NAMES[] = {
     [WF_UW_ID_WORKER_ROOT - WF_UW_ID_BOTTOM] = "wf_uw_worker_root",
 };
 
-static const char *basename_of(const char *path)
-{
+static const char *basename_of(const char *path) {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
 }
 
-int wf_uw_describe_pc(uintptr_t pc, char *buf, size_t len)
-{
+int wf_uw_describe_pc(uintptr_t pc, char *buf, size_t len) {
     uintptr_t start, end;
     int fp, id = wf_uw_frame_id(pc);
     if (id != WF_UW_ID_UNKNOWN && wf_uw_id_range(id, &start, &end, &fp)) {

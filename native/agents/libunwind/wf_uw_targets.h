@@ -14,14 +14,14 @@
 #define WF_UW_EDGE_PAGES 4
 
 typedef struct wf_uw_targets {
-    uintptr_t edge_page[WF_UW_EDGE_PAGES];  /* start of each RW page */
+    uintptr_t edge_page[WF_UW_EDGE_PAGES]; /* start of each RW page */
     uintptr_t page_size;
     uintptr_t heap;
     size_t heap_size;
-    uintptr_t restore_rt;       /* 0 when it could not be found */
+    uintptr_t restore_rt; /* 0 when it could not be found */
     uintptr_t other_sp, other_fp, other_pc;
-    uintptr_t libc_code;        /* a libc function */
-    uintptr_t unwind_code;      /* a libunwind function */
+    uintptr_t libc_code;   /* a libc function */
+    uintptr_t unwind_code; /* a libunwind function */
 } wf_uw_targets;
 
 /* The process's targets, set up on first use (thread-safe). Not async-signal-safe. */

@@ -7,30 +7,25 @@
 
 #include "wf_uw_walk.h"
 
-int32_t wf_uw_walked_id(uintptr_t pc, int exact)
-{
+int32_t wf_uw_walked_id(uintptr_t pc, int exact) {
     /* A return address may sit one past the call's function (a noreturn call at its end). */
     return wf_uw_frame_id(exact ? pc : pc - 1);
 }
 
 /* pc, sp and fp seen before: everything the next step's CFA and return address come from
    repeats, so the next steps repeat too and libunwind would never end. */
-static int seen_before(const wf_uw_frame *frame, uint32_t n, const wf_uw_frame *f)
-{
+static int seen_before(const wf_uw_frame *frame, uint32_t n, const wf_uw_frame *f) {
     for (uint32_t i = 0; i < n; i++)
-        if (frame[i].pc == f->pc && frame[i].sp == f->sp && frame[i].fp == f->fp)
-            return 1;
+        if (frame[i].pc == f->pc && frame[i].sp == f->sp && frame[i].fp == f->fp) return 1;
     return 0;
 }
 
 /* Step up to the interrupted frame: libunwind 1.6.2 flags (unw_is_signal_frame) the frame
    whose registers it restored from the signal frame, i.e. the one after __restore_rt. Returns 0
    there, else a wf_uw_stop. */
-static int32_t pass_signal_frame(wf_uw_walk *w, unw_cursor_t *cursor)
-{
+static int32_t pass_signal_frame(wf_uw_walk *w, unw_cursor_t *cursor) {
     for (int i = 0; i < WF_UW_MAX_HANDLER_FRAMES; i++) {
-        if (unw_is_signal_frame(cursor) > 0)
-            return 0;
+        if (unw_is_signal_frame(cursor) > 0) return 0;
         w->steps++;
         int rc = unw_step(cursor);
         if (rc <= 0) {
@@ -42,8 +37,7 @@ static int32_t pass_signal_frame(wf_uw_walk *w, unw_cursor_t *cursor)
 }
 
 /* `exact`: frame 0's pc is where the thread stopped, not a return address. */
-static int32_t record_frames(wf_uw_walk *w, unw_cursor_t *cursor, int exact)
-{
+static int32_t record_frames(wf_uw_walk *w, unw_cursor_t *cursor, int exact) {
     for (;;) {
         unw_word_t pc = 0, sp = 0, fp = 0;
         unw_get_reg(cursor, UNW_REG_IP, &pc);
@@ -53,16 +47,13 @@ static int32_t record_frames(wf_uw_walk *w, unw_cursor_t *cursor, int exact)
         f->pc = pc;
         f->sp = sp;
         f->fp = fp;
-        if (seen_before(w->frame, w->frames, f))
-            return WF_UW_STOP_CYCLE;
+        if (seen_before(w->frame, w->frames, f)) return WF_UW_STOP_CYCLE;
         f->signal_frame = unw_is_signal_frame(cursor) > 0;
         f->id = wf_uw_walked_id(pc, exact || f->signal_frame);
         w->frames++;
         wf_guard_progress(w->frames, sp, fp, pc);
-        if (f->id == w->stop_id)
-            return WF_UW_STOP_ROOT;
-        if (w->frames == WF_UW_MAX_FRAMES)
-            return WF_UW_STOP_BUDGET;
+        if (f->id == w->stop_id) return WF_UW_STOP_ROOT;
+        if (w->frames == WF_UW_MAX_FRAMES) return WF_UW_STOP_BUDGET;
         exact = 0;
         w->steps++;
         int rc = unw_step(cursor);
@@ -73,8 +64,7 @@ static int32_t record_frames(wf_uw_walk *w, unw_cursor_t *cursor, int exact)
     }
 }
 
-static intptr_t walk_fn(void *arg)
-{
+static intptr_t walk_fn(void *arg) {
     wf_uw_walk *w = arg;
     unw_cursor_t cursor;
     unw_context_t here;
@@ -96,8 +86,7 @@ static intptr_t walk_fn(void *arg)
     return record_frames(w, &cursor, (w->init_flags & UNW_INIT_SIGNAL_FRAME) != 0);
 }
 
-int wf_uw_walk_guarded(wf_uw_walk *w, wf_fault *fault)
-{
+int wf_uw_walk_guarded(wf_uw_walk *w, wf_fault *fault) {
     intptr_t stop = 0;
     w->frames = 0;
     w->steps = 0;

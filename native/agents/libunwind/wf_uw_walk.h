@@ -12,16 +12,16 @@
 
 typedef struct wf_uw_walk {
     /* in */
-    ucontext_t *uc;             /* context to walk from; NULL = unw_getcontext in the walk and
-                                   record from the interrupted frame on, the one after __restore_rt */
-    int init_flags;             /* for unw_init_local2 */
-    int32_t stop_id;            /* the walk is complete at a frame with this id */
-    wf_uw_frame *frame;         /* WF_UW_MAX_FRAMES slots */
+    ucontext_t *uc;     /* context to walk from; NULL = unw_getcontext in the walk and
+                           record from the interrupted frame on, the one after __restore_rt */
+    int init_flags;     /* for unw_init_local2 */
+    int32_t stop_id;    /* the walk is complete at a frame with this id */
+    wf_uw_frame *frame; /* WF_UW_MAX_FRAMES slots */
     /* out */
-    int32_t stop;               /* wf_uw_stop */
+    int32_t stop; /* wf_uw_stop */
     int32_t unw_rc;
     uint32_t frames;
-    uint32_t steps;             /* unw_step calls */
+    uint32_t steps; /* unw_step calls */
 } wf_uw_walk;
 
 /* Walk under wf_guard_call_masked; on a fault, stop is WF_UW_STOP_FAULT or _HANG and *fault

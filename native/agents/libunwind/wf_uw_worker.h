@@ -19,17 +19,16 @@ typedef uintptr_t wf_uw_work_fn(wf_uw_worker *w, unsigned depth);
 struct wf_uw_worker {
     wf_uw_shadow shadow;
     uint64_t rng;
-    uint32_t spin;          /* loop iterations per spin */
-    uint32_t max_depth;     /* deepest call level (< WF_UW_SHADOW_MAX) */
+    uint32_t spin;      /* loop iterations per spin */
+    uint32_t max_depth; /* deepest call level (< WF_UW_SHADOW_MAX) */
     volatile int stop;
-    uint64_t work_units;    /* spins run, for the slowdown figure */
+    uint64_t work_units; /* spins run, for the slowdown figure */
 };
 
 extern wf_uw_work_fn *const volatile wf_uw_work_fns[WF_UW_WORK_FUNCTIONS];
 extern const wf_uw_range wf_uw_work_ranges[WF_UW_WORK_FUNCTIONS];
 
-static inline uint64_t wf_uw_worker_next(wf_uw_worker *w)
-{
+static inline uint64_t wf_uw_worker_next(wf_uw_worker *w) {
     w->rng ^= w->rng << 13;
     w->rng ^= w->rng >> 7;
     w->rng ^= w->rng << 17;
@@ -37,8 +36,7 @@ static inline uint64_t wf_uw_worker_next(wf_uw_worker *w)
 }
 
 /* A loop for samples to land in; the asm keeps it from being folded away. */
-static inline uintptr_t wf_uw_work_spin(wf_uw_worker *w, unsigned depth)
-{
+static inline uintptr_t wf_uw_work_spin(wf_uw_worker *w, unsigned depth) {
     uintptr_t acc = depth;
     for (uint32_t i = 0; i < w->spin; i++) {
         acc = acc * 6364136223846793005u + i;
@@ -49,13 +47,11 @@ static inline uintptr_t wf_uw_work_spin(wf_uw_worker *w, unsigned depth)
 }
 
 /* How many calls a work function makes at `depth`: 0..2, none at the deepest level. */
-static inline unsigned wf_uw_work_fanout(wf_uw_worker *w, unsigned depth)
-{
+static inline unsigned wf_uw_work_fanout(wf_uw_worker *w, unsigned depth) {
     return depth >= w->max_depth ? 0 : (unsigned)(wf_uw_worker_next(w) % 3);
 }
 
-static inline unsigned wf_uw_work_pick(wf_uw_worker *w)
-{
+static inline unsigned wf_uw_work_pick(wf_uw_worker *w) {
     return (unsigned)(wf_uw_worker_next(w) % WF_UW_WORK_FUNCTIONS);
 }
 

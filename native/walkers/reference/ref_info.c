@@ -79,7 +79,7 @@ int ASGST_ThreadState(void) {
     return (t->flags & WF_THREAD_SUSPENDED) ? bits | JVMTI_SUSPENDED : bits;
 }
 
-/* queue (issue 4): the queue API is there when ref_queue.c is linked in (the core, or a walker
+/* queue: the queue API is there when ref_queue.c is linked in (the core, or a walker
    library built with it); a library of ref_walker.c + ref_info.c alone does not claim it. */
 #pragma weak ASGST_Enqueue
 int ASGST_Capabilities(void) { return ASGST_Enqueue != NULL ? ASGST_REGISTER_QUEUE : 0; }

@@ -71,31 +71,32 @@
 #include "asgst.h"
 #include "wf_queue.h"
 #include "wf_queue_walk.h"
+#include "wf_ucontext.h"
 #include "wf_vm.h"
 
-#define QUEUE_LIVE 0x51756575u          /* "Queu": the slot holds a registered queue */
-#define QUEUE_STRIDE 256                /* bytes per pool slot: a handle check is a mask */
+#define QUEUE_LIVE 0x51756575u /* "Queu": the slot holds a registered queue */
+#define QUEUE_STRIDE 256       /* bytes per pool slot: a handle check is a mask */
 #define MAX_CHECKED_WORDS (4 * WF_QUEUE_MAX_CHECKED_CALLERS) /* an entry frame checks 4 */
 
 typedef struct queue_slot {
-    ASGST_QueueElement element;         /* first: GetQueueElement returns &slot->element */
-    uintptr_t method, bcp;              /* interpreted top frame at enqueue time, else 0 */
-    uintptr_t return_slot;              /* where the top frame keeps its return address */
-    uintptr_t return_pc;                /* ... and what it held at enqueue time */
-    uint32_t checked;                   /* words in check[] (see above) */
+    ASGST_QueueElement element; /* first: GetQueueElement returns &slot->element */
+    uintptr_t method, bcp;      /* interpreted top frame at enqueue time, else 0 */
+    uintptr_t return_slot;      /* where the top frame keeps its return address */
+    uintptr_t return_pc;        /* ... and what it held at enqueue time */
+    uint32_t checked;           /* words in check[] (see above) */
     struct {
-        uintptr_t addr, value;          /* a caller's stack word and its value at enqueue */
+        uintptr_t addr, value; /* a caller's stack word and its value at enqueue */
     } check[MAX_CHECKED_WORDS];
 } queue_slot;
 
-typedef struct queue_thread {           /* per OS thread (initial-exec TLS) */
-    ASGST_Queue *head, *tail;           /* registration order */
+typedef struct queue_thread { /* per OS thread (initial-exec TLS) */
+    ASGST_Queue *head, *tail; /* registration order */
     volatile sig_atomic_t in_safepoint;
-    volatile sig_atomic_t enqueuing;    /* an Enqueue into one of its queues is running */
+    volatile sig_atomic_t enqueuing; /* an Enqueue into one of its queues is running */
     int exited;
 } queue_thread;
 
-typedef struct queue_hook {             /* a processing start/end handler */
+typedef struct queue_hook { /* a processing start/end handler */
     ASGST_OnQueueSafepointHandler fun;
     void *arg;
     int32_t options;
@@ -105,18 +106,18 @@ typedef struct queue_hook {             /* a processing start/end handler */
 /* What Enqueue touches comes first: live .. ring and counters.attempts, .enqueued and .full
    are the first 64 bytes of a slot (QUEUE_STRIDE-aligned): one cache line per Enqueue. */
 struct _ASGST_Queue {
-    volatile uint32_t live;             /* QUEUE_LIVE while registered */
+    volatile uint32_t live; /* QUEUE_LIVE while registered */
     uint32_t capacity, head;
-    uint32_t size;                      /* atomic accesses only: see "Ordering" above */
-    uint32_t attempts;                  /* since the last safepoint end; likewise */
-    volatile int32_t pending_capacity;  /* -1: no resize pending */
+    uint32_t size;                     /* atomic accesses only: see "Ordering" above */
+    uint32_t attempts;                 /* since the last safepoint end; likewise */
+    volatile int32_t pending_capacity; /* -1: no resize pending */
     queue_thread *owner;
     queue_slot *ring;
     wf_queue_counters counters;
     ASGST_Queue *next;
     ASGST_Handler fun;
     void *arg;
-    int32_t options;                    /* of the element iterators */
+    int32_t options; /* of the element iterators */
     queue_hook on_start, on_end;
 } __attribute__((aligned(QUEUE_STRIDE)));
 
@@ -124,7 +125,7 @@ _Static_assert(sizeof(ASGST_Queue) == QUEUE_STRIDE, "a pool slot is QUEUE_STRIDE
 
 static ASGST_Queue POOL[WF_QUEUE_MAX_QUEUES];
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t pool_next;              /* next-fit: a freed slot is reused late */
+static uint32_t pool_next; /* next-fit: a freed slot is reused late */
 static __thread queue_thread self __attribute__((tls_model("initial-exec")));
 
 #define compiler_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
@@ -168,9 +169,9 @@ static int valid_size(int size) { return size >= 0 && size <= WF_QUEUE_MAX_CAPAC
 /* ---- finding the top Java frame (Enqueue, GetEnqueuableElement) -------------------------- */
 
 typedef struct probe {
-    const struct wf_vm_thread *thread;  /* whose stack is walked (the walk's, see probe_top) */
-    queue_slot *slot;                   /* filled in when the top frame is found */
-    int code;                           /* 1 found, else why not */
+    const struct wf_vm_thread *thread; /* whose stack is walked (the walk's, see probe_top) */
+    queue_slot *slot;                  /* filled in when the top frame is found */
+    int code;                          /* 1 found, else why not */
 } probe;
 
 /* The VM thread whose stack holds sp (wf_vm_thread_for: the synthetic case's only thread).
@@ -183,8 +184,7 @@ static const struct wf_vm_thread *mapped_thread(uintptr_t sp) {
 
 /* The sp a walk of ucontext starts from (our own stack without one). */
 static uintptr_t walked_sp(void *ucontext) {
-    return ucontext ? (uintptr_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RSP]
-                    : (uintptr_t)__builtin_frame_address(0);
+    return ucontext ? wf_uc_sp(ucontext) : (uintptr_t)__builtin_frame_address(0);
 }
 
 static int is_bytecode_frame(const ASGST_Frame *f) {
@@ -198,7 +198,7 @@ static int is_interpreted(const ASGST_Frame *f) {
 /* A thread's stack bounds in registers: the build has -fno-strict-aliasing, so the stores
    into a slot between two reads through t would make the compiler reload t's fields. */
 typedef struct stack_bounds {
-    uintptr_t lo, hi;                   /* lo UINTPTR_MAX: no stack, every word reads 0 */
+    uintptr_t lo, hi; /* lo UINTPTR_MAX: no stack, every word reads 0 */
 } stack_bounds;
 
 static stack_bounds bounds_of(const struct wf_vm_thread *t) {
@@ -234,7 +234,7 @@ static void record_top(const ASGST_Frame *f, queue_slot *s) {
 }
 
 typedef struct chain_frame {
-    uintptr_t sp, fp, pc;               /* a caller as a Java-only walk would step to it */
+    uintptr_t sp, fp, pc; /* a caller as a Java-only walk would step to it */
 } chain_frame;
 
 static void check_word(stack_bounds b, queue_slot *s, uintptr_t addr) {
@@ -264,7 +264,7 @@ static int check_caller(stack_bounds b, queue_slot *s, chain_frame *c) {
     if (kind != WF_BLOB_ENTRY) return 0;
     for (uintptr_t at = 8; at <= 24; at += 8) check_word(b, s, c->fp - at);
     *c = (chain_frame){bounded_word(b, c->fp - 8), bounded_word(b, c->fp - 16),
-                      bounded_word(b, c->fp - 24)};
+                       bounded_word(b, c->fp - 24)};
     if (c->sp == 0) return 0;
     if (c->pc == 0) {
         check_word(b, s, c->sp - 8);
@@ -281,9 +281,10 @@ static int check_caller(stack_bounds b, queue_slot *s, chain_frame *c) {
    case-format §4.4). Reads are checked (bounded_word), so a wild frame only records zeros. */
 static void record_callers(stack_bounds b, queue_slot *s) {
     chain_frame c = {s->return_slot + 8,
-                    s->return_slot == (uintptr_t)s->element.sp
-                        ? (uintptr_t)s->element.fp : bounded_word(b, s->return_slot - 8),
-                    s->return_pc};
+                     s->return_slot == (uintptr_t)s->element.sp
+                         ? (uintptr_t)s->element.fp
+                         : bounded_word(b, s->return_slot - 8),
+                     s->return_pc};
     s->checked = 0;
     for (uint32_t n = 0; n < WF_QUEUE_MAX_CHECKED_CALLERS; n++)
         if (!check_caller(b, s, &c)) return;
@@ -332,21 +333,26 @@ static ASGST_Queue *claim_pool_slot(void) {
 ASGST_Queue *ASGST_RegisterQueue(void *env, int size, int options, ASGST_Handler fun,
                                  void *argument) {
     if (env != NULL || fun == NULL || !valid_size(size)) return NULL; /* no such thread/queue */
-    if (self.exited || self.in_safepoint) return NULL;  /* dead thread / queue set frozen */
+    if (self.exited || self.in_safepoint) return NULL; /* dead thread / queue set frozen */
     queue_slot *ring = calloc(size > 0 ? (size_t)size : 1, sizeof *ring);
     if (ring == NULL) return NULL;
     pthread_mutex_lock(&pool_lock);
     ASGST_Queue *q = claim_pool_slot();
     if (q != NULL) {
-        *q = (ASGST_Queue){.owner = &self, .fun = fun, .arg = argument, .options = options,
-                           .ring = ring, .capacity = (uint32_t)size, .pending_capacity = -1};
+        *q = (ASGST_Queue){.owner = &self,
+                           .fun = fun,
+                           .arg = argument,
+                           .options = options,
+                           .ring = ring,
+                           .capacity = (uint32_t)size,
+                           .pending_capacity = -1};
         compiler_fence();
         q->live = QUEUE_LIVE;
     }
     pthread_mutex_unlock(&pool_lock);
     if (q == NULL) {
         free(ring);
-        return NULL;                                     /* pool exhausted */
+        return NULL; /* pool exhausted */
     }
     if (self.tail != NULL) self.tail->next = q;
     else self.head = q;
@@ -394,14 +400,13 @@ static int reject(int code, uint64_t *counter) {
 static int enqueue_top(ASGST_Queue *q, void *ucontext, const struct wf_vm_thread *t,
                        void *argument) {
     uint32_t size = load_size(q), capacity = q->capacity;
-    if (size >= capacity)
-        return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
+    if (size >= capacity) return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
     uint32_t at = q->head + size;
     queue_slot *slot = &q->ring[at >= capacity ? at - capacity : at];
     int rc = probe_top(ucontext, t, slot);
     if (rc != 1) return reject(rc, &q->counters.walk_failed);
     slot->element.arg = argument;
-    store_size(q, size + 1);                             /* the slot before the size */
+    store_size(q, size + 1); /* the slot before the size */
     bump(&q->counters.enqueued);
     return ASGST_JAVA_TRACE;
 }
@@ -439,7 +444,7 @@ int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element) {
     return rc;
 }
 
-#ifdef WF_PLANT_WRAPPED_NEGATIVE_INDEX /* planted bug (fuzz/planted.py) */
+#ifdef WF_PLANT_WRAPPED_NEGATIVE_INDEX /* planted bug (fuzz/targets/minivm/planted.py) */
 /* A negative index counts back from the end of the ring instead of from the newest element,
    on a queue that is not the thread's first, whose elements wrap around the end of a ring
    that is not full (head + size > capacity > size), with an on-start hook offered an
@@ -462,8 +467,8 @@ ASGST_QueueElement *ASGST_GetQueueElement(ASGST_Queue *queue, int n) {
     ASGST_Queue *q = live_queue(queue);
     if (q == NULL) return NULL;
     int64_t size = load_size(q), i = n < 0 ? size + n : n;
-    if (i < 0 || i >= size) return NULL;                 /* out of bounds */
-#ifdef WF_PLANT_WRAPPED_NEGATIVE_INDEX /* planted bug (fuzz/planted.py) */
+    if (i < 0 || i >= size) return NULL; /* out of bounds */
+#ifdef WF_PLANT_WRAPPED_NEGATIVE_INDEX   /* planted bug (fuzz/targets/minivm/planted.py) */
     if (counts_back_from_ring_end(q, n, size)) return &q->ring[q->capacity + n].element;
 #endif
     return &q->ring[(q->head + (uint64_t)i) % q->capacity].element;
@@ -481,8 +486,8 @@ ASGST_QueueSizeInfo ASGST_GetQueueSizeInfo(ASGST_Queue *queue) {
                                  (int32_t)load_attempts(q)};
 }
 
-static void set_hook(queue_hook *hook, int options, bool offer,
-                     ASGST_OnQueueSafepointHandler fun, void *arg) {
+static void set_hook(queue_hook *hook, int options, bool offer, ASGST_OnQueueSafepointHandler fun,
+                     void *arg) {
     *hook = (queue_hook){fun, arg, options, offer};
 }
 
@@ -501,8 +506,8 @@ void ASGST_SetOnQueueProcessingEnd(ASGST_Queue *queue, int options, bool offerIt
 /* ---- the safepoint ----------------------------------------------------------------------- */
 
 typedef struct safepoint {
-    const struct wf_vm_thread *thread;  /* NULL: nothing mapped, every walk says NO_THREAD */
-    wf_walk_start frame;                /* the thread's top Java frame at the poll */
+    const struct wf_vm_thread *thread; /* NULL: nothing mapped, every walk says NO_THREAD */
+    wf_walk_start frame;               /* the thread's top Java frame at the poll */
 } safepoint;
 
 typedef struct hook_call {
@@ -550,8 +555,12 @@ static void call_element(ASGST_Iterator *it, void *arg) {
 /* The oldest element: the handler runs while it is still index 0, then it is removed. */
 static void process_element(const safepoint *sp, ASGST_Queue *q) {
     const queue_slot *s = &q->ring[q->head];
-    wf_walk_start start = {(uintptr_t)s->element.sp, (uintptr_t)s->element.fp,
-                           (uintptr_t)s->element.pc, s->method, s->bcp, sp->frame.error};
+    wf_walk_start start = {(uintptr_t)s->element.sp,
+                           (uintptr_t)s->element.fp,
+                           (uintptr_t)s->element.pc,
+                           s->method,
+                           s->bcp,
+                           sp->frame.error};
     if (start.error == 0 && frame_gone(sp, s)) {
         start.error = ASGST_WF_FRAME_GONE;
         q->counters.gone++;
@@ -564,7 +573,7 @@ static void process_element(const safepoint *sp, ASGST_Queue *q) {
 }
 
 static int process_queue(const safepoint *sp, ASGST_Queue *q) {
-    uint32_t n = load_size(q);            /* fixed: Enqueue rejects during the safepoint */
+    uint32_t n = load_size(q); /* fixed: Enqueue rejects during the safepoint */
     if (n == 0) return 0;
     run_hook(sp, q, &q->on_start);
     for (uint32_t i = 0; i < n; i++) process_element(sp, q);
@@ -578,7 +587,7 @@ static void finish_queue(ASGST_Queue *q) {
     q->pending_capacity = -1;
     if (want >= 0 && (uint32_t)want != q->capacity) {
         queue_slot *ring = calloc(want > 0 ? (size_t)want : 1, sizeof *ring);
-        if (ring != NULL) {               /* out of memory: keep the old capacity */
+        if (ring != NULL) { /* out of memory: keep the old capacity */
             free(q->ring);
             q->ring = ring;
             q->capacity = (uint32_t)want;
@@ -590,11 +599,11 @@ static void finish_queue(ASGST_Queue *q) {
 }
 
 int wf_queue_safepoint(uintptr_t sp, uintptr_t fp, uintptr_t pc) {
-    if (self.in_safepoint) return -1;     /* a poll inside a handler: already processing */
+    if (self.in_safepoint) return -1; /* a poll inside a handler: already processing */
     self.in_safepoint = 1;
     compiler_fence();
     safepoint at = {.thread = mapped_thread(sp), .frame = {sp, fp, pc, 0, 0, 0}};
-    if (at.thread == NULL) at.frame.error = ASGST_NO_THREAD;   /* nothing to walk */
+    if (at.thread == NULL) at.frame.error = ASGST_NO_THREAD; /* nothing to walk */
     int total = 0;
     for (ASGST_Queue *q = self.head; q != NULL; q = q->next) total += process_queue(&at, q);
     for (ASGST_Queue *q = self.head; q != NULL; q = q->next) finish_queue(q);
@@ -629,7 +638,7 @@ int wf_queue_thread_exit(void) {
    Enqueue and safepoint refused): clear it, then start over. */
 void wf_queue_thread_reset(void) {
     self.in_safepoint = 0;
-    self.enqueuing = 0;                 /* likewise for a fault inside an Enqueue */
+    self.enqueuing = 0; /* likewise for a fault inside an Enqueue */
     discard_all();
     self.exited = 0;
 }

@@ -4,9 +4,10 @@
  * an aligned word of the thread's stack (an fp-based frame's slots by one check of its fp,
  * a fixed-size frame's saved fp and return address by one check of the pair), every pc is
  * looked up in the blob table before it is trusted, every method handle is validated, sp
- * strictly grows and at most WF_WALK_MAX_DEPTH physical frames are decoded. Each way out of the walk is an error code
- * of asgst.h with its reason next to it. The rules it implements, and the order of its
- * checks, are docs/case-format.md §4; the Python spec (fuzz/spec.py) implements the same.
+ * strictly grows and at most WF_WALK_MAX_DEPTH physical frames are decoded. Each way out of
+ * the walk is an error code of asgst.h with its reason next to it. The rules it implements,
+ * and the order of its checks, are docs/case-format.md §4; the Python spec
+ * (fuzz/targets/minivm/spec.py) implements the same.
  *
  * In the walkfuzz core the ASGST_* symbols are hidden (a walker library loaded next to the
  * core binds to its own); build with -DWF_REF_EXPORT to make a loadable walker library.
@@ -20,8 +21,9 @@
 #include <ucontext.h>
 
 #include "asgst.h"
+#include "wf_ucontext.h"
 #include "wf_vm.h"
-#include "wf_queue_walk.h" /* queue: wf_ref_run_at (issue 4) */
+#include "wf_queue_walk.h" /* queue: wf_ref_run_at */
 
 /* Sender computations return STEPPED, or the code that ends the walk (0 = end, < 0 error). */
 #define STEPPED 1
@@ -35,28 +37,28 @@ struct _ASGST_Iterator {
     uintptr_t stack_lo, stack_hi; /* the thread's, copied: read on every step */
     uintptr_t words, pairs;       /* its words, and pairs of adjacent words (word_index) */
     int32_t options;
-    ref_frame start;              /* for ASGST_RewindIterator */
-    ref_frame cur;                /* the current physical frame */
-    int first;                    /* cur is the first physical frame of the walk */
-    int unbuilt;                  /* cur is a first frame with only its return address on
-                                     the stack (docs §4.3): not built yet, or popped */
-    int decoded;                  /* cur was decoded (and its frames emitted or skipped) */
-    int state;                    /* 1 walking, 0 ended, < 0 error: sticky */
-    uint32_t depth;               /* physical frames decoded */
+    ref_frame start; /* for ASGST_RewindIterator */
+    ref_frame cur;   /* the current physical frame */
+    int first;       /* cur is the first physical frame of the walk */
+    int unbuilt;     /* cur is a first frame with only its return address on
+                        the stack (docs §4.3): not built yet, or popped */
+    int decoded;     /* cur was decoded (and its frames emitted or skipped) */
+    int state;       /* 1 walking, 0 ended, < 0 error: sticky */
+    uint32_t depth;  /* physical frames decoded */
     /* what decoding cur found */
-    int kind;                     /* wf_frame_kind */
+    int kind; /* wf_frame_kind */
     const struct wf_vm_blob *blob;
     const struct wf_vm_pcdesc *desc;
-    const struct wf_vm_method *method; /* interpreted frame's method */
-    int bci;                      /* interpreted frame's bci */
+    const struct wf_vm_method *method;   /* interpreted frame's method */
+    int bci;                             /* interpreted frame's bci */
     const struct wf_vm_scope *scope;     /* cur's scopes not emitted yet: scope .. */
     const struct wf_vm_scope *scope_end; /* .. up to scope_end (equal: none) */
-    int level;                    /* cur's blob->comp_level, kept for its inlined scopes:
-                                     one dependent load less per scope (0.6 ns each) */
-    uintptr_t link;               /* where cur's sender's (fp, pc) pair lies, 0: no link */
-    /* queue (issue 4, wf_queue_walk.h): a resumed queue element's first frame */
-    uintptr_t top_method, top_bcp;  /* != 0: interpreted first frame's method and bcp */
-    int start_error;                /* != 0: born ended with this code */
+    int level;                           /* cur's blob->comp_level, kept for its inlined scopes:
+                                            one dependent load less per scope */
+    uintptr_t link;                      /* where cur's sender's (fp, pc) pair lies, 0: no link */
+    /* queue (wf_queue_walk.h): a resumed queue element's first frame */
+    uintptr_t top_method, top_bcp; /* != 0: interpreted first frame's method and bcp */
+    int start_error;               /* != 0: born ended with this code */
 };
 
 /* ---- checked reads ----------------------------------------------------------------- */
@@ -72,7 +74,8 @@ static inline uintptr_t word_index(const ASGST_Iterator *it, uintptr_t addr) {
 
 /* The word at addr if it is an aligned word inside the thread's stack. */
 static int stack_word(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *value) {
-#ifdef WF_PLANT_MISSING_BOUNDS_CHECK /* planted bug (fuzz/planted.py): no upper bound */
+#ifdef WF_PLANT_MISSING_BOUNDS_CHECK /* planted bug (fuzz/targets/minivm/planted.py): no upper \
+                                        bound */
     if (addr % 8 != 0 || addr < it->stack_lo) return 0;
 #else
     if (word_index(it, addr) >= it->words) return 0;
@@ -117,7 +120,7 @@ _Static_assert(WF_VM_CODE_HEAP % (1 << WF_VM_SEGMENT_SHIFT) == 0 &&
    most one step back per blob starting inside pc's 64-byte segment. A pc below the code heap
    wraps to a segment number above 2^57, far beyond any 32-bit segmap_count: one compare
    rejects both sides of the heap. Inlined: gcc kept it a call, and the call, its return and
-   the moves around it cost the bench 3.5% (12.1 -> 11.7 ns per physical frame). */
+   the moves around it showed in the walk bench's time per physical frame. */
 static inline __attribute__((always_inline)) const struct wf_vm_blob *find_blob(uintptr_t pc) {
     const struct wf_vm *vm = WF_VM;
     if ((pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT >= vm->segmap_count) return NULL;
@@ -136,7 +139,7 @@ static inline __attribute__((always_inline)) const struct wf_vm_blob *find_blob(
         if (b == (const struct wf_vm_blob *)WF_VM_BLOBS) return NULL;
         b--;
     }
-    return pc < b->end ? b : NULL;                          /* b->start <= pc here */
+    return pc < b->end ? b : NULL; /* b->start <= pc here */
 }
 
 /* The pc descriptor of a compiled blob holding pc; NULL if none. The descriptors are sorted
@@ -163,7 +166,8 @@ static const struct wf_vm_pcdesc *find_desc(const struct wf_vm_blob *b, uintptr_
 _Static_assert(SAME_KIND(WF_FRAME_INTERPRETED, WF_BLOB_INTERPRETER) &&
                    SAME_KIND(WF_FRAME_COMPILED, WF_BLOB_COMPILED) &&
                    SAME_KIND(WF_FRAME_NATIVE, WF_BLOB_NATIVE_WRAPPER) &&
-                   SAME_KIND(WF_FRAME_STUB, WF_BLOB_STUB) && SAME_KIND(WF_FRAME_ENTRY, WF_BLOB_ENTRY),
+                   SAME_KIND(WF_FRAME_STUB, WF_BLOB_STUB) &&
+                   SAME_KIND(WF_FRAME_ENTRY, WF_BLOB_ENTRY),
                "the frame kind of a blob's frame is the blob's kind");
 #undef SAME_KIND
 
@@ -191,7 +195,8 @@ static int builds_frame(uint32_t kind) {
    Callers' pcs are return addresses and never lie before frame_complete (decode checks). */
 static int first_frame_unbuilt(const struct wf_vm_blob *b, uint32_t kind, uintptr_t pc) {
     if (!builds_frame(kind)) return 0;
-#ifdef WF_PLANT_IGNORES_RET /* planted bug (fuzz/planted.py): a popped frame taken as built */
+#ifdef WF_PLANT_IGNORES_RET /* planted bug (fuzz/targets/minivm/planted.py): a popped frame taken \
+                               as built */
     return building_frame(b, pc);
 #endif
     return building_frame(b, pc) || *(const volatile uint8_t *)pc == RET_OPCODE;
@@ -211,21 +216,22 @@ static int check_fp(const ASGST_Iterator *it, uintptr_t below) {
 }
 
 static int decode_interpreted(ASGST_Iterator *it) {
-    if (!check_fp(it, 16)) return ASGST_WF_BAD_FP;           /* slots outside the frame */
+    if (!check_fp(it, 16)) return ASGST_WF_BAD_FP; /* slots outside the frame */
     uintptr_t method = frame_slot(it->cur.fp, -8), bcp = frame_slot(it->cur.fp, -16);
-    if (it->first && it->top_method != 0) {  /* queue element: its slots moved on since */
+    if (it->first && it->top_method != 0) { /* queue element: its slots moved on since */
         method = it->top_method;
         bcp = it->top_bcp;
     }
-#ifdef WF_PLANT_UNCHECKED_METHOD /* planted bug (fuzz/planted.py): slot trusted as a method */
+#ifdef WF_PLANT_UNCHECKED_METHOD /* planted bug (fuzz/targets/minivm/planted.py): slot trusted as \
+                                    a method */
     it->method = method != 0 ? (const struct wf_vm_method *)method : NULL;
 #else
     it->method = wf_vm_method_at(method);
 #endif
-    if (it->method == NULL) return ASGST_WF_BAD_METHOD;      /* slot holds no method */
+    if (it->method == NULL) return ASGST_WF_BAD_METHOD; /* slot holds no method */
     uintptr_t bci = bcp - it->method->code_base;
     if (bcp < it->method->code_base || bci >= it->method->code_size)
-        return ASGST_WF_BAD_BCP;                             /* bcp outside the bytecode */
+        return ASGST_WF_BAD_BCP; /* bcp outside the bytecode */
     it->bci = (int)bci;
     return 0;
 }
@@ -241,7 +247,8 @@ static int sender_from_fp(const ASGST_Iterator *it, ref_frame *s) {
 
 /* The sender's sp of a built fixed-size frame at sp. */
 static uintptr_t fixed_sender_sp(const struct wf_vm_blob *b, uintptr_t sp) {
-#ifdef WF_PLANT_FRAME_SIZE_OFF_BY_ONE /* planted bug (fuzz/planted.py): one word short */
+#ifdef WF_PLANT_FRAME_SIZE_OFF_BY_ONE /* planted bug (fuzz/targets/minivm/planted.py): one word \
+                                         short */
     return sp + b->frame_size - 8;
 #else
     return sp + b->frame_size;
@@ -261,7 +268,8 @@ static int sender_of_fixed_frame(const ASGST_Iterator *it, ref_frame *s) {
     return STEPPED;
 }
 
-#ifdef WF_PLANT_ANCHOR_FP_SLOT /* planted bug (fuzz/planted.py): anchor fp from the pc slot */
+#ifdef WF_PLANT_ANCHOR_FP_SLOT /* planted bug (fuzz/targets/minivm/planted.py): anchor fp from the \
+                                  pc slot */
 /* A Java-only walk of a blocked thread, on its own thread, crosses an entry frame stopped late
    in the call stub with its whole spill area, whose saved anchor has no pc (the pc is read
    from the anchor's sp - 8) and is a native wrapper of 80 bytes or more: the walker takes the
@@ -292,18 +300,20 @@ static int sender_of_entry(const ASGST_Iterator *it, ref_frame *s) {
     if (it->options & ASGST_INCLUDE_NON_JAVA_FRAMES) return sender_from_fp(it, s);
     uintptr_t fp = it->cur.fp;
     s->sp = frame_slot(fp, -8);
-    if (s->sp == 0) return ASGST_NO_FRAME;                   /* no older Java segment */
+    if (s->sp == 0) return ASGST_NO_FRAME; /* no older Java segment */
     s->fp = frame_slot(fp, -16);
     s->pc = frame_slot(fp, -24);
     if (s->pc == 0 && !stack_word(it, s->sp - 8, &s->pc))
-        return ASGST_WF_BAD_SP;                              /* saved anchor sp off the stack */
-#ifdef WF_PLANT_ANCHOR_FP_SLOT /* planted bug (fuzz/planted.py): anchor fp from the pc slot */
+        return ASGST_WF_BAD_SP; /* saved anchor sp off the stack */
+#ifdef WF_PLANT_ANCHOR_FP_SLOT /* planted bug (fuzz/targets/minivm/planted.py): anchor fp from the \
+                                  pc slot */
     if (frame_slot(fp, -24) == 0) mix_up_anchor_fp(it, s);
 #endif
     return STEPPED;
 }
 
-#ifdef WF_PLANT_NESTED_CONDITION /* planted bug (fuzz/planted.py): caller's mdp trusted */
+#ifdef WF_PLANT_NESTED_CONDITION /* planted bug (fuzz/targets/minivm/planted.py): caller's mdp \
+                                    trusted */
 /* On a thread in Java, stepping from a tier-3 (profiling) compiled frame stopped in a pc
    descriptor of several inlined scopes into an interpreted caller that sits in the
    interpreter's profiled-invoke code (its last sixteenth) late in its bytecode, the walker
@@ -352,19 +362,20 @@ static int step_to_sender(ASGST_Iterator *it, ref_frame *at) {
     uintptr_t link = it->link;
     if (pair_in_stack(it, link)) {
         s.sp = link + 16;
-        s.fp = *(const uintptr_t *)link;                     /* range checked just above */
+        s.fp = *(const uintptr_t *)link; /* range checked just above */
         s.pc = *(const uintptr_t *)(link + 8);
     } else if (it->kind == WF_FRAME_ENTRY) {
         rc = sender_of_entry(it, &s);
     } else {
-        rc = sender_of_fixed_frame(it, &s);   /* COMPILED, NATIVE, STUB; a blob of no kind */
+        rc = sender_of_fixed_frame(it, &s); /* COMPILED, NATIVE, STUB; a blob of no kind */
     }
     if (rc != STEPPED) return rc;
-    if (s.pc == 0) return ASGST_NO_FRAME;                    /* outermost frame: the end */
-#ifndef WF_PLANT_FP_CYCLE /* planted bug (fuzz/planted.py): cycles followed */
-    if (s.sp <= at->sp) return ASGST_WF_BAD_SP;              /* sp must strictly grow */
+    if (s.pc == 0) return ASGST_NO_FRAME; /* outermost frame: the end */
+#ifndef WF_PLANT_FP_CYCLE /* planted bug (fuzz/targets/minivm/planted.py): cycles followed */
+    if (s.sp <= at->sp) return ASGST_WF_BAD_SP; /* sp must strictly grow */
 #endif
-#ifdef WF_PLANT_NESTED_CONDITION /* planted bug (fuzz/planted.py): caller's mdp trusted */
+#ifdef WF_PLANT_NESTED_CONDITION /* planted bug (fuzz/targets/minivm/planted.py): caller's mdp \
+                                    trusted */
     if (it->kind == WF_FRAME_COMPILED) peek_caller_profile(it, &s);
 #endif
     it->cur = s;
@@ -390,9 +401,10 @@ static void fill(const ASGST_Iterator *it, ASGST_Frame *f, int type, int level, 
 
 /* The scopes of a pc descriptor in the order they are reported: innermost first, as the
    descriptor lists them; the outermost one is the JAVA frame, the others are inlined into it. */
-#ifdef WF_PLANT_INLINED_SCOPE_ORDER /* planted bug (fuzz/planted.py): outermost scope first */
+#ifdef WF_PLANT_INLINED_SCOPE_ORDER /* planted bug (fuzz/targets/minivm/planted.py): outermost \
+                                       scope first */
 #define FIRST_SCOPE(d) (&(d)->scopes[(d)->scope_count - 1])
-#define NEXT_SCOPE(s) ((s) - 1)
+#define NEXT_SCOPE(s) ((s)-1)
 #define END_SCOPE(d) ((d)->scopes - 1) /* compared, never read */
 #else
 #define FIRST_SCOPE(d) (&(d)->scopes[0])
@@ -439,9 +451,8 @@ static int emit_compiled(ASGST_Iterator *it, ASGST_Frame *f) {
    switch: gcc makes a switch an indirect jump through a table, and with it the walk's speed
    swung with code layout (one 3-cycle instruction added on the walk's chain cost the bench
    40% with the switch, 5% with the tests). */
-static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator *it,
-                                                                  ASGST_Frame *f,
-                                                                  const ref_frame *at) {
+static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator *it, ASGST_Frame *f,
+                                                                 const ref_frame *at) {
     uintptr_t sp = at->sp, pc = at->pc;
     if (word_index(it, sp) >= it->words) return ASGST_WF_BAD_SP; /* sp outside the stack */
     /* The code heap and the native text are disjoint, and every blob lies in the heap: the
@@ -449,9 +460,9 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
     const struct wf_vm_blob *b = find_blob(pc);
     if (b == NULL) {
         if (pc < WF_VM_NATIVE_TEXT || pc >= WF_VM_NATIVE_TEXT + WF_VM_NATIVE_TEXT_SIZE)
-            return ASGST_WF_BAD_PC;                          /* pc is no code we know */
+            return ASGST_WF_BAD_PC; /* pc is no code we know */
         it->kind = WF_FRAME_C;
-        if (!check_fp(it, 0)) return ASGST_WF_BAD_FP;        /* fp chain broken */
+        if (!check_fp(it, 0)) return ASGST_WF_BAD_FP; /* fp chain broken */
         it->link = at->fp;
         return emit_non_java(it, f);
     }
@@ -461,9 +472,9 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
     uintptr_t link = kind == WF_BLOB_INTERPRETER ? at->fp : fixed_sender_sp(b, sp) - 16;
     if (it->first) {
         it->unbuilt = first_frame_unbuilt(b, kind, pc);
-        if (it->unbuilt) link = 0;                           /* the sender is at sp */
+        if (it->unbuilt) link = 0; /* the sender is at sp */
     } else if (building_frame(b, pc) && builds_frame(kind)) {
-        return ASGST_WF_BAD_PC;                              /* return address in a prologue */
+        return ASGST_WF_BAD_PC; /* return address in a prologue */
     }
     it->link = link;
     /* The next step reads the pair at link, after this call returns and the next one loads
@@ -475,7 +486,7 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
         return emit_compiled(it, f);
     }
     if (kind == WF_BLOB_INTERPRETER) {
-        if (it->unbuilt) return 0;     /* no frame holds its method and bcp: walk through */
+        if (it->unbuilt) return 0; /* no frame holds its method and bcp: walk through */
         int rc = decode_interpreted(it);
         if (rc != 0) return rc;
         fill(it, f, ASGST_FRAME_JAVA, 0, it->bci, it->method);
@@ -490,10 +501,10 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
     }
     if (kind == WF_BLOB_ENTRY) {
         it->link = 0;
-        if (!check_fp(it, 24)) return ASGST_WF_BAD_FP;       /* anchor slots out of the frame */
+        if (!check_fp(it, 24)) return ASGST_WF_BAD_FP; /* anchor slots out of the frame */
         return emit_non_java(it, f);
     }
-    it->kind = 0;                                            /* no such blob kind in a VM */
+    it->kind = 0; /* no such blob kind in a VM */
     it->link = 0;
     fill(it, f, ASGST_FRAME_NON_JAVA, -1, -1, NULL);
     return 1;
@@ -524,14 +535,14 @@ static int next_physical(ASGST_Iterator *restrict it, ASGST_Frame *restrict fram
     for (;;) {
         if (it->decoded) {
             int rc = step_to_sender(it, &at);
-            if (rc != STEPPED) return finish(it, rc);        /* end of stack, or bad sender */
+            if (rc != STEPPED) return finish(it, rc); /* end of stack, or bad sender */
         }
-#ifndef WF_PLANT_FP_CYCLE /* planted bug (fuzz/planted.py): no depth bound */
+#ifndef WF_PLANT_FP_CYCLE /* planted bug (fuzz/targets/minivm/planted.py): no depth bound */
         if (it->depth >= WF_WALK_MAX_DEPTH)
-            return finish(it, ASGST_WF_DEPTH_LIMIT);         /* too deep: stop, don't hang */
+            return finish(it, ASGST_WF_DEPTH_LIMIT); /* too deep: stop, don't hang */
 #endif
         int rc = decode_and_emit(it, frame, &at);
-        if (rc < 0) return finish(it, rc);                   /* the frame itself is bad */
+        if (rc < 0) return finish(it, rc); /* the frame itself is bad */
         it->depth++;
         it->decoded = 1;
         if (rc == 1) return 1;
@@ -544,7 +555,7 @@ int ASGST_NextFrame(ASGST_Iterator *it, ASGST_Frame *frame) {
     /* Scopes are left only after a frame was just emitted, so only while the state is 1:
        asking for them first answers as the sticky check first would, a test sooner. */
     if (it->scope != it->scope_end) return emit_next_scope(it, frame); /* next inlined scope */
-    if (it->state != 1) return it->state;                    /* ended before: sticky */
+    if (it->state != 1) return it->state;                              /* ended before: sticky */
     return next_physical(it, frame);
 }
 
@@ -572,27 +583,32 @@ static uintptr_t stack_pairs(const struct wf_vm_thread *t) {
 
 /* Thread checks of docs §4.1 steps 2-4; 0 if the thread may be walked. */
 static int check_thread(const struct wf_vm_thread *t, int32_t options) {
-    if (t == NULL) return ASGST_NO_THREAD;                   /* nothing mapped */
+    if (t == NULL) return ASGST_NO_THREAD; /* nothing mapped */
     if (t->state == WF_THREAD_NOT_JAVA && !(options & ASGST_INCLUDE_NON_JAVA_FRAMES))
-        return ASGST_NO_THREAD;                              /* not a Java thread */
+        return ASGST_NO_THREAD; /* not a Java thread */
     uint32_t needed = (options & ASGST_WALK_SAME_THREAD) ? WF_THREAD_CURRENT : WF_THREAD_SUSPENDED;
-    if (!(t->flags & needed)) return ASGST_NO_THREAD;        /* running elsewhere / not ours */
+    if (!(t->flags & needed)) return ASGST_NO_THREAD; /* running elsewhere / not ours */
     if (t->state == WF_THREAD_EXITING) return ASGST_THREAD_EXIT;
     if (t->state == WF_THREAD_NEW || t->state == WF_THREAD_IN_TRANSITION)
-        return ASGST_UNSAFE_STATE;                           /* frames in flux */
+        return ASGST_UNSAFE_STATE; /* frames in flux */
     return 0;
 }
 
 /* The thread whose stack holds `sp` (wf_vm_thread_for: the synthetic case's only thread). */
 static const struct wf_vm_thread *mapped_thread(uintptr_t sp) {
-    return WF_VM->magic == WF_VM_MAGIC ? wf_vm_thread_for(sp) : NULL; /* span mapped by the harness */
+    return WF_VM->magic == WF_VM_MAGIC ? wf_vm_thread_for(sp)
+                                       : NULL; /* span mapped by the harness */
 }
 
 /* An iterator over t's stack from start, not rewound yet. */
 static ASGST_Iterator iterator_on(const struct wf_vm_thread *t, int32_t options, ref_frame start) {
-    return (ASGST_Iterator){.thread = t, .stack_lo = t->stack_lo, .stack_hi = t->stack_hi,
-                            .words = stack_words(t), .pairs = stack_pairs(t),
-                            .options = options, .start = start};
+    return (ASGST_Iterator){.thread = t,
+                            .stack_lo = t->stack_lo,
+                            .stack_hi = t->stack_hi,
+                            .words = stack_words(t),
+                            .pairs = stack_pairs(t),
+                            .options = options,
+                            .start = start};
 }
 
 static int run(const struct wf_vm_thread *t, ref_frame start, int32_t options,
@@ -605,14 +621,14 @@ static int run(const struct wf_vm_thread *t, ref_frame start, int32_t options,
 
 /* The start frame from the anchor (docs §4.1 step 5). */
 static int anchor_frame(const struct wf_vm_thread *t, ref_frame *f) {
-    if (t->anchor.sp == 0) return ASGST_NO_TOP_JAVA_FRAME;  /* outside Java, no anchor */
+    if (t->anchor.sp == 0) return ASGST_NO_TOP_JAVA_FRAME; /* outside Java, no anchor */
     f->sp = t->anchor.sp;
     f->fp = t->anchor.fp;
     f->pc = t->anchor.pc;
     uintptr_t slot = f->sp - 8;
     if (f->pc == 0) {
         if (slot % 8 != 0 || slot < t->stack_lo || slot > t->stack_hi - 8)
-            return ASGST_WF_BAD_SP;                          /* can't fetch the anchor's pc */
+            return ASGST_WF_BAD_SP; /* can't fetch the anchor's pc */
         f->pc = *(const uintptr_t *)slot;
     }
     return 0;
@@ -622,16 +638,13 @@ int ASGST_RunWithIterator(void *ucontext, int32_t options, ASGST_IteratorHandler
                           void *argument) {
     if (fun == NULL) return ASGST_WF_BAD_ARGUMENT;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0); /* no ucontext: our own stack */
-    const struct wf_vm_thread *t = mapped_thread(
-        ucontext ? (uintptr_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RSP] : here);
+    const struct wf_vm_thread *t = mapped_thread(ucontext ? wf_uc_sp(ucontext) : here);
     int rc = check_thread(t, options);
     if (rc != 0) return rc;
     ref_frame start;
     if (t->state == WF_THREAD_IN_JAVA || t->state == WF_THREAD_NOT_JAVA) {
-        if (ucontext == NULL) return ASGST_WF_BAD_ARGUMENT;  /* registers needed */
-        const greg_t *regs = ((const ucontext_t *)ucontext)->uc_mcontext.gregs;
-        start = (ref_frame){(uintptr_t)regs[REG_RSP], (uintptr_t)regs[REG_RBP],
-                            (uintptr_t)regs[REG_RIP]};
+        if (ucontext == NULL) return ASGST_WF_BAD_ARGUMENT; /* registers needed */
+        start = (ref_frame){wf_uc_sp(ucontext), wf_uc_fp(ucontext), wf_uc_pc(ucontext)};
     } else {
         rc = anchor_frame(t, &start);
         if (rc != 0) return rc;
@@ -649,7 +662,7 @@ int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void *pc, int32_t options
     return run(t, start, options, fun, argument);
 }
 
-/* queue (issue 4): resume a queue element at a safepoint (wf_queue_walk.h). */
+/* queue: resume a queue element at a safepoint (wf_queue_walk.h). */
 void wf_ref_run_at(const struct wf_vm_thread *t, const wf_walk_start *start, int32_t options,
                    ASGST_IteratorHandler fun, void *arg) {
     ASGST_Iterator it = iterator_on(t, options, (ref_frame){start->sp, start->fp, start->pc});
@@ -660,14 +673,14 @@ void wf_ref_run_at(const struct wf_vm_thread *t, const wf_walk_start *start, int
     fun(&it, arg);
 }
 
-/* queue (issue 4): find_blob for Enqueue's caller checks (wf_queue_walk.h). */
+/* queue: find_blob for Enqueue's caller checks (wf_queue_walk.h). */
 const struct wf_vm_blob *wf_ref_find_blob(uintptr_t pc) { return find_blob(pc); }
 
-/* queue (issue 4): where the decoded current frame keeps its return address (wf_queue_walk.h):
+/* queue: where the decoded current frame keeps its return address (wf_queue_walk.h):
    the word a return pops, so a changed word means another frame lives there now. */
 uintptr_t wf_ref_return_slot(const ASGST_Iterator *it) {
     if (!it->decoded) return 0;
     if (frame_not_built(it)) return it->cur.sp;
-    if (!has_fixed_frame(it->kind)) return it->cur.fp + 8;  /* fp-chained kinds */
+    if (!has_fixed_frame(it->kind)) return it->cur.fp + 8; /* fp-chained kinds */
     return it->cur.sp + it->blob->frame_size - 8;
 }

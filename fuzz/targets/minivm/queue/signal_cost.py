@@ -1,4 +1,4 @@
-"""What an ASGST_Enqueue adds to a signal in thread CPU time (native/src/queue_signal_cost.c,
+"""What an ASGST_Enqueue adds to a signal in thread CPU time (native/testing/queue_signal_cost.c,
 wf_queue_signal_cost.h): a thread that only takes signals (its own timer's, asleep between
 them, or its own tgkill's in a loop), in alternating stretches with an empty handler and
 with the Enqueue; its CPU clock is read around each stretch, never inside the handler."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.native import load
+from walkfuzz.core.native import load_testing
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames
 
@@ -41,7 +41,7 @@ class SignalCost:
 
 def measure(params: CostParams) -> SignalCost:
     """Map the stress test's generated IN_JAVA case and measure on it."""
-    ffi, lib = load()
+    ffi, lib = load_testing()
     _, case = base_case(params.seed, vm.ThreadState.IN_JAVA, vm.Option.WALK_SAME_THREAD)
     pc, sp, fp = physical_frames(case)[0]
     p = ffi.new("wf_queue_signal_cost_params *")

@@ -1,5 +1,5 @@
 """ASGST_Enqueue from real per-thread timer signals on a generated case
-(native/src/queue_stress.c), with the counts that prove no deadlock and no loss, and the TSC
+(native/testing/queue_stress.c), with the counts that prove no deadlock and no loss, and the TSC
 windows timed in the handler: around an Enqueue (even signals) and around nothing (odd
 signals, the timing overhead), as percentiles and means of each.
 
@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from walkfuzz.core.native import load
+from walkfuzz.core.native import load_testing
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames
 
@@ -37,7 +37,7 @@ class StressParams:
 
 def run(params: StressParams) -> dict[str, int]:
     """Map a generated IN_JAVA case and stress its queue; the summed counters."""
-    ffi, lib = load()
+    ffi, lib = load_testing()
     _, case = base_case(params.seed, vm.ThreadState.IN_JAVA, vm.Option.WALK_SAME_THREAD)
     assert case.truth is not None
     pc, sp, fp = physical_frames(case)[0]
