@@ -10,7 +10,7 @@ from pathlib import Path
 
 from setuptools import find_packages, setup
 
-BUILD_MODULE = Path(__file__).parent / "fuzz" / "_build.py"
+BUILD_MODULE = Path(__file__).parent / "fuzz" / "core" / "_build.py"
 _spec = importlib.util.spec_from_file_location("walkfuzz_build", BUILD_MODULE)
 assert _spec is not None and _spec.loader is not None
 _build = importlib.util.module_from_spec(_spec)

@@ -55,7 +55,7 @@ def srccov_module() -> Path:
     """The srccov extension, (re)built when missing or older than any native source."""
     built = sorted((ROOT / "fuzz").glob("_native_srccov*.so"))
     sources = [*ROOT.glob("native/include/*.h"), *ROOT.glob("native/src/**/*.[ch]"),
-               *ROOT.glob("native/walkers/reference/*.[ch]"), ROOT / "fuzz" / "_build.py"]
+               *ROOT.glob("native/walkers/reference/*.[ch]"), ROOT / "fuzz" / "core" / "_build.py"]
     newest = max((p.stat().st_mtime for p in sources), default=0.0)
     if built and built[-1].stat().st_mtime >= newest:
         return built[-1]
