@@ -99,11 +99,14 @@ typedef struct wf_live_stats {
     uint64_t capture_hist[96]; /* copies by duration in TSC ticks (wf_live_result.ns_per_tick),
                                   4 buckets per power of two: wf_live_capture_bucket */
     /* Last: not summed into a run's total, which keeps the first worker's that has one. */
-    int64_t queue_miscount[12]; /* queue mode: the first miscount; [0] is where it was seen
+    int64_t queue_miscount[16]; /* queue mode: the first miscount; [0] is where it was seen
                                    (0: none, 1 the handler's Enqueue, 2 before a safepoint,
                                    3 after it), then the walker's size, capacity, attempts,
                                    the model's size, capacity, attempts, pending capacity,
-                                   attempts_inside, enqueued_inside, safepoints, calls */
+                                   attempts_inside, enqueued_inside, safepoints, calls, what
+                                   the last safepoint call returned, and (reference walker,
+                                   else -1) its own counts of safepoints, refused and full
+                                   Enqueue calls */
 } wf_live_stats;
 
 typedef wf_expected_frame wf_live_frame; /* method index, bci, type, comp level */

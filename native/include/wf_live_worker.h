@@ -124,6 +124,7 @@ struct wf_live_queue_model {
     volatile int32_t enqueued_inside; /* ... and how many of them were taken */
     int resync;                       /* a fault left the walker's figures unknown */
     uint32_t safepoints;
+    int32_t last_result; /* the walker's last safepoint call returned this */
 };
 
 struct wf_live_worker {

@@ -194,6 +194,7 @@ void wf_live_queue_safepoint(struct wf_live_worker *w) {
     w->queue_current = -1;
     wf_live_queue_check_before(w);
     int faulted = wf_guard_call(guarded_safepoint, &call, &processed, &fault);
+    w->qm.last_result = faulted ? INT32_MIN : (int32_t)processed;
     wf_live_queue_check_after(w, faulted);
     if (faulted) {
         int32_t k = w->queue_current; /* the element whose walk faulted, if any */

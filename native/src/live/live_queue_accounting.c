@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "wf_live_worker.h"
+#include "wf_queue.h"
 
 #define RESIZE_EVERY 16
 static const int32_t RESIZE_TO[] = {8, 2, 32, 4};
@@ -47,9 +48,24 @@ static void record_miscount(struct wf_live_worker *w, enum where at, ASGST_Queue
     const struct wf_live_queue_model *m = &w->qm;
     int64_t *r = w->st.queue_miscount;
     if (r[0] != 0) return;
-    int64_t fields[12] = {
-        at,          got.size,   got.capacity,       got.attempts,       m->size,       m->capacity,
-        m->attempts, m->pending, m->attempts_inside, m->enqueued_inside, m->safepoints, m->calls};
+    wf_queue_counters c = {.safepoints = UINT64_MAX, .other = UINT64_MAX, .full = UINT64_MAX};
+    if (wf_live_current_run.api->handle == NULL) wf_queue_get_counters(w->queue, &c);
+    int64_t fields[16] = {at,
+                          got.size,
+                          got.capacity,
+                          got.attempts,
+                          m->size,
+                          m->capacity,
+                          m->attempts,
+                          m->pending,
+                          m->attempts_inside,
+                          m->enqueued_inside,
+                          m->safepoints,
+                          m->calls,
+                          m->last_result,
+                          (int64_t)c.safepoints,
+                          (int64_t)c.other,
+                          (int64_t)c.full};
     memcpy(r, fields, sizeof fields);
 }
 

@@ -31,7 +31,8 @@ STATS_FIELDS = ("requested", "delivered", "walked", "exact", "invalid", "faults"
 # wf_live_stats.queue_miscount, in its order (wf_live.h).
 MISCOUNT_FIELDS = ("seen_at", "walker_size", "walker_capacity", "walker_attempts", "model_size",
                    "model_capacity", "model_attempts", "model_pending_capacity",
-                   "attempts_inside", "enqueued_inside", "safepoints", "enqueue_calls")
+                   "attempts_inside", "enqueued_inside", "safepoints", "enqueue_calls",
+                   "last_safepoint_result", "walker_safepoints", "walker_refused", "walker_full")
 MISCOUNT_PLACES = {1: "enqueue", 2: "before-safepoint", 3: "after-safepoint"}
 
 
