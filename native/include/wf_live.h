@@ -39,6 +39,17 @@
 #define WF_LIVE_MAX_WORKERS 16
 #define WF_LIVE_ERROR_SLOTS 32
 
+/* Queue mode: accounting events a worker keeps, the last of them copied at the first
+   miscount (wf_live_stats.queue_events). */
+#define WF_LIVE_QUEUE_EVENTS 16
+#define WF_LIVE_QUEUE_EVENT_FIELDS 12
+#define WF_LIVE_QUEUE_EVENT_ENQUEUE                                                          \
+    1                                   /* a handler's Enqueue, counted (and compared unless \
+                                           the worker was looking around a safepoint) */
+#define WF_LIVE_QUEUE_EVENT_BEFORE 2    /* the worker's look before a safepoint */
+#define WF_LIVE_QUEUE_EVENT_SAFEPOINT 3 /* the walker's safepoint call returned */
+#define WF_LIVE_QUEUE_EVENT_AFTER 4     /* the worker's look after it */
+
 /* Invalid-trace classes (index into wf_live_stats.invalid). */
 #define WF_LIVE_CLS_MISSING 0
 #define WF_LIVE_CLS_EXTRA 1
@@ -98,15 +109,26 @@ typedef struct wf_live_stats {
     uint64_t capture_bytes;    /* stack bytes they copied */
     uint64_t capture_hist[96]; /* copies by duration in TSC ticks (wf_live_result.ns_per_tick),
                                   4 buckets per power of two: wf_live_capture_bucket */
-    /* Last: not summed into a run's total, which keeps the first worker's that has one. */
-    int64_t queue_miscount[16]; /* queue mode: the first miscount; [0] is where it was seen
-                                   (0: none, 1 the handler's Enqueue, 2 before a safepoint,
-                                   3 after it), then the walker's size, capacity, attempts,
-                                   the model's size, capacity, attempts, pending capacity,
-                                   attempts_inside, enqueued_inside, safepoints, calls, what
-                                   the last safepoint call returned, and (reference walker,
-                                   else -1) its own counts of safepoints, refused and full
-                                   Enqueue calls */
+    /* Last two: not summed into a run's total, which keeps the first worker's that has one. */
+    int64_t queue_miscount[16];   /* queue mode: the first miscount; [0] is where it was seen
+                                     (0: none, 1 the handler's Enqueue, 2 before a safepoint,
+                                     3 after it), then the walker's size, capacity, attempts,
+                                     the model's size, capacity, attempts, pending capacity,
+                                     the Enqueue calls since the look before the last safepoint
+                                     and the taken ones among them, safepoints, calls, what
+                                     the last safepoint call returned, and (reference walker,
+                                     else -1) its own counts of safepoints, refused and full
+                                     Enqueue calls */
+    int64_t queue_events[16][12]; /* queue mode: the accounting events that led to the first
+                                   miscount, oldest first (WF_LIVE_QUEUE_EVENTS of
+                                   WF_LIVE_QUEUE_EVENT_FIELDS; cffi takes numbers here):
+                                   kind (WF_LIVE_QUEUE_EVENT_*, 0: none), whether the worker
+                                   was looking around a safepoint, the Enqueue's result or
+                                   the safepoint call's (INT32_MIN: faulted; 0 for a look),
+                                   the walker's size, capacity, attempts, the model's (the
+                                   base plus the calls since), the Enqueue calls and the
+                                   taken ones so far, TSC ticks from the event to the
+                                   miscount */
 } wf_live_stats;
 
 typedef wf_expected_frame wf_live_frame; /* method index, bci, type, comp level */

@@ -114,17 +114,23 @@ struct wf_live_verdict {
 };
 
 /* Queue mode: the queue's accounting as asgst.h's queue block defines it, kept by the worker
-   next to its own calls (live_queue_accounting.c); every GetQueueSizeInfo must agree. */
+   next to its own calls (live_queue_accounting.c); every GetQueueSizeInfo must agree. The
+   model is the walker's figures at one look (the base) and the call counts that look
+   included: the figures now are the base plus what the calls since did. */
 struct wf_live_queue_model {
-    int32_t size, capacity, attempts;
-    int32_t pending;                  /* the capacity a ResizeQueue asked for; -1: none */
-    volatile uint32_t calls;          /* Enqueue calls so far: a handler ran if it moved */
-    volatile uint32_t in_safepoint;   /* inside the walker's wf_queue_safepoint */
-    volatile int32_t attempts_inside; /* Enqueue calls made meanwhile ... */
-    volatile int32_t enqueued_inside; /* ... and how many of them were taken */
-    int resync;                       /* a fault left the walker's figures unknown */
+    int32_t size, capacity, attempts; /* the base: the walker's figures at the last look ... */
+    uint32_t base_calls, base_taken, base_faults; /* ... and the counts below then */
+    int32_t pending;                   /* the capacity a ResizeQueue asked for; -1: none */
+    volatile uint32_t calls;           /* Enqueue calls so far (handlers only write these) */
+    volatile uint32_t taken;           /* ... that returned ASGST_JAVA_TRACE */
+    volatile uint32_t faults;          /* ... that faulted: the walker's figures are unknown */
+    volatile uint32_t in_safepoint;    /* the worker looks around a safepoint: handlers count,
+                                          they do not compare */
+    uint32_t start_calls, start_taken; /* the counts at the look before the running safepoint */
     uint32_t safepoints;
     int32_t last_result; /* the walker's last safepoint call returned this */
+    uint32_t event_next; /* events[event_next % WF_LIVE_QUEUE_EVENTS] is next */
+    int64_t events[WF_LIVE_QUEUE_EVENTS][WF_LIVE_QUEUE_EVENT_FIELDS];
 };
 
 struct wf_live_worker {
@@ -291,12 +297,14 @@ void wf_live_queue_safepoint(struct wf_live_worker *w);
 /* Queue mode's accounting (live_queue_accounting.c): start the model at the registered
    capacity; count one Enqueue call and its result, in the handler that made it (faulted:
    the walker's figures are unknown until the next check); check the figures before a
-   safepoint (and request a resize now and then) and after it. The first two are
-   Async-signal-safe. */
+   safepoint (and request a resize now and then) and after it; note the safepoint call's
+   result between the two. The first two are Async-signal-safe. */
 void wf_live_queue_model_start(struct wf_live_worker *w, int32_t capacity);
 void wf_live_queue_count_enqueue(struct wf_live_worker *w, int faulted, intptr_t rc);
 void wf_live_queue_check_before(struct wf_live_worker *w);
 void wf_live_queue_check_after(struct wf_live_worker *w, int faulted);
+/* The walker's safepoint call returned `processed` (faulted: it was unwound). */
+void wf_live_queue_note_safepoint(struct wf_live_worker *w, int faulted, intptr_t processed);
 
 /* The C function the safepoint stub calls. */
 void wf_live_safepoint(struct wf_live_thread *t, const struct wf_live_method *unused);

@@ -29,6 +29,7 @@ typedef enum wf_uc_reg {
     WF_UC_R13 = REG_R13,
     WF_UC_R14 = REG_R14,
     WF_UC_R15 = REG_R15,
+    WF_UC_FLAGS = REG_EFL, /* EFLAGS: a test single-steps code with its trap flag */
 } wf_uc_reg;
 
 /* The slot of register r in uc, for code that rewrites it in place. Async-signal-safe. */

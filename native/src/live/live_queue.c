@@ -186,7 +186,7 @@ void wf_live_queue_safepoint(struct wf_live_worker *w) {
     struct safepoint_call call = {.sp = w->vm->anchor.sp + STUB_FRAME,
                                   .fp = stub[STUB_FRAME / 8 - 2],
                                   .pc = stub[STUB_FRAME / 8 - 1]};
-    intptr_t processed;
+    intptr_t processed = 0; /* a faulted call leaves it unset */
     wf_fault fault;
     w->poll_sp = call.sp; /* what a capture of an element replays */
     w->poll_fp = call.fp;
@@ -194,7 +194,7 @@ void wf_live_queue_safepoint(struct wf_live_worker *w) {
     w->queue_current = -1;
     wf_live_queue_check_before(w);
     int faulted = wf_guard_call(guarded_safepoint, &call, &processed, &fault);
-    w->qm.last_result = faulted ? INT32_MIN : (int32_t)processed;
+    wf_live_queue_note_safepoint(w, faulted, processed);
     wf_live_queue_check_after(w, faulted);
     if (faulted) {
         int32_t k = w->queue_current; /* the element whose walk faulted, if any */

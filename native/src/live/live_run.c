@@ -168,8 +168,10 @@ static void add_stats(wf_live_stats *sum, const wf_live_stats *s) {
     uint64_t *dst = (uint64_t *)sum;
     for (size_t k = 0; k < offsetof(wf_live_stats, queue_miscount) / sizeof(uint64_t); k++)
         dst[k] += src[k];
-    if (sum->queue_miscount[0] == 0)
+    if (sum->queue_miscount[0] == 0) {
         memcpy(sum->queue_miscount, s->queue_miscount, sizeof s->queue_miscount);
+        memcpy(sum->queue_events, s->queue_events, sizeof s->queue_events);
+    }
 }
 
 static uint32_t *concat(struct wf_live_run *run, int latencies, uint64_t *count) {

@@ -34,6 +34,12 @@ MISCOUNT_FIELDS = ("seen_at", "walker_size", "walker_capacity", "walker_attempts
                    "attempts_inside", "enqueued_inside", "safepoints", "enqueue_calls",
                    "last_safepoint_result", "walker_safepoints", "walker_refused", "walker_full")
 MISCOUNT_PLACES = {1: "enqueue", 2: "before-safepoint", 3: "after-safepoint"}
+# wf_live_stats.queue_events: one row per event, in this order (wf_live.h); the last field,
+# TSC ticks before the miscount, is turned into ns.
+EVENT_FIELDS = ("kind", "worker_looking", "result", "walker_size", "walker_capacity",
+                "walker_attempts", "model_size", "model_capacity", "model_attempts",
+                "enqueue_calls", "enqueue_taken", "ns_before")
+EVENT_KINDS = {1: "enqueue", 2: "look-before", 3: "safepoint", 4: "look-after"}
 
 
 def percentiles(values: list[int]) -> dict[str, float]:
@@ -61,7 +67,21 @@ def histogram(values: list[int]) -> dict[str, Any]:
     return {"unit": "ns", "edges": [*edges, top], "counts": counts}
 
 
-def _stats(s: Any) -> dict[str, Any]:
+def _events(s: Any, ns_per_tick: float) -> list[dict[str, Any]]:
+    """The accounting events that led to the first queue miscount, oldest first."""
+    events = []
+    for row in s.queue_events:
+        event: dict[str, Any] = dict(zip(EVENT_FIELDS, map(int, row), strict=True))
+        if event["kind"] == 0:
+            continue
+        event["kind"] = EVENT_KINDS.get(event["kind"], str(event["kind"]))
+        event["worker_looking"] = bool(event["worker_looking"])
+        event["ns_before"] = round(event["ns_before"] * ns_per_tick)
+        events.append(event)
+    return events
+
+
+def _stats(s: Any, ns_per_tick: float = 0.0) -> dict[str, Any]:
     doc: dict[str, Any] = {f: int(getattr(s, f)) for f in STATS_FIELDS}
     doc["invalid_by_class"] = {n: int(s.invalid_by_class[i]) for i, n in enumerate(CLASS_NAMES)}
     doc["window_samples"] = {n: int(s.window_samples[i]) for i, n in enumerate(WINDOW_NAMES)}
@@ -76,6 +96,7 @@ def _stats(s: Any) -> dict[str, Any]:
     if s.queue_miscount[0]:
         first: dict[str, Any] = dict(zip(MISCOUNT_FIELDS, map(int, s.queue_miscount), strict=True))
         first["seen_at"] = MISCOUNT_PLACES[first["seen_at"]]
+        first["events"] = _events(s, ns_per_tick)
         doc["queue_first_miscount"] = first
     return doc
 
@@ -146,9 +167,10 @@ def run_live(options: StressOptions) -> dict[str, Any]:
         "options": options.to_json(),
         "started_at": clock.start_wall,
         "stopped_early": bool(lib.wf_live_stopped_early()),
-        "total": _stats(out.total),
+        "total": _stats(out.total, float(out.ns_per_tick)),
         "capture": capture_summary(lib, _stats(out.total), float(out.ns_per_tick)),
-        "per_worker": [_stats(out.per_worker[i]) for i in range(out.workers)],
+        "per_worker": [_stats(out.per_worker[i], float(out.ns_per_tick))
+                       for i in range(out.workers)],
         "examples": drain.examples,
         "drained": drain.drained,
         "signatures": signatures,
