@@ -6,12 +6,10 @@ the figures behind the campaign caps of tests/quality/test_planted.py and docs/f
                                             [--runs-cap N] [-p 2] [--json FILE]
 
 Each (bug, seed) is one `walkfuzz fuzz -j 1 --runs N -- -seed=S` campaign run until it finds
-the bug (walkfuzz.targets.minivm.planted_campaign), `-p` of them at a time. Campaigns start from
-the shipped
-seeds for bugs whose `seeded` is set (none of those seeds triggers them), else from none;
-`--no-seeds` starts every one from none. Run it on the machine as it is: the load at the start
-and the end is printed with the table.
-"""
+the bug (walkfuzz.targets.minivm.planted_campaign), `-p` of them at a time. Campaigns start from the
+shipped seeds for bugs whose `seeded` is set (none of those seeds triggers them), else from none;
+`--no-seeds` starts every one from none. Run it on the machine as it is: the load at the start and
+the end is printed with the table. """
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """`walkfuzz bench [--walker PATH.so ...] [--stack NAME ...]`: how fast walkers walk deep
 synthetic stacks, in ns per frame, next to a bare frame-pointer chain over the same memory (the
 floor) and the reference walker (walkfuzz.targets.minivm.walk_speed). Exit status 1 if a walker
-walked a stack
-wrongly (it is then not timed on it)."""
+walked a stack wrongly (it is then not timed on it)."""
 
 from __future__ import annotations
 

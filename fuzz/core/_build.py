@@ -185,10 +185,9 @@ def _built_core(flavour: str) -> Path:
 
 # --- walkfuzz._unwind: the libunwind target, its own extension so the core builds without
 # libunwind. Its call chains are generated (fuzz/targets/libunwind/chaingen.py) and compiled per
-# file,
-# with and without frame pointers, into objects linked beside the agent and the guard.
-# The asan flavour instruments the agent and the guard, not the generated functions: their
-# frame shapes (sizes, fp or CFI only) are what the walks are tested on.
+# file, with and without frame pointers, into objects linked beside the agent and the guard. The
+# asan flavour instruments the agent and the guard, not the generated functions: their frame shapes
+# (sizes, fp or CFI only) are what the walks are tested on.
 UNWIND_DIR = NATIVE / "agents" / "libunwind"
 UNWIND_FLAVOURS: dict[str, tuple[str, list[str], list[str]]] = {
     "unwind": ("walkfuzz._unwind", ["-O2", "-g"], []),

@@ -2,8 +2,7 @@
 a worker that dies, turns what a dead worker left behind into findings, and samples progress.
 
 Workers are harness scripts (walkfuzz.engine.worker) started with `<out>/corpus` as libFuzzer's
-corpus
-(-reload=1 shares new inputs between them), their output appended to `workers/<n>/log`, and
+corpus (-reload=1 shares new inputs between them), their output appended to `workers/<n>/log`, and
 libFuzzer's own artifacts (crash-, timeout-, oom-) directed into `workers/<n>/`.
 
 The processes themselves are a `WorkerPool`, the one process manager of walkfuzz's

@@ -204,7 +204,7 @@ def _times_of_examples(group: FindingGroup) -> None:
 def group_findings(out_dir: Path, findings: Iterable[Finding],
                    run_command: Sequence[str] | None = None) -> list[FindingGroup]:
     """One group per signature, in order of first appearance in `findings`, with the hits
-    counted under out_dir (walkfuzz.findings.load_hits). `run_command` reproduces findings
+    counted under out_dir (walkfuzz.findings.finding.load_hits). `run_command` reproduces findings
     that have no input bytes (reproducer_command)."""
     groups: dict[str, FindingGroup] = {}
     for finding in findings:

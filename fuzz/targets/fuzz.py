@@ -1,10 +1,10 @@
-"""What `walkfuzz fuzz --target T` runs for each target (named in walkfuzz.targets.TARGETS):
+"""What `walkfuzz fuzz --target T` runs for each target (named in walkfuzz.targets.table.TARGETS):
 
     minivm      a libFuzzer campaign on harnesses/<H>.py (walkfuzz.targets.campaign_run)
     libunwind   --engine libfuzzer (default): a libFuzzer campaign on
                 harnesses/libunwind_perturb.py; --engine generator: the C generator stream in
-                supervised worker processes (walkfuzz.targets.libunwind.runs), the benchmark's
-                engine
+                supervised worker processes (walkfuzz.targets.libunwind.runs), the
+                benchmark's engine
     hotspot     one guarded JVM run of perturbed-context AsyncGetCallTrace calls
                 (walkfuzz.targets.hotspot.runs); -j is the workload's threads
 

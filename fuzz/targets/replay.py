@@ -1,7 +1,6 @@
 """What `walkfuzz replay --target T FILE` runs for the targets other than minivm (whose replay
-is walkfuzz.targets.minivm.replay), as named in walkfuzz.targets.TARGETS. Each takes the
-parsed
-arguments and returns the replay's exit status: 0 clean, 1 the finding again."""
+is walkfuzz.targets.minivm.replay), as named in walkfuzz.targets.table.TARGETS. Each takes the
+parsed arguments and returns the replay's exit status: 0 clean, 1 the finding again."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """`walkfuzz stress --target T`: the runner of each target (named in
-walkfuzz.targets.TARGETS),
-and how the command's options map onto it.
+walkfuzz.targets.table.TARGETS), and how the command's options map onto it.
 
-    minivm      the live simulated VM (walkfuzz.targets.minivm.stress.runner), --mode
-    signal|thread|queue
+    minivm      the live simulated VM (walkfuzz.targets.minivm.stress.runner),
+                --mode signal|thread|queue
     hotspot     AsyncGetCallTrace sampled in a JVM (walkfuzz.targets.hotspot.runs), --jdk 17|25|PATH
     libunwind   native threads walked from the handler (walkfuzz.targets.libunwind.runs),
                 --mode ucontext|sigframe|alternate

@@ -126,8 +126,7 @@ def test_walker_without_the_queue_api_is_refused(tmp_path: Path) -> None:
 
 def test_generated_programs_agree_with_the_python_model() -> None:
     """The Python model of the queue (walkfuzz.targets.minivm.queue.model) predicts the C log of
-    generated
-    programs event by event: the generator writes programs both sides read alike."""
+    generated programs event by event: the generator writes programs both sides read alike."""
     ffi, lib = load()
     case = ffi.gc(lib.wf_case_new(), lib.wf_case_free)
     result = ffi.new("wf_run_result *")

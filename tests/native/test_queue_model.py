@@ -1,7 +1,6 @@
 """The native safepoint queues and the Python model (fuzz/targets/minivm/queue/model.py) run the
-same
-operation sequences and must log exactly the same events: op results, size info after every
-op, every handler call with the frames its iterator walked, and what is left queued.
+same operation sequences and must log exactly the same events: op results, size info after every op,
+every handler call with the frames its iterator walked, and what is left queued.
 
 A Hypothesis state machine builds the sequences over generated cases (their true trace is the
 model's stack), and the test then checks that the runs covered full queues, resizing during and

@@ -1,6 +1,5 @@
 """`walkfuzz bench` (walkfuzz.targets.minivm.walk_speed): stacks of the shape they are named for,
-wrong
-walkers reported and not timed, figures for the walkers that walk right."""
+wrong walkers reported and not timed, figures for the walkers that walk right."""
 
 from __future__ import annotations
 

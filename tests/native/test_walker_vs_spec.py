@@ -1,8 +1,7 @@
-"""The C reference walker against the Python spec (walkfuzz.targets.minivm.spec) and the
-generator's truth:
-native == spec == truth on generated layouts of every frame kind, thread state, option and
-entry; native == spec, no fault, no hang on perturbed and mutated layouts; every documented
-walk code produced by some case, with both sides agreeing."""
+"""The C reference walker against the Python spec (walkfuzz.targets.minivm.spec) and the generator's
+truth: native == spec == truth on generated layouts of every frame kind, thread state, option and
+entry; native == spec, no fault, no hang on perturbed and mutated layouts; every documented walk
+code produced by some case, with both sides agreeing."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Case <-> readable JSON (walkfuzz.targets.minivm.case.jsonform): lossless, and the annotations
-say what words are."""
+"""Case <-> readable JSON (walkfuzz.targets.minivm.case.jsonform): lossless, and the annotations say
+what words are."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """walkfuzz.targets.minivm.planted_campaign's bookkeeping: inputs to a finding from a worker's log,
-which
-replays count as a bug, and a stalled campaign named instead of waited on."""
+which replays count as a bug, and a stalled campaign named instead of waited on."""
 
 from __future__ import annotations
 

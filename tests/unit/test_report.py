@@ -1,6 +1,5 @@
 """walkfuzz.report.document: the JSON document validates against the schema and round-trips; HTML
-and
-Markdown renderings carry the data and escape every string that came from a case."""
+and Markdown renderings carry the data and escape every string that came from a case."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The walker spec (walkfuzz.targets.minivm.spec) against docs/case-format.md §4, rule by rule, on
-small
-hand-built stacks (walkfuzz.targets.minivm.case.builder). Expected frames are written from the
+small hand-built stacks (walkfuzz.targets.minivm.case.builder). Expected frames are written from the
 rules."""
 
 from __future__ import annotations

@@ -13,9 +13,8 @@ Half the functions are written to a file compiled with -fno-omit-frame-pointer, 
 compiled with -fomit-frame-pointer, so a walk crosses fp-chained and CFI-only frames. Frame
 sizes, alloca (a dynamic frame) and many live callee-saved registers vary per function.
 
-Imported by fuzz/core/_build.py by path (it runs before the package is installed): standard
-library only.
-"""
+Imported by fuzz/core/_build.py by path (it runs before the package is installed): standard library
+only. """
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ A baseline phase without sampling first gives the workload's unperturbed speed.
 
 Findings: a few invalid samples are kept as examples; every invalid sample is counted in C
 by its signature's parts, with the CLOCK_MONOTONIC times of the first and the last
-(`signature_hits`, turned into walkfuzz.findings.Hits on the caller's run clock).
+(`signature_hits`, turned into walkfuzz.findings.finding.Hits on the caller's run clock).
 """
 
 from __future__ import annotations

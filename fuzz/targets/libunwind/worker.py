@@ -6,7 +6,7 @@ thousands of inputs), each input copied into the current-input journal (the layo
 walkfuzz.engine.journal) before it runs, so that a death the guard cannot catch — a fault
 while libunwind has signals blocked — leaves the input on disk. Findings are deduplicated
 by signature (a few examples stored, every hit counted with its time on the supervisor's run
-clock, walkfuzz.findings.HitStore); counters go to `stats.json` every second.
+clock, walkfuzz.findings.finding.HitStore); counters go to `stats.json` every second.
 A watchdog hang is run once more before it is reported: on a loaded machine a walk of a few
 microseconds can be descheduled past the budget, and such hangs do not come back.
 """

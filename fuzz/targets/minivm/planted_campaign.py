@@ -1,6 +1,5 @@
 """A campaign on a planted-bug walker (walkfuzz.targets.minivm.planted), run until it finds that
-bug, and
-what finding it took; and the replay that proves a seed corpus does not already trigger it.
+bug, and what finding it took; and the replay that proves a seed corpus does not already trigger it.
 
     hunt = hunt_bug(bug, out, runs_cap=2_000_000)      # `walkfuzz fuzz` in a child process
     hunt.found, hunt.seconds, hunt.execs               # the first finding of the bug, and when
@@ -20,9 +19,8 @@ lines come at every new coverage and every power of two). Seconds are from the s
 campaign (its workers' start-up included) to the finding's `saved_at`.
 
 Replays run in a child process (`python -m walkfuzz.targets.minivm.planted_campaign replay ...`): a
-planted
-walker faults on purpose, and a fault the guard cannot catch must cost a process, not the test.
-"""
+planted walker faults on purpose, and a fault the guard cannot catch must cost a process, not the
+test. """
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """The simulated VM's fixed facts, in Python: address space, handles, kinds and API codes.
 
 Written from docs/case-format.md §1-§4 (normative), not from the C headers, so that the Python
-decoder (walkfuzz.targets.minivm.case.format) and walker spec (walkfuzz.targets.minivm.spec) stay
-an independent implementation.
-"""
+decoder (walkfuzz.targets.minivm.case.format) and walker spec (walkfuzz.targets.minivm.spec) stay an
+independent implementation. """
 
 from __future__ import annotations
 

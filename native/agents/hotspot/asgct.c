@@ -1,6 +1,6 @@
 /* Resolving AsyncGetCallTrace and calling it, guarded or not.
  *
- * The guard is the project's (native/src/guard.c, contracts §1), compiled into this agent.
+ * The guard is the project's (native/src/guard/guard.c, contracts §1), compiled into this agent.
  * Inside a JVM the guard must not be the first to judge a fault: ASGCT itself faults on
  * purpose (SafeFetch), and so do implicit null checks and safepoint polls. The first
  * responder hands every fault to JVM_handle_linux_signal(sig, info, uc, 0); only what the

@@ -1,12 +1,11 @@
 """The decoder of the case format (docs/case-format.md §2, version 1), bytes to a Case.
 
 Format version 1 as docs/case-format.md §2 defines it (normative). The decoder is an
-independent second implementation of the C one (native/src/case_decode.c): for any bytes both
+independent second implementation of the C one (native/src/case/case_decode.c): for any bytes both
 return the same status, and on an error the same section and byte offset, so a disagreement
 is a bug in one of them. Errors raise `CaseDecodeError` (walkfuzz.targets.minivm.case.status, with
-the
-sections and statuses), a `walkfuzz.core.errors.CaseFormatError` whose message names the source (a
-file) and the problem.
+the sections and statuses), a `walkfuzz.core.errors.CaseFormatError` whose message names the source
+(a file) and the problem.
 
 Where the first failing rule is found (the offset reported):
   - header: truncated at 0, bad magic at 0, version and header flags at 8 (after the header);

@@ -1,8 +1,7 @@
 """The encoder of the case format (docs/case-format.md §2, version 1): a plain serializer.
 
 Any Case encodes (values only need to fit their field), and whether the result is valid is
-the decoder's call (walkfuzz.targets.minivm.case.decode). That is how tests build invalid
-cases."""
+the decoder's call (walkfuzz.targets.minivm.case.decode). That is how tests build invalid cases."""
 
 from __future__ import annotations
 

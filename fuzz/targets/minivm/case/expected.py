@@ -1,5 +1,5 @@
 """Section 11 of a case, EXPECTED: the live oracle's expected trace of a live stress sample
-(docs/case-format.md §2 "11 EXPECTED"). The decoder mirrors native/src/case_expected.c rule
+(docs/case-format.md §2 "11 EXPECTED"). The decoder mirrors native/src/case/case_expected.c rule
 for rule (same status, same byte offset); it reads through fuzz/targets/minivm/case/format.py's
 reader.
 """

@@ -1,10 +1,9 @@
 """Section 9 of a case: a program of queue operations (docs/case-format.md §7).
 
-The decoder mirrors native/src/case_queue.c rule for rule (same status, same byte offset), and
+The decoder mirrors native/src/case/case_queue.c rule for rule (same status, same byte offset), and
 reads through any reader with the `QueueReader` methods, so fuzz/targets/minivm/case/format.py's
-reader can call it
-for a section 9 payload. `encode_program` gives the payload, `queue_section` the whole section.
-"""
+reader can call it for a section 9 payload. `encode_program` gives the payload, `queue_section` the
+whole section. """
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """What the case decoders report (fuzz/targets/minivm/case/format.py and the section decoders it
-calls,
-walkfuzz.targets.minivm.case.queue_program and walkfuzz.targets.minivm.case.expected): the sections
-of a case, the status of a
-decode (wf_case_status) and `CaseDecodeError`, which names where the first bad rule is.
-"""
+calls, walkfuzz.targets.minivm.case.queue_program and walkfuzz.targets.minivm.case.expected): the
+sections of a case, the status of a decode (wf_case_status) and `CaseDecodeError`, which names where
+the first bad rule is. """
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """An executable model of the safepoint queue API (asgst.h queue block, docs/queue.md) and of
-the section 9 executor (native/src/case_queue_run.c): given a queue program and what the stack
+the section 9 executor (native/src/queue/case_queue_run.c): given a queue program and what the stack
 looks like, it predicts the executor's log event by event.
 
 What the stack looks like comes from a `StackOracle`. `TruthOracle` answers from a generated

@@ -1,10 +1,9 @@
 """The queue part of `walkfuzz replay`: a case with a section 9 program is run by the C
 executor (walkfuzz.targets.minivm.queue.run, the in-core reference queue) and predicted by the
-Python model
-(walkfuzz.targets.minivm.queue.model with a TruthOracle), and the two logs are shown side by side
-with the
-first event where they differ. The model only predicts cases it can answer from a true
-trace (a TRUTH section, contexts on the trace, POKEs of bcp slots); otherwise it says why."""
+Python model (walkfuzz.targets.minivm.queue.model with a TruthOracle), and the two logs are shown
+side by side with the first event where they differ. The model only predicts cases it can answer
+from a true trace (a TRUTH section, contexts on the trace, POKEs of bcp slots); otherwise it says
+why."""
 
 from __future__ import annotations
 

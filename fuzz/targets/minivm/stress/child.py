@@ -1,6 +1,5 @@
-"""`python -m walkfuzz.targets.minivm.stress.child OPTIONS_JSON`: one live stress run, its result
-as one JSON
-document on stdout. A bad option prints one line on stderr and exits 2."""
+"""`python -m walkfuzz.targets.minivm.stress.child OPTIONS_JSON`: one live stress run, its result as
+one JSON document on stdout. A bad option prints one line on stderr and exits 2."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Draining a live run's captures while it runs (wf_live_drain, native/src/live_capture.c):
+"""Draining a live run's captures while it runs (wf_live_drain, native/src/live/live_capture.c):
 each failed sample the handler captured becomes a case file, a description and a finding,
 saved under the output directory at once — the case bytes first, as walkfuzz.findings.finding saves
 every finding — so a run that dies later has lost nothing.

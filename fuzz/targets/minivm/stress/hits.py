@@ -74,7 +74,7 @@ def write_hits(out_dir: Path, signature: str, hits: Mapping[str, Any]) -> None:
         try:
             doc = json.loads(description.read_text())
         except (OSError, ValueError):
-            continue  # walkfuzz.findings.load_findings names unreadable descriptions
+            continue  # walkfuzz.findings.finding.load_findings names unreadable descriptions
         if isinstance(doc, dict) and doc.get(HITS) != hits:
             doc[HITS] = dict(hits)
             write_atomic(description, json.dumps(doc, indent=1, default=str).encode())

@@ -1,8 +1,7 @@
-"""One live stress run in this process (C: wf_live_run in native/src/live_run.c), turned into
+"""One live stress run in this process (C: wf_live_run in native/src/live/live_run.c), turned into
 a JSON-able result; its failed samples are drained and saved while it runs
-(walkfuzz.targets.minivm.stress.drain). A process can run it once: it owns the VM's fixed
-addresses and
-SIGPROF, so callers other than tests use the child process
+(walkfuzz.targets.minivm.stress.drain). A process can run it once: it owns the VM's fixed addresses
+and SIGPROF, so callers other than tests use the child process
 (walkfuzz.targets.minivm.stress.runner)."""
 
 from __future__ import annotations

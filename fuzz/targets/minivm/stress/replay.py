@@ -1,9 +1,7 @@
-"""A live stress capture replayed (C: wf_live_replay, native/src/live_replay.c): the walk its
+"""A live stress capture replayed (C: wf_live_replay, native/src/live/live_replay.c): the walk its
 EXPECTED section names runs again with the same walker, and the live oracle judges it against
 the expected trace exactly, so the finding (walkfuzz.targets.minivm.stress.signature) is the live
-one's: same kind,
-location `check:live-<class>` and shape, or the same fault.
-"""
+one's: same kind, location `check:live-<class>` and shape, or the same fault. """
 
 from __future__ import annotations
 
