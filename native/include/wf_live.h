@@ -94,7 +94,7 @@ typedef struct wf_live_stats {
     uint64_t queue_resizes;       /* queue mode: ASGST_ResizeQueue calls */
     uint64_t queue_checks;        /* queue mode: GetQueueSizeInfo compared with the model */
     uint64_t queue_miscounts;     /* ... and found different (size, capacity or attempts) */
-    uint64_t paced;               /* signal, queue: timer periods restarted after an overrun */
+    uint64_t paced;               /* signal, queue: timer restarts of the pacing (live_sampler.c) */
     uint64_t invalid_by_class[9]; /* WF_LIVE_CLASSES (cffi takes a number here) */
     uint64_t invalid_in_window;
     uint64_t window_samples[5]; /* samples per wf_live_window_kind (0: none) */

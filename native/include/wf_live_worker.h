@@ -17,6 +17,7 @@
 #include "wf_guard.h"
 #include "wf_live.h"
 #include "wf_live_capture.h"
+#include "wf_live_pace.h"
 #include "wf_live_vm.h"
 #include "wf_walker.h"
 
@@ -146,6 +147,7 @@ struct wf_live_worker {
     volatile int start_failed; /* queue mode: RegisterQueue returned NULL */
     volatile uint64_t iterations;
     uint64_t last_sample_ns;
+    wf_live_pace pace; /* of its timer (signal, queue mode) */
     uint64_t samples;
     wf_live_stats st;
     uint32_t *intervals, *latencies;
@@ -292,7 +294,7 @@ void wf_live_wait_for_sampler(struct wf_live_worker *w, void *uc);
 int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen);
 int wf_live_queue_register(struct wf_live_worker *w);
 void wf_live_queue_deregister(struct wf_live_worker *w);
-void wf_live_queue_sample(struct wf_live_worker *w, void *uc);
+void wf_live_queue_sample(struct wf_live_worker *w, void *uc, uint64_t t0);
 void wf_live_queue_safepoint(struct wf_live_worker *w);
 /* Queue mode's accounting (live_queue_accounting.c): start the model at the registered
    capacity; count one Enqueue call and its result, in the handler that made it (faulted:

@@ -14,9 +14,9 @@
    now, and start it. 0, or -errno of the failed step (nothing is left created). Not
    signal-safe. */
 int wf_thread_timer_start(pid_t tid, int signo, uint64_t interval_ns, timer_t *timer);
-/* (Re)start timer's period: a signal every interval_ns, the first one interval from now.
+/* (Re)start timer's period: the first signal first_ns from now, then one every interval_ns.
    0, or -errno. Async-signal-safe. */
-int wf_thread_timer_restart(timer_t timer, uint64_t interval_ns);
+int wf_thread_timer_restart(timer_t timer, uint64_t first_ns, uint64_t interval_ns);
 /* Install handler for signo (SA_SIGINFO | SA_RESTART, nothing masked), the previous action
    into *old if old != NULL. 0, or -errno. Not signal-safe. */
 int wf_sampling_handler_install(int signo, void (*handler)(int, siginfo_t *, void *),

@@ -135,8 +135,7 @@ static void capture_signal(struct wf_live_worker *w, struct wf_live_queued *slot
     wf_live_capture_timed(w, wf_live_ticks() - t0);
 }
 
-void wf_live_queue_sample(struct wf_live_worker *w, void *uc) {
-    uint64_t t0 = wf_live_now_ns();
+void wf_live_queue_sample(struct wf_live_worker *w, void *uc, uint64_t t0) {
     wf_live_note_delivery(w, t0);
     uint32_t k = w->queued_next % WF_LIVE_QUEUED;
     struct wf_live_queued *slot = &w->queued[k];

@@ -143,8 +143,7 @@ void wf_live_note_delivery(struct wf_live_worker *w, uint64_t t0) {
     w->st.delivered++;
 }
 
-static void sample_here(struct wf_live_worker *w, void *uc) {
-    uint64_t t0 = wf_live_now_ns();
+static void sample_here(struct wf_live_worker *w, void *uc, uint64_t t0) {
     wf_live_note_delivery(w, t0);
     wf_live_snapshot_take(&w->jt, &w->snap);
     __atomic_or_fetch(&w->vm->flags, WF_THREAD_CURRENT, __ATOMIC_RELAXED);
@@ -152,13 +151,14 @@ static void sample_here(struct wf_live_worker *w, void *uc) {
     __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_CURRENT, __ATOMIC_RELAXED);
 }
 
-/* The timer expired again while its last signal was pending (si_overrun): a signal costs this
-   machine more than the interval, and a periodic timer would keep the worker in its handler,
-   its workload (and queue mode's safepoints) starved. Restarting the period here gives the
-   worker a whole interval of its own before the next signal. */
-static void pace(struct wf_live_worker *w, const siginfo_t *info) {
-    if (info->si_code != SI_TIMER || info->si_overrun <= 0 || !w->has_timer) return;
-    if (wf_thread_timer_restart(w->timer, wf_live_current_run.cfg.interval_ns) == 0) w->st.paced++;
+/* Restart the timer when wf_live_pace_next says so (wf_live_pace.h: why). */
+static void pace(struct wf_live_worker *w, const siginfo_t *info, uint64_t entered_ns) {
+    if (info->si_code != SI_TIMER || !w->has_timer) return;
+    uint64_t first = wf_live_pace_next(&w->pace, entered_ns, wf_live_now_ns(), info->si_overrun > 0,
+                                       wf_live_current_run.cfg.interval_ns);
+    if (first != 0 &&
+        wf_thread_timer_restart(w->timer, first, wf_live_current_run.cfg.interval_ns) == 0)
+        w->st.paced++;
 }
 
 static void on_sigprof(int signo, siginfo_t *info, void *uc) {
@@ -168,11 +168,12 @@ static void on_sigprof(int signo, siginfo_t *info, void *uc) {
     if (w != NULL) {
         int mode = wf_live_current_run.cfg.mode;
         if (mode == WF_LIVE_MODE_THREAD) wf_live_wait_for_sampler(w, uc);
-        else if (wf_live_current_run.phase != WF_LIVE_SAMPLING) {
-        } else {
-            if (mode == WF_LIVE_MODE_QUEUE) wf_live_queue_sample(w, uc);
-            else sample_here(w, uc);
-            pace(w, info);
+        else if (wf_live_current_run.phase == WF_LIVE_SAMPLING) {
+            uint64_t entered = wf_live_now_ns();
+            if (mode == WF_LIVE_MODE_QUEUE) wf_live_queue_sample(w, uc, entered);
+            else sample_here(w, uc, entered);
+            pace(w, info, entered);
+            wf_live_pace_done(&w->pace, entered, wf_live_now_ns());
         }
     }
     errno = saved_errno;

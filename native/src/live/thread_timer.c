@@ -14,15 +14,19 @@ int wf_thread_timer_start(pid_t tid, int signo, uint64_t interval_ns, timer_t *t
     sev.sigev_signo = signo;
     sev._sigev_un._tid = tid; /* glibc names no field for it (sigev_notify_thread_id) */
     if (timer_create(CLOCK_MONOTONIC, &sev, timer) != 0) return -errno;
-    int rc = wf_thread_timer_restart(*timer, interval_ns);
+    int rc = wf_thread_timer_restart(*timer, interval_ns, interval_ns);
     if (rc != 0) timer_delete(*timer);
     return rc;
 }
 
-int wf_thread_timer_restart(timer_t timer, uint64_t interval_ns) {
-    struct timespec every = {(time_t)(interval_ns / 1000000000ull),
-                             (long)(interval_ns % 1000000000ull)};
-    struct itimerspec its = {.it_interval = every, .it_value = every};
+static struct timespec timespec_of(uint64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    return ts;
+}
+
+int wf_thread_timer_restart(timer_t timer, uint64_t first_ns, uint64_t interval_ns) {
+    struct itimerspec its = {.it_interval = timespec_of(interval_ns),
+                             .it_value = timespec_of(first_ns)};
     return timer_settime(timer, 0, &its, NULL) == 0 ? 0 : -errno; /* async-signal-safe */
 }
 

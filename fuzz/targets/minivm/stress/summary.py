@@ -57,6 +57,6 @@ def one_line(result: dict[str, Any]) -> str:
 
 
 def _paced(total: dict[str, Any]) -> str:
-    """Timer periods restarted after an overrun: the machine could not keep the interval."""
+    """Timer restarts of the pacing: the machine could not keep the interval."""
     paced = int(total.get("paced", 0))
-    return f"; timer restarted after an overrun {paced} times" if paced else ""
+    return f"; timer restarted {paced} times to leave the workload its time" if paced else ""
