@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from walkfuzz.core.errors import MissingDependencyError, UserError
-from walkfuzz.core.paths import ROOT
+from walkfuzz.core.paths import ROOT, require_corpus_dir
 from walkfuzz.engine.worker import WorkerEnv
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.table import DEFAULT_TARGET, find_harness, target_arg, target_help
@@ -87,8 +87,7 @@ def replay(args: argparse.Namespace, corpus: Path, profiles: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     corpus: Path = args.corpus
-    if not corpus.is_dir():
-        raise UserError(f"corpus directory {str(corpus)!r} does not exist")
+    require_corpus_dir(corpus)
     out: Path = args.out or corpus.resolve().parent / "coverage"
     profiles = out / "profraw"
     shutil.rmtree(profiles, ignore_errors=True)

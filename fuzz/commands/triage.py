@@ -11,6 +11,7 @@ from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.core.errors import UserError
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
+from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.table import target_arg, target_help
 from walkfuzz.triage.driver import DEFAULT_RUNS, FileError, outcome_json, table, triage
 from walkfuzz.triage.inputs import Defaults, discover
@@ -54,14 +55,10 @@ def checked(args: argparse.Namespace) -> tuple[Defaults, int]:
 
 
 def walker_path(walker: str | None) -> str | None:
-    """--walker as an absolute path (None: each input's own walker); UserError if it is no
-    file. Shared with `walkfuzz minimize`."""
-    if not walker:
-        return None
-    path = Path(walker).resolve()
-    if not path.is_file():
-        raise UserError(f"walker library {walker!r} does not exist")
-    return str(path)
+    """--walker as an absolute path (None: each input's own walker), checked once up front
+    the way --walker loads it (WalkerLibraryError naming what is wrong). Shared with
+    `walkfuzz minimize`."""
+    return str(check_walker_library(walker)) if walker else None
 
 
 def print_error(error: FileError) -> None:

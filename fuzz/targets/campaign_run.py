@@ -19,6 +19,7 @@ from pathlib import Path
 from types import FrameType
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.paths import require_corpus_dir
 from walkfuzz.engine.campaign import CampaignDir, CampaignSpec, Sample, Session, build_report
 from walkfuzz.engine.corpus import import_seeds
 from walkfuzz.engine.pool import STOP_GRACE, Supervisor
@@ -73,8 +74,7 @@ def build_spec(args: argparse.Namespace, argv: list[str]) -> CampaignSpec:
     if args.walker is not None:  # minivm only (walkfuzz.targets.table)
         walker = str(check_walker_library(args.walker))
     for directory in args.corpus:  # named before any other problem, as the walker is
-        if not directory.is_dir():
-            raise UserError(f"corpus directory {str(directory)!r} does not exist")
+        require_corpus_dir(directory)
     harness = find_harness(args.target, harness_name(args))
     return CampaignSpec(
         target=args.target, harness=harness.name, script=str(harness.script), walker=walker,

@@ -126,7 +126,8 @@ def _member(spec: InputSpec, result: dict[str, Any]) -> Member:
         harness=str(f["harness"]), signature=signature, kind=str(f["kind"]),
         location=str(f["location"]), shape=tuple(f["shape"]), klass=str(result["class"]),
         why=str(result["why"]), reliable=reproduced == result["runs"], reproduced=reproduced,
-        runs=int(result["runs"]), stored_signature=spec.stored_signature)
+        runs=int(result["runs"]), stored_signature=spec.stored_signature,
+        source=(f.get("details") or {}).get("source"))
 
 
 def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,

@@ -16,7 +16,7 @@ from walkfuzz.targets.minivm.stress.drain import ERROR_NAMES, POLL_SECONDS, WIND
 from walkfuzz.targets.minivm.stress.hits import RunClock
 from walkfuzz.targets.minivm.stress.options import MODES, WORKLOADS, StressOptions
 from walkfuzz.targets.minivm.stress.signature import CLASS_NAMES
-from walkfuzz.targets.minivm.walker_library import ERROR_LEN
+from walkfuzz.targets.minivm.walker_library import ERROR_LEN, check_walker_library
 
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 # Histogram edges in ns, 1 µs .. 100 ms, roughly three per decade; the last bucket is open.
@@ -144,6 +144,8 @@ def run_live(options: StressOptions) -> dict[str, Any]:
         "capture": int(options.capture), "stop_on_first": int(options.stop_on_first)})
     out = ffi.new("wf_live_result *")
     err = ffi.new("char[]", ERROR_LEN)
+    if options.walker:  # loads the runtime a cov-built walker needs before C dlopens it
+        check_walker_library(options.walker)
     walker = ffi.new("char[]", options.walker.encode()) if options.walker else ffi.NULL
     clock = RunClock.start()
     drain = Drain(ffi, lib, clock, Path(options.out) if options.out else None,
