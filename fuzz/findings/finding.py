@@ -2,9 +2,12 @@
 
 A finding is an input plus what went wrong with it. Its `signature` groups findings that share
 a cause, the way Hypothesis' escalation keys a failure by its *origin* rather than by the input:
-the kind, the walker location (faulting function+offset, or the check that failed) and the tail
-of the walk's shape (frame kinds just before the failure, repeats collapsed). Inputs that walk
-ten or twenty Java frames before hitting the same bad read are one bug, so only the tail counts.
+the kind, the walker location (the faulting function and source line, walkfuzz.core.symbolize,
+or the check that failed) and the tail of the walk's shape (frame kinds just before the failure,
+repeats collapsed). Inputs that walk ten or twenty Java frames before hitting the same bad read
+are one bug, so only the tail counts. The location names code, never the library's file name
+or an address, so a copy of a walker under another name, or its other build flavour, finds the
+same signatures.
 
 On disk (several worker processes may save at once; every file is written to a temporary name
 and renamed, so a reader never sees half a file and a SIGKILL never leaves a torn one):
@@ -44,7 +47,10 @@ FINDINGS_DIR = "findings"
 HITS_DIR = "hits"
 HITS_SUFFIX = ".hits"
 CRASH_PREFIX = "crash-"
-FORMAT_VERSION = 1
+# Of a finding's description. 2: a fault's location is `function@file.c:LINE`; 1 named the
+# library file and an offset (`walker.so!function+0x1a`). Both load; a version 1 finding
+# replayed now gets a version 2 signature (triage notes the change).
+FORMAT_VERSION = 2
 # A worker learns its run's clock from the environment (RunClock.to_text).
 CLOCK_ENV = "WALKFUZZ_RUN_CLOCK"
 # How many frame kinds before the failure belong to its origin: the kind of the frame where

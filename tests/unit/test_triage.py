@@ -233,9 +233,20 @@ def test_sarif_has_the_structure_of_sarif_2_1_0(tmp_path: Path, good_case: Path,
     run = log["runs"][0]  # type: ignore[index]
     result = run["results"][0]
     assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
-    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(
-        "crash-good")
-    assert len(run["invocations"][0]["toolExecutionNotifications"]) == 4
+    # Placed in the walker's source (planted walkers are built from this checkout), the input
+    # a related location; every path relative to the repository root.
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == "native/walkers/reference/ref_walker.c"
+    assert physical["region"]["startLine"] > 0
+    related = result["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert related.endswith("crash-good") and not related.startswith("/")
+    # Four inputs could not be replayed: not a successful execution, and it says why.
+    invocation = run["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    levels = [n["level"] for n in invocation["toolExecutionNotifications"]]
+    assert levels == ["error"] + ["warning"] * 4
+    assert "4 of 5 inputs could not be replayed" in \
+        invocation["toolExecutionNotifications"][0]["message"]["text"]
     assert "wild-read" in table(outcome)
 
 
