@@ -49,11 +49,11 @@ def _compiler(flavour: str) -> list[str]:
     if not command:
         raise UserError(f"${variable} names no compiler (it is blank)")
     if shutil.which(command[0]) is None:
-        given = f"${variable}={os.environ[variable]!r}" if os.environ.get(variable) else \
-            f"the default (set ${variable} to another)"
+        given = f"from ${variable}={os.environ[variable]!r}" if os.environ.get(variable) else \
+            f"the default; set ${variable} to use another"
         raise MissingDependencyError(
-            f"compiler {command[0]!r} not found on PATH ({given}; needed for the {flavour} "
-            "flavour of a walker library)")
+            f"compiler {command[0]!r} not found on PATH ({given}), needed for the {flavour} "
+            "flavour of a walker library")
     return command
 
 
