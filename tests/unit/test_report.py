@@ -40,7 +40,8 @@ def sample_report(tmp_path: Path) -> RunReport:
         meta=RunMeta(run_type="fuzz", command=["walkfuzz", "fuzz"], target="minivm",
                      mode="layouts", started_at=1000.0, ended_at=1060.5),
         series={"coverage": [(0.0, 10.0), (30.0, 55.0), (60.0, 61.0)],
-                "exec_per_sec": [(0.0, 0.0), (30.0, 412345.0)]},
+                "exec_per_sec": [(0.0, 0.0), (30.0, 412345.0)],
+                "execs": [(0.0, 0.0), (30.0, 6_000_000.0), (60.0, 12_000_000.0)]},
         counters={"execs": 123, "errors": {"WF_ERR_X": 2}},
         histograms={"interval_us": Histogram(unit="us", edges=[0, 50, 100, 200],
                                              counts=[3, 90, 7])},
@@ -84,8 +85,8 @@ def test_html_escapes_every_string_from_a_case(tmp_path: Path) -> None:
     html = write_report(tmp_path / "r", sample_report(tmp_path))["html"].read_text()
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
-    assert "<polyline" in html and "<rect" in html  # coverage plot, histogram bars
-    assert "412k" in html  # the exec/s peak labels its axis
+    assert html.count("<svg") == 4  # coverage, exec/s, execs over time; the histogram
+    assert "inputs per second" in html  # the exec/s plot's y axis says what it counts
     assert html.count("<tr><td class=") == 2  # one row per signature
 
 
@@ -100,6 +101,12 @@ def test_markdown_summary_escapes_html_and_table_pipes(tmp_path: Path) -> None:
     md = write_report(tmp_path / "r", sample_report(tmp_path))["md"].read_text()
     assert "<script>" not in md
     assert "&lt;script&gt;" in md and "\\|" in md
-    assert "final coverage 61, corpus n/a, exec/s peak 412345, mean n/a" in md
+    assert "| coverage, final | 61 |" in md
+    assert "| exec/s, peak of a 1 s sample | 412,345 |" in md
+    assert "| total execs | 12,000,000 |" in md and "| exec/s, mean | 200,000 |" in md
+    assert "| coverage, last growth | by +60 s (0 s before the end) |" in md
+    assert "| execs | 123 |" in md  # a counter is a table row
+    assert "#### errors" in md and "| WF_ERR_X | 2 |" in md  # a group of counters, a table
+    assert "{" not in md  # no Python dict printed
     assert "### Findings: 2 distinct signatures" in md
     assert md.count("\n| invalid-trace | 2 |") == 1
