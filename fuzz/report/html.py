@@ -16,15 +16,15 @@ from walkfuzz.report.document import STANDARD_SERIES, FindingGroup, RunReport, s
 from walkfuzz.report.figures import headline, value_text
 from walkfuzz.report.plots import bar_histogram, line_plot
 
-# The y axis of each series a run records: the quantity and its unit, and whether it counts
-# whole things (integer ticks). Other series are labelled by their name.
-SERIES_AXES: dict[str, tuple[str, bool]] = {
-    "coverage": ("coverage (blocks/edges)", True),
-    "features": ("features (libFuzzer ft)", True),
-    "exec_per_sec": ("inputs per second", False),
-    "corpus": ("corpus (inputs)", True),
-    "findings": ("findings", True),
-    "execs": ("inputs run, total", True),
+# Each series a run records: the plot's title, its y axis (the quantity and its unit), and
+# whether it counts whole things (integer ticks). Other series are titled by their name.
+SERIES_AXES: dict[str, tuple[str, str, bool]] = {
+    "coverage": ("coverage", "coverage (blocks/edges)", True),
+    "features": ("features", "features (libFuzzer ft)", True),
+    "exec_per_sec": ("exec/s", "inputs per second", False),
+    "corpus": ("corpus", "corpus (inputs)", True),
+    "findings": ("findings", "findings", True),
+    "execs": ("total execs", "inputs run, total", True),
 }
 
 STYLE = """
@@ -81,8 +81,8 @@ def _summary_table(doc: RunReport) -> str:
 
 
 def _plot(name: str, points: list[tuple[float, float]]) -> str:
-    label, integer = SERIES_AXES.get(name, (name.replace("_", " "), False))
-    return f"<div>{line_plot(name.replace('_', ' '), points, label, integer)}</div>"
+    title, label, integer = SERIES_AXES.get(name, (name, name.replace("_", " "), False))
+    return f"<div>{line_plot(title, points, label, integer)}</div>"
 
 
 def _plots(doc: RunReport) -> str:
