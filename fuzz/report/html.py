@@ -2,7 +2,7 @@
 
 Strings in a report come from cases (method names, locations, details a walker produced), so
 every one of them passes through `html.escape` on its way into the page: `_e` is the only way
-text enters it.
+text enters it, besides the figures' SVG, whose text matplotlib escapes (walkfuzz.report.plots).
 """
 
 from __future__ import annotations
