@@ -23,7 +23,13 @@ from walkfuzz.report.document import (
 )
 from walkfuzz.report.figures import headline
 from walkfuzz.report.files import load_report, write_report
-from walkfuzz.report.plots import bucket_scale, fit_limits, histogram_figure, line_figure
+from walkfuzz.report.plots import (
+    bucket_scale,
+    fit_limits,
+    histogram_figure,
+    line_figure,
+    line_plot,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = 'Evil.<script>alert("x")</script>|`'
@@ -167,3 +173,10 @@ def test_report_files_are_as_readable_as_any_file_the_user_writes(tmp_path: Path
     finally:
         os.umask(old)
     assert {stat.S_IMODE(p.stat().st_mode) for p in paths.values()} == {0o640}
+
+
+def test_figure_text_is_escaped_and_not_mathtext() -> None:
+    svg = line_plot(HOSTILE + " $x$", [(0.0, 1.0), (1.0, 2.0)], "y")
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
+    assert "$x$" in svg  # printed as typed, not rendered as math
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
