@@ -214,6 +214,7 @@ class Supervisor:
         self.notes: list[str] = []  # everything noted, for the report
         self._last_execs = 0
         self._last_sample = started
+        self._running_at_sample: set[int] = set()  # slots with a process at the last sample
 
     # --- worker life cycle ----------------------------------------------------------------
 
@@ -373,11 +374,15 @@ class Supervisor:
 
     # --- sampling ---------------------------------------------------------------------------
 
-    def sample(self) -> Sample:
+    def sample(self, closing: bool = False) -> Sample:
+        """The campaign now; `closing`: the session is stopping (its workers are stopped)."""
         now = time.monotonic()
         execs = sum(s.execs() for s in self.slots)
         rate = (execs - self._last_execs) / max(1e-3, now - self._last_sample)
         self._last_execs, self._last_sample = execs, now
+        running = {s.index for s in self.slots if s.process is not None}
+        partial = closing or bool(self._running_at_sample - running)
+        self._running_at_sample = running
         return Sample(
             t=round(self.offset + now - self.started, 3),
             wall=time.time(),
@@ -387,4 +392,5 @@ class Supervisor:
             features=max(s.features for s in self.slots),
             corpus=len(entries(self.out.corpus)),
             findings=sum(self.out.signatures_by_kind().values()),
+            partial=partial,
         )

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
+from walkfuzz.core.filemode import new_file_mode
+
 FindingKind = Literal["crash", "hang", "invalid-trace", "contract"]
 FINDING_KINDS: tuple[FindingKind, ...] = get_args(FindingKind)
 
@@ -348,9 +350,12 @@ def load_hits(out_dir: Path) -> dict[str, Hits]:
 
 
 def write_atomic(path: Path, content: bytes) -> None:
-    """Write to a temporary file in the same directory, fsync, rename over `path`."""
+    """Write to a temporary file in the same directory, fsync, rename over `path`; the file
+    gets the mode any file the user writes gets (mkstemp's 0600 would hide reports and
+    findings from the group)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "wb") as out:
             out.write(content)
             out.flush()

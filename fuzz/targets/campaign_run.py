@@ -162,12 +162,14 @@ def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) 
         finally:
             sup.stop_all()
             progress.close()
-    out.append_sample(sup.sample())
+    out.append_sample(sup.sample(closing=True))
     session.ended_at = time.time()
     session.counters = {**sup.counters, "corpus_imported": imported.imported,
                         "corpus_skipped": len(imported.warnings)}
     out.save(spec, sessions)
     doc = build_report(out, spec, sessions, [*imported.warnings, *sup.notes])
+    if spec.target != DEFAULT_TARGET:  # its harness walks with the target's own walker
+        doc.meta.walker = spec.target
     paths = write_report(out.root, doc)
     print(summary(doc.series, len(doc.findings), paths["html"]))
     return 1 if doc.findings else 0

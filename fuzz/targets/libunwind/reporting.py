@@ -74,7 +74,8 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
         "interval_p99_ns_le": percentile_ns(result.interval_hist, 0.99),
         "walk_p50_ns_le": percentile_ns(result.latency_hist, 0.5),
         "walk_p99_ns_le": percentile_ns(result.latency_hist, 0.99),
-        "workload_slowdown": round(result.slowdown, 4),
+        "workload_slowdown": ("no baseline" if result.slowdown is None
+                              else round(result.slowdown, 4)),
     }
     if result.died is not None:
         counters["child_exit_status"] = result.died

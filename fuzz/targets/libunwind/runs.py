@@ -23,6 +23,7 @@ from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.findings.finding import RunClock
+from walkfuzz.report.figures import slowdown_text
 
 
 def _positive(name: str, value: float) -> None:
@@ -87,7 +88,7 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
           f"({c['delivered']} delivered, {c['overruns']} overruns); match "
           f"{result.match_rate:.5%}, invalid {result.invalid} ({result.invalid_rate:.5%}) "
           f"{c['invalid_kinds']}; faults {c['faults']}, hangs {c['hangs']}; "
-          f"slowdown {result.slowdown:.1%}")
+          f"slowdown {slowdown_text(result.slowdown)}")
     print(f"report: {paths['html']}")
     failed = int(c["faults"]) + int(c["hangs"]) > 0
     if max_invalid_rate is not None and result.invalid_rate > max_invalid_rate:

@@ -107,12 +107,13 @@ class LibunwindStressResult:
         return self.invalid / self.walked if self.walked else 0.0
 
     @property
-    def slowdown(self) -> float:
-        """Workload progress per CPU-second lost to sampling (0.25 = a quarter slower)."""
+    def slowdown(self) -> float | None:
+        """Workload progress per CPU-second lost to sampling (0.25 = a quarter slower); None
+        without a baseline phase (or without CPU time) to compare with."""
         cpu_s = float(self.counters.get("cpu_ns", 0)) / 1e9
         units = float(self.counters.get("work_units", 0))
         if not cpu_s or not self.baseline_units_per_cpu_s:
-            return 0.0
+            return None
         return 1.0 - (units / cpu_s) / self.baseline_units_per_cpu_s
 
 

@@ -32,7 +32,7 @@ from walkfuzz.report.document import (
 from walkfuzz.report.files import write_report
 from walkfuzz.targets.minivm.stress.hits import HITS
 from walkfuzz.targets.minivm.stress.signature import HARNESS, TARGET
-from walkfuzz.targets.minivm.stress.summary import figures
+from walkfuzz.targets.minivm.stress.summary import figures, slowdown
 
 
 def _stored(example: dict[str, Any]) -> Finding | None:
@@ -95,6 +95,8 @@ def counters_of(result: dict[str, Any]) -> dict[str, Any]:
                               "invalid_in_window", "queue_rejected", "queue_gone",
                               "queue_resizes", "queue_checks", "queue_miscounts")}
     counters.update({k: round(v, 6) for k, v in figures(result).items()})
+    lost = slowdown(total)
+    counters["slowdown"] = "no baseline" if lost is None else round(lost, 6)
     counters["invalid_by_class"] = total["invalid_by_class"]
     counters["window_samples"] = total["window_samples"]
     counters["end_codes"] = total["end_codes"]
