@@ -13,7 +13,7 @@ from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.targets.table import target_arg, target_help
 from walkfuzz.triage.driver import DEFAULT_RUNS, FileError, outcome_json, table, triage
-from walkfuzz.triage.inputs import Defaults, discover
+from walkfuzz.triage.inputs import Defaults, find_inputs
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,7 +70,10 @@ def print_error(error: FileError) -> None:
 
 def run(args: argparse.Namespace) -> int:
     defaults, hang_ns = checked(args)
-    specs = discover(args.paths)
+    found = find_inputs(args.paths)
+    for path, why in found.skipped:
+        print(f"walkfuzz triage: skipped {path}: {why}, not an input", file=sys.stderr)
+    specs = found.inputs
     if not specs:
         raise UserError(f"no inputs in {', '.join(map(str, args.paths))}")
     outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error)

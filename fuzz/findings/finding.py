@@ -13,6 +13,7 @@ and renamed, so a reader never sees half a file and a SIGKILL never leaves a tor
     <out>/findings/<signature>/<sha1>.json   the finding without its bytes, with its
                                              signature's hits (count, first and last seen)
     <out>/crash-<sha1>                       the bytes again, where libFuzzer tooling looks
+                                             (a hang: timeout-<sha1>, libFuzzer's name)
     <out>/hits/<pid>-<token>.hits            one process's hits per signature (HitStore)
 
 Time: every hit is counted with the seconds since the start of the run (a RunClock: a resumed
@@ -44,6 +45,14 @@ FINDINGS_DIR = "findings"
 HITS_DIR = "hits"
 HITS_SUFFIX = ".hits"
 CRASH_PREFIX = "crash-"
+TIMEOUT_PREFIX = "timeout-"  # libFuzzer's name for a hang's input
+
+
+def artifact_name(finding: Finding) -> str:
+    """The libFuzzer-style name of a finding's input copy: timeout-<sha1> for a hang, as
+    libFuzzer names its own, crash-<sha1> otherwise."""
+    prefix = TIMEOUT_PREFIX if finding.kind == "hang" else CRASH_PREFIX
+    return f"{prefix}{finding.sha1}"
 FORMAT_VERSION = 1
 # A worker learns its run's clock from the environment (RunClock.to_text).
 CLOCK_ENV = "WALKFUZZ_RUN_CLOCK"
@@ -360,7 +369,8 @@ def finding_dir(out_dir: Path, signature: str) -> Path:
 
 
 def save_finding(out_dir: Path, finding: Finding, hits: Hits | None = None) -> Path:
-    """Store `finding` under <out>/findings/<signature>/ and <out>/crash-<sha1>; idempotent.
+    """Store `finding` under <out>/findings/<signature>/ and <out>/crash-<sha1> (a hang:
+    timeout-<sha1>); idempotent.
     `hits`: its signature's hits so far, kept in the description (update_descriptions brings
     them up to date at the end of a run).
 
@@ -376,7 +386,7 @@ def save_finding(out_dir: Path, finding: Finding, hits: Hits | None = None) -> P
         doc["hits"] = hits.to_json()
     write_atomic(directory / f"{sha1}.json", json.dumps(doc, indent=1, default=str).encode())
     if finding.data:
-        write_atomic(out_dir / f"{CRASH_PREFIX}{sha1}", finding.data)
+        write_atomic(out_dir / artifact_name(finding), finding.data)
     return directory
 
 
