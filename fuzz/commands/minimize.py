@@ -16,6 +16,15 @@ from walkfuzz.triage.minimize import DEFAULT_BUDGET, minimize
 SUFFIX = ".min"
 
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz minimize reports/fuzz-bytes/crash-0123abcd",
+     "shrink one finding's input to FILE.min, keeping its signature"),
+    ("walkfuzz minimize input.bin --harness layouts --walker my.so --budget 30s -o small.case",
+     "shrink a generator harness's input, for at most 30 s"),
+)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "minimize", help="shrink a reproducer, keeping its finding signature",

@@ -17,6 +17,15 @@ from walkfuzz.triage.junit import write_junit
 REGRESSIONS = "regressions"
 
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz regress --baseline ci/baseline.json --junit regress.xml",
+     "replay every corpora/*/regressions/ input; exit 1 on a signature not in the baseline"),
+    ("walkfuzz regress reports/fuzz-layouts --baseline b.json --update-baseline",
+     "accept what a campaign found into the baseline"),
+)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "regress", help="CI gate: fail on a finding signature not in a baseline",

@@ -15,6 +15,16 @@ from walkfuzz.targets.table import target_arg, target_help
 from walkfuzz.triage.driver import DEFAULT_RUNS, FileError, outcome_json, table, triage
 from walkfuzz.triage.inputs import Defaults, find_inputs
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz triage reports/fuzz-layouts",
+     "replay a campaign's findings, group them by cause, one reproducer per group"),
+    ("walkfuzz triage crashes/ --harness layouts --walker my.so --sarif t.sarif",
+     "every file of a folder, whatever its name, as inputs of the layouts harness"),
+    ("walkfuzz triage reports/stress-signal --hang-ms 250ms --json groups.json",
+     "a stress run's findings, a walk over 250 ms counting as a hang"),
+)
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
