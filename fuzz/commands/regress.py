@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from walkfuzz.commands.triage import add_input_arguments, checked, print_error
+from walkfuzz.commands.triage import add_input_arguments, checked, print_error, replay_progress
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.progress import Progress
 from walkfuzz.targets.table import CORPORA_DIR
 from walkfuzz.triage import regress
 from walkfuzz.triage.driver import table, triage
@@ -55,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
                 else regress.load_baseline(args.baseline))
     paths = args.paths or default_paths()
     specs = discover(paths)
-    outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error)
+    with Progress() as progress:
+        outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error,
+                         on_status=replay_progress(progress, len(specs)))
     verdict = regress.judge(outcome, baseline)
     print(table(outcome))
     if args.junit:

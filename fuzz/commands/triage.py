@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.progress import Progress
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.targets.table import target_arg, target_help
@@ -74,6 +79,23 @@ def walker_path(walker: str | None) -> str | None:
     return str(path)
 
 
+def replay_progress(progress: Progress, total: int) -> Callable[[dict[str, Any]], None]:
+    """The progress line of replaying `total` inputs, fed one status report per input (from
+    the threads that read the replay processes). Shared with `walkfuzz regress`."""
+    lock, started = threading.Lock(), time.monotonic()
+    done = {"inputs": 0, "findings": 0, "errors": 0}
+
+    def show(status: dict[str, Any]) -> None:
+        with lock:
+            done["inputs"] += 1
+            done["findings"] += bool(status.get("finding"))
+            done["errors"] += bool(status.get("error"))
+            progress.update(time.monotonic() - started,
+                            f"replayed {done['inputs']}/{total} inputs  findings "
+                            f"{done['findings']}  could not run {done['errors']}")
+    return show
+
+
 def print_error(error: FileError) -> None:
     print(f"walkfuzz triage: {error.message}", file=sys.stderr)
 
@@ -86,7 +108,9 @@ def run(args: argparse.Namespace) -> int:
     specs = found.inputs
     if not specs:
         raise UserError(f"no inputs in {', '.join(map(str, args.paths))}")
-    outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error)
+    with Progress() as progress:
+        outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error,
+                         on_status=replay_progress(progress, len(specs)))
     print(table(outcome))
     for path, stored, replayed in outcome.mismatched:
         print(f"note: {path}: stored signature {stored}, replayed as {replayed}", file=sys.stderr)
