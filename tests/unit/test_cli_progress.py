@@ -116,3 +116,27 @@ def test_a_status_report_is_one_line() -> None:
     sink = Sink()
     report_status({"walked": 3, "sampling": True}, sink)  # type: ignore[arg-type]
     assert sink.text == STATUS_PREFIX + '{"walked": 3, "sampling": true}\n'
+
+
+def test_a_minivm_campaign_shows_its_status_and_one_summary(tmp_path: Path) -> None:
+    done = walkfuzz("fuzz", "--harness", "layouts", "--time", "2s", "--out", str(tmp_path))
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert len(status_lines(done.stderr, "execs")) >= 2, done.stderr[-2000:]
+    assert len([ln for ln in done.stdout.splitlines() if " execs in " in ln]) == 1, done.stdout
+
+
+def test_libunwind_generator_fuzz_shows_its_status(tmp_path: Path) -> None:
+    done = walkfuzz("fuzz", "--target", "libunwind", "--engine", "generator", "--time", "1500ms",
+                    "-j", "1", "--out", str(tmp_path))
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert status_lines(done.stderr, "walks"), done.stderr[-2000:]
+    assert [ln for ln in done.stdout.splitlines() if ln.startswith("libunwind fuzz: ")]
+
+
+def test_hotspot_fuzz_prints_progress_and_one_summary_line(tmp_path: Path) -> None:
+    done = walkfuzz("fuzz", "--target", "hotspot", "--jdk", "17", "--time", "2s",
+                    "--out", str(tmp_path))
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert status_lines(done.stderr, "calls"), done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("hotspot fuzz (17): "), lines
