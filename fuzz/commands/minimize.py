@@ -30,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "minimize", help="shrink a reproducer, keeping its finding signature",
         description="Structure-aware shrinking of the case (frames, blobs, methods, names, "
         "stack words, registers, queue operations), then delta debugging on its bytes. The "
-        "result is a case file (replay it with `walkfuzz replay`).")
+        "result is a case file (replay it with `walkfuzz replay`), or, when no case got below "
+        "the input's size, the input's own bytes shrunk: never larger than the input.")
     p.add_argument("file", type=Path, metavar="FILE", help="a finding input, crash file or case")
     p.add_argument("-o", "--output", type=Path, help=f"output file (default FILE{SUFFIX})")
     p.add_argument("--harness", help="harness of an input without a description (a case file "
