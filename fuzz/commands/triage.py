@@ -26,7 +26,7 @@ EXAMPLES = (
      "replay a campaign's findings, group them by cause, one reproducer per group"),
     ("walkfuzz triage crashes/ --harness layouts --walker my.so --sarif t.sarif",
      "every file of a folder, whatever its name, as inputs of the layouts harness"),
-    ("walkfuzz triage reports/stress-signal --hang-ms 250ms --json groups.json",
+    ("walkfuzz triage reports/stress-signal --hang 250ms --json groups.json",
      "a stress run's findings, a walk over 250 ms counting as a hang"),
 )
 
@@ -54,9 +54,10 @@ def add_input_arguments(p: argparse.ArgumentParser, required: bool = True) -> No
     p.add_argument("--runs", type=int, default=DEFAULT_RUNS,
                    help=f"replays per input, for reliability (default {DEFAULT_RUNS})")
     p.add_argument("-j", "--jobs", type=int, default=2, help="replay processes (default 2)")
-    p.add_argument("--hang-ms", dest="hang_ns", type=Nanoseconds("ms"), default=DEFAULT_HANG_NS,
-                   metavar="T", help="a walk longer than this is a hang (default "
-                   f"{DEFAULT_HANG_NS / 1e6:g}ms; a bare number is milliseconds)")
+    # --hang-ms, its older name, stays: a duration flag's name says no unit (--hang 1s)
+    p.add_argument("--hang", "--hang-ms", dest="hang_ns", type=Nanoseconds("ms"),
+                   default=DEFAULT_HANG_NS, metavar="T", help="a walk longer than this is a "
+                   f"hang (default {DEFAULT_HANG_NS / 1e6:g}ms; a bare number is milliseconds)")
 
 
 def checked(args: argparse.Namespace) -> tuple[Defaults, int]:
