@@ -90,11 +90,11 @@ def stress_minivm(req: StressRequest) -> int:
 
 
 def stress_hotspot(req: StressRequest) -> int:
-    from walkfuzz.targets.hotspot.runs import stress_and_judge
+    from walkfuzz.targets.hotspot.runs import interval_us, stress_and_judge
 
     return stress_and_judge(req.out_dir(), jdk=req.jdk,
                             duration_s=req.duration_ns / NS_PER_S, seed=req.seed,
-                            threads=req.threads, interval_us=req.interval_ns // 1000,
+                            threads=req.threads, interval_us=interval_us(req.interval_ns),
                             max_invalid_rate=req.max_invalid_rate,
                             debug_non_safepoints=req.debug_non_safepoints, argv=req.command)
 

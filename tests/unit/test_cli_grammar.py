@@ -97,3 +97,14 @@ def test_every_example_in_help_parses() -> None:
         for line in text.splitlines():
             if line.startswith("  walkfuzz "):
                 parser.parse_args(line.split()[1:])  # a usage error exits: the test fails
+
+
+@pytest.mark.parametrize("command", ["fuzz", "stress"])
+def test_an_interval_below_what_hotspot_takes_is_named_as_given(command: str,
+                                                                tmp_path: Path) -> None:
+    done = subprocess.run([str(WALKFUZZ), command, "--target", "hotspot", "--interval", "500ns",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=60,
+                          check=False)
+    lines = done.stderr.splitlines()
+    assert done.returncode == 2
+    assert len(lines) == 1 and "--interval 500ns is below 1us" in lines[0], lines

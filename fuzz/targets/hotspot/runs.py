@@ -33,6 +33,14 @@ CORPUS_ONLY = 1 << 8
 REPLAY_SECONDS = 10.0
 
 
+def interval_us(interval_ns: int) -> int:
+    """--interval in the whole microseconds the agent takes; UserError naming it if below 1 us."""
+    if interval_ns < 1000:
+        raise UserError(f"--interval {interval_ns}ns is below 1us, the finest interval of the "
+                        "hotspot target")
+    return interval_ns // 1000
+
+
 def check_threads(threads: int) -> None:
     if not 1 <= threads <= MAX_THREADS:
         raise UserError(f"threads {threads} is outside 1..{MAX_THREADS}")
