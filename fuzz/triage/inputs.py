@@ -24,6 +24,7 @@ from pathlib import Path
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR, TIMEOUT_PREFIX
+from walkfuzz.targets.harness_replay import CASE_MAGIC, harness_of_path
 
 ARTIFACT_PREFIXES = (CRASH_PREFIX, TIMEOUT_PREFIX, "oom-", "leak-")
 # Files of a directory that are no input, by suffix: why.
@@ -159,13 +160,30 @@ def discover(arguments: list[Path]) -> list[InputSpec]:
     return find_inputs(arguments).inputs
 
 
+def _placed_harness(path: Path) -> str | None:
+    """The generator harness of an input that is no case file, known from where it lies
+    (walkfuzz.targets.harness_replay.harness_of_path); None when nothing says."""
+    try:
+        with path.open("rb") as data:
+            if data.read(len(CASE_MAGIC)) == CASE_MAGIC:
+                return None
+    except OSError:
+        return None  # the replay names the unreadable file
+    placed = harness_of_path(path)
+    return placed[0] if placed else None
+
+
 def resolve(spec: InputSpec, defaults: Defaults) -> InputSpec:
     """Fill target/harness/walker from the command line: --walker overrides a description
-    (to replay stored findings on another walker); the others only fill gaps."""
+    (to replay stored findings on another walker); the others only fill gaps, and where
+    nothing says a minivm input's harness, where it lies may (a generator harness's seed in
+    corpora/<harness>/, a campaign folder's campaign.json)."""
+    target = spec.target or defaults.target or "minivm"
     return InputSpec(
         spec.path,
-        target=spec.target or defaults.target or "minivm",
-        harness=spec.harness or defaults.harness,
+        target=target,
+        harness=spec.harness or defaults.harness or
+        (_placed_harness(Path(spec.path)) if target == "minivm" else None),
         walker=defaults.walker or spec.walker or "reference",
         stored_signature=spec.stored_signature,
         error=spec.error,

@@ -116,3 +116,9 @@ def test_a_finding_s_input_copy_has_libfuzzer_s_name(tmp_path: Path, kind: str,
     # triage knows the copy for the stored input's: one input, not two
     done = walkfuzz("triage", str(tmp_path), "--runs", "1")
     assert "; 1 inputs in" in done.stdout, (done.stdout, done.stderr)
+
+
+def test_triage_knows_a_generator_corpus_s_harness_by_its_folder() -> None:
+    total = sum(1 for p in LAYOUTS.iterdir() if p.is_file())
+    done = walkfuzz("triage", str(LAYOUTS), "--runs", "1")
+    assert f"0 could not run; {total} inputs in" in done.stdout, (done.stdout, done.stderr)
