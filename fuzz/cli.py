@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from walkfuzz import __version__, commands
+from walkfuzz.commands._help import finish
 from walkfuzz.core.errors import UserError
 
 
@@ -25,8 +26,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"walkfuzz {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):  # a helper of the commands, not one
+            continue
         module = importlib.import_module(f"walkfuzz.commands.{info.name}")
+        before = set(sub.choices)
         module.register(sub)
+        for name in set(sub.choices) - before:
+            finish(sub.choices[name], module.EXAMPLES)
     return parser
 
 

@@ -11,6 +11,14 @@ from typing import Any
 
 from walkfuzz.targets.minivm.user_walker import FLAVOURS, build_walker
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz build-walker my_walker.c -o my.so",
+     "a walker library for --walker (plain: loads in every command)"),
+    ("walkfuzz build-walker my_walker.c -o my-cov.so --flavour cov -D MY_FIX=1",
+     "the coverage build a campaign wants"),
+)
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(

@@ -21,6 +21,18 @@ from walkfuzz.core.duration import Nanoseconds, Seconds
 from walkfuzz.targets.fuzz import ENGINES
 from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz fuzz --harness layouts --time 10m -j 2",
+     "a 10-minute campaign of the layouts harness on the reference walker"),
+    ("walkfuzz fuzz --harness bytes --walker my-cov.so --time 90 --out reports/my",
+     "90 s (a bare number is seconds) on your walker, built with --flavour cov"),
+    ("walkfuzz fuzz --target libunwind --engine generator --time 1h",
+     "an hour of libunwind's generator stream"),
+    ("walkfuzz fuzz --target hotspot --jdk 17 --time 5min --interval 500us",
+     "perturbed AsyncGetCallTrace calls in a JVM, a signal every 500 us per thread"),
+)
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(

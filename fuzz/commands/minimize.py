@@ -16,12 +16,22 @@ from walkfuzz.triage.minimize import DEFAULT_BUDGET, minimize
 SUFFIX = ".min"
 
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz minimize reports/fuzz-bytes/crash-0123abcd",
+     "shrink one finding's input to FILE.min, keeping its signature"),
+    ("walkfuzz minimize input.bin --harness layouts --walker my.so --budget 30s -o small.case",
+     "shrink a generator harness's input, for at most 30 s"),
+)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "minimize", help="shrink a reproducer, keeping its finding signature",
         description="Structure-aware shrinking of the case (frames, blobs, methods, names, "
         "stack words, registers, queue operations), then delta debugging on its bytes. The "
-        "result is a case file (replay it with `walkfuzz replay`).")
+        "result is a case file (replay it with `walkfuzz replay`), or, when no case got below "
+        "the input's size, the input's own bytes shrunk: never larger than the input.")
     p.add_argument("file", type=Path, metavar="FILE", help="a finding input, crash file or case")
     p.add_argument("-o", "--output", type=Path, help=f"output file (default FILE{SUFFIX})")
     p.add_argument("--harness", help="harness of an input without a description (a case file "

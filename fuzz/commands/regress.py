@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from walkfuzz.commands.triage import add_input_arguments, checked, print_error
+from walkfuzz.commands.triage import add_input_arguments, checked, print_error, replay_progress
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.progress import Progress
 from walkfuzz.targets.table import CORPORA_DIR
 from walkfuzz.triage import regress
 from walkfuzz.triage.driver import table, triage
@@ -15,6 +16,15 @@ from walkfuzz.triage.inputs import discover
 from walkfuzz.triage.junit import write_junit
 
 REGRESSIONS = "regressions"
+
+
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz regress --baseline ci/baseline.json --junit regress.xml",
+     "replay every corpora/*/regressions/ input; exit 1 on a signature not in the baseline"),
+    ("walkfuzz regress reports/fuzz-layouts --baseline b.json --update-baseline",
+     "accept what a campaign found into the baseline"),
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
                 else regress.load_baseline(args.baseline))
     paths = args.paths or default_paths()
     specs = discover(paths)
-    outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error)
+    with Progress() as progress:
+        outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error,
+                         on_status=replay_progress(progress, len(specs)))
     verdict = regress.judge(outcome, baseline)
     print(table(outcome))
     if args.junit:

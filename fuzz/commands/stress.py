@@ -27,6 +27,18 @@ from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.stress import StressRequest
 from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz stress --duration 10s --interval 100us",
+     "10 s of sampling the simulated VM every 100 us per thread"),
+    ("walkfuzz stress --walker my.so --mode queue --duration 1m --out reports/q",
+     "your walker, walking at safepoints from the queue"),
+    ("walkfuzz stress --target libunwind --mode sigframe --duration 30s",
+     "libunwind walking live native threads from the signal frame"),
+    ("walkfuzz stress --target hotspot --jdk 25 --interval 1ms --duration 10s",
+     "AsyncGetCallTrace in a JVM, every trace checked"),
+)
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
@@ -51,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "were checked (a budget a busy machine cannot shrink)")
     p.add_argument("--baseline", dest="baseline_ns", type=Nanoseconds("s", zero_ok=True),
                    metavar="T", help="minivm, libunwind: unsampled phase first, for the "
-                   "slowdown figure (default 1s; 0 for none)")
+                   "slowdown figure (default 1s; 0 for none; a bare number is seconds)")
     p.add_argument("--workload", choices=WORKLOADS, help="minivm: default mixed")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--walk-budget", dest="walk_budget_ns", type=Nanoseconds("s"), metavar="T",

@@ -5,16 +5,31 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.progress import Progress
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.table import target_arg, target_help
 from walkfuzz.triage.driver import DEFAULT_RUNS, FileError, outcome_json, table, triage
-from walkfuzz.triage.inputs import Defaults, discover
+from walkfuzz.triage.inputs import Defaults, find_inputs
+
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz triage reports/fuzz-layouts",
+     "replay a campaign's findings, group them by cause, one reproducer per group"),
+    ("walkfuzz triage crashes/ --harness layouts --walker my.so --sarif t.sarif",
+     "every file of a folder, whatever its name, as inputs of the layouts harness"),
+    ("walkfuzz triage reports/stress-signal --hang 250ms --json groups.json",
+     "a stress run's findings, a walk over 250 ms counting as a hang"),
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,9 +55,10 @@ def add_input_arguments(p: argparse.ArgumentParser, required: bool = True) -> No
     p.add_argument("--runs", type=int, default=DEFAULT_RUNS,
                    help=f"replays per input, for reliability (default {DEFAULT_RUNS})")
     p.add_argument("-j", "--jobs", type=int, default=2, help="replay processes (default 2)")
-    p.add_argument("--hang-ms", dest="hang_ns", type=Nanoseconds("ms"), default=DEFAULT_HANG_NS,
-                   metavar="T", help="a walk longer than this is a hang (default "
-                   f"{DEFAULT_HANG_NS / 1e6:g}ms; a bare number is milliseconds)")
+    # --hang-ms, its older name, stays: a duration flag's name says no unit (--hang 1s)
+    p.add_argument("--hang", "--hang-ms", dest="hang_ns", type=Nanoseconds("ms"),
+                   default=DEFAULT_HANG_NS, metavar="T", help="a walk longer than this is a "
+                   f"hang (default {DEFAULT_HANG_NS / 1e6:g}ms; a bare number is milliseconds)")
 
 
 def checked(args: argparse.Namespace) -> tuple[Defaults, int]:
@@ -61,16 +77,38 @@ def walker_path(walker: str | None) -> str | None:
     return str(check_walker_library(walker)) if walker else None
 
 
+def replay_progress(progress: Progress, total: int) -> Callable[[dict[str, Any]], None]:
+    """The progress line of replaying `total` inputs, fed one status report per input (from
+    the threads that read the replay processes). Shared with `walkfuzz regress`."""
+    lock, started = threading.Lock(), time.monotonic()
+    done = {"inputs": 0, "findings": 0, "errors": 0}
+
+    def show(status: dict[str, Any]) -> None:
+        with lock:
+            done["inputs"] += 1
+            done["findings"] += bool(status.get("finding"))
+            done["errors"] += bool(status.get("error"))
+            progress.update(time.monotonic() - started,
+                            f"replayed {done['inputs']}/{total} inputs  findings "
+                            f"{done['findings']}  could not run {done['errors']}")
+    return show
+
+
 def print_error(error: FileError) -> None:
     print(f"walkfuzz triage: {error.message}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
     defaults, hang_ns = checked(args)
-    specs = discover(args.paths)
+    found = find_inputs(args.paths)
+    for path, why in found.skipped:
+        print(f"walkfuzz triage: skipped {path}: {why}, not an input", file=sys.stderr)
+    specs = found.inputs
     if not specs:
         raise UserError(f"no inputs in {', '.join(map(str, args.paths))}")
-    outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error)
+    with Progress() as progress:
+        outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error,
+                         on_status=replay_progress(progress, len(specs)))
     print(table(outcome))
     for path, stored, replayed in outcome.mismatched:
         print(f"note: {path}: stored signature {stored}, replayed as {replayed}", file=sys.stderr)

@@ -16,6 +16,7 @@ and renamed, so a reader never sees half a file and a SIGKILL never leaves a tor
     <out>/findings/<signature>/<sha1>.json   the finding without its bytes, with its
                                              signature's hits (count, first and last seen)
     <out>/crash-<sha1>                       the bytes again, where libFuzzer tooling looks
+                                             (a hang: timeout-<sha1>, libFuzzer's name)
     <out>/hits/<pid>-<token>.hits            one process's hits per signature (HitStore)
 
 Time: every hit is counted with the seconds since the start of the run (a RunClock: a resumed
@@ -49,10 +50,18 @@ FINDINGS_DIR = "findings"
 HITS_DIR = "hits"
 HITS_SUFFIX = ".hits"
 CRASH_PREFIX = "crash-"
+TIMEOUT_PREFIX = "timeout-"  # libFuzzer's name for a hang's input
 # Of a finding's description. 2: a fault's location is `function@file.c:LINE`; 1 named the
 # library file and an offset (`walker.so!function+0x1a`). Both load; a version 1 finding
 # replayed now gets a version 2 signature (triage notes the change).
 FORMAT_VERSION = 2
+
+
+def artifact_name(finding: Finding) -> str:
+    """libFuzzer's name for a finding's input copy: timeout-<sha1> for a hang, else crash-."""
+    return f"{TIMEOUT_PREFIX if finding.kind == 'hang' else CRASH_PREFIX}{finding.sha1}"
+
+
 # A worker learns its run's clock from the environment (RunClock.to_text).
 CLOCK_ENV = "WALKFUZZ_RUN_CLOCK"
 # How many frame kinds before the failure belong to its origin: the kind of the frame where
@@ -371,7 +380,8 @@ def finding_dir(out_dir: Path, signature: str) -> Path:
 
 
 def save_finding(out_dir: Path, finding: Finding, hits: Hits | None = None) -> Path:
-    """Store `finding` under <out>/findings/<signature>/ and <out>/crash-<sha1>; idempotent.
+    """Store `finding` under <out>/findings/<signature>/ and <out>/crash-<sha1> (a hang:
+    timeout-<sha1>); idempotent.
     `hits`: its signature's hits so far, kept in the description (update_descriptions brings
     them up to date at the end of a run).
 
@@ -387,7 +397,7 @@ def save_finding(out_dir: Path, finding: Finding, hits: Hits | None = None) -> P
         doc["hits"] = hits.to_json()
     write_atomic(directory / f"{sha1}.json", json.dumps(doc, indent=1, default=str).encode())
     if finding.data:
-        write_atomic(out_dir / f"{CRASH_PREFIX}{sha1}", finding.data)
+        write_atomic(out_dir / artifact_name(finding), finding.data)
     return directory
 
 

@@ -70,7 +70,7 @@ def hotspot_threads(args: argparse.Namespace) -> int:
 def fuzz_hotspot(args: argparse.Namespace) -> int:
     """AsyncGetCallTrace in a JVM: one guarded fuzz run (and with --control an unguarded one)."""
     from walkfuzz.targets.hotspot.campaign import DEFAULT_BATCH, DEFAULT_FUZZ_INTERVAL_US
-    from walkfuzz.targets.hotspot.runs import fuzz_and_judge
+    from walkfuzz.targets.hotspot.runs import fuzz_and_judge, interval_us
 
     if args.harness not in (None, HOTSPOT_HARNESS):
         raise UserError(f"unknown harness {args.harness!r} for target 'hotspot'; "
@@ -86,5 +86,5 @@ def fuzz_hotspot(args: argparse.Namespace) -> int:
         corpus_only=args.corpus_only,
         batch=DEFAULT_BATCH if args.batch is None else args.batch,
         interval_us=(DEFAULT_FUZZ_INTERVAL_US if args.interval_ns is None
-                     else args.interval_ns // 1000),
+                     else interval_us(args.interval_ns)),
         argv=_argv())

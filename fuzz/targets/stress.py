@@ -16,11 +16,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from walkfuzz.engine.progress import Progress
 from walkfuzz.targets.minivm.stress.options import StressOptions
 from walkfuzz.targets.minivm.stress.reporting import write_stress_report
 from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
-from walkfuzz.targets.minivm.stress.summary import figures, one_line
+from walkfuzz.targets.minivm.stress.summary import figures, one_line, status_key, status_line
 from walkfuzz.targets.table import default_out
 
 NS_PER_S = 1_000_000_000
@@ -68,7 +70,11 @@ def stress_minivm(req: StressRequest) -> int:
         max_walks=req.walks or 0, stop_on_first=req.stop_on_first, out=str(out_dir))
     options.check()
     started = time.time()
-    result = run_minivm_stress(options)
+    with Progress() as progress:
+        def show(status: dict[str, Any]) -> None:
+            progress.update(time.time() - started, status_line(status), status_key(status))
+
+        result = run_minivm_stress(options, show)
     paths = write_stress_report(out_dir, result, req.command, started)
     total = result["total"]
     print(f"stress {options.label}: {one_line(result)}")
@@ -84,11 +90,11 @@ def stress_minivm(req: StressRequest) -> int:
 
 
 def stress_hotspot(req: StressRequest) -> int:
-    from walkfuzz.targets.hotspot.runs import stress_and_judge
+    from walkfuzz.targets.hotspot.runs import interval_us, stress_and_judge
 
     return stress_and_judge(req.out_dir(), jdk=req.jdk,
                             duration_s=req.duration_ns / NS_PER_S, seed=req.seed,
-                            threads=req.threads, interval_us=req.interval_ns // 1000,
+                            threads=req.threads, interval_us=interval_us(req.interval_ns),
                             max_invalid_rate=req.max_invalid_rate,
                             debug_non_safepoints=req.debug_non_safepoints, argv=req.command)
 

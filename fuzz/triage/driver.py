@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.engine.progress import run_child
 from walkfuzz.report.document import replay_command
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.triage.cluster import Cluster, Member, cluster
@@ -62,16 +62,18 @@ class Outcome:
 # ---- replaying in child processes -----------------------------------------------------------
 
 
-def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int) -> list[dict[str, Any]]:
-    """Replay `tasks` in child processes until every task has a result line."""
+def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int,
+               on_status: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    """Replay `tasks` in child processes until every task has a result line; `on_status` gets
+    each input's status report (walkfuzz.triage.worker) as it is done."""
     results: list[dict[str, Any]] = []
     pending = list(tasks)
     while pending:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
             json.dump({"tasks": pending, "runs": runs, "hang_ns": hang_ns}, spec)
         try:
-            child = subprocess.run([sys.executable, "-m", "walkfuzz.triage.worker", spec.name],
-                                   capture_output=True, text=True)
+            child = run_child([sys.executable, "-m", "walkfuzz.triage.worker", spec.name],
+                              None, on_status)
         finally:
             os.unlink(spec.name)
         began, done = None, set()
@@ -95,13 +97,16 @@ def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int) -> list[dic
 
 
 def replay_all(specs: Sequence[InputSpec], runs: int = DEFAULT_RUNS, jobs: int = 2,
-               hang_ns: int = DEFAULT_HANG_NS) -> list[dict[str, Any]]:
-    """Result lines (walkfuzz.triage.worker) of every input, in input order."""
+               hang_ns: int = DEFAULT_HANG_NS,
+               on_status: Callable[[dict[str, Any]], None] = lambda status: None,
+               ) -> list[dict[str, Any]]:
+    """Result lines (walkfuzz.triage.worker) of every input, in input order; `on_status` gets
+    each input's status report as it is done (from several threads)."""
     tasks = [{"id": i, **s.to_json()} for i, s in enumerate(specs)]
     jobs = max(1, min(jobs, len(tasks)))
     slices = [tasks[i::jobs] for i in range(jobs)]
     with ThreadPoolExecutor(jobs) as pool:
-        parts = list(pool.map(lambda part: _run_slice(part, runs, hang_ns), slices))
+        parts = list(pool.map(lambda part: _run_slice(part, runs, hang_ns, on_status), slices))
     by_id = {r["id"]: r for part in parts for r in part}
     return [by_id[t["id"]] for t in tasks]
 
@@ -132,12 +137,14 @@ def _member(spec: InputSpec, result: dict[str, Any]) -> Member:
 
 def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
            runs: int = DEFAULT_RUNS, jobs: int = 2, hang_ns: int = DEFAULT_HANG_NS,
-           on_error: Callable[[FileError], None] | None = None) -> Outcome:
-    """Replay, classify and cluster `specs`; a bad input becomes a FileError and the rest go on."""
+           on_error: Callable[[FileError], None] | None = None,
+           on_status: Callable[[dict[str, Any]], None] = lambda status: None) -> Outcome:
+    """Replay, classify and cluster `specs`; a bad input becomes a FileError and the rest go on.
+    `on_status` gets each input's status report as it is replayed (from several threads)."""
     started = time.monotonic()
     defaults = defaults or Defaults()
     resolved = [resolve(s, defaults) for s in specs]
-    results = replay_all(resolved, runs, jobs, hang_ns) if resolved else []
+    results = replay_all(resolved, runs, jobs, hang_ns, on_status) if resolved else []
     members, errors, clean, mismatched = [], [], [], []
     for spec, result in zip(resolved, results, strict=True):
         if "error" in result:

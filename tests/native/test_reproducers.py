@@ -132,7 +132,8 @@ def _check_libunwind_replays(out: Path) -> None:
         # input that reads process state may meet other values in this third process too)
         # (each try checks the status and the signature count; such an input gets COPY_TRIES
         # fresh processes to show the same finding, a stable one shows it at the first)
-        copy = out / f"crash-{Path(group['examples'][0]).stem}"
+        stem = Path(group['examples'][0]).stem  # a hang's copy is timeout-<sha1>
+        copy = out / f"{'timeout' if group['kind'] == 'hang' else 'crash'}-{stem}"
         if copy.exists():
             seen = []
             for _ in range(COPY_TRIES if group["signature"] in signatures else 1):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,6 +161,7 @@ def run_hotspot_fuzz(
     batch: int = DEFAULT_BATCH, interval_us: int = DEFAULT_FUZZ_INTERVAL_US,
     depth: int = 64, strategies: int = 0x1FF, budget_ms: int = 0, examples: int = 3,
     control_timeout_s: float = 60.0, argv: list[str] | None = None,
+    on_tick: Callable[[dict[str, object]], None] | None = None,
 ) -> HotspotRun:
     """Perturbed-context ASGCT calls on the workload's threads, inside the JVM-aware guard.
     With control=True, then the same calls unguarded, expected to crash the VM (hs_err)."""
@@ -173,7 +175,7 @@ def run_hotspot_fuzz(
     if corpus_file:
         options["corpus"] = corpus_file
     run = run_jvm(the_jdk, agent, workload, out_dir / "jvm", options, threads=threads,
-                  millis=int(duration_s * 1000), seed=seed)
+                  millis=int(duration_s * 1000), seed=seed, on_tick=on_tick)
     findings = list(results.fault_findings(the_jdk, run, "perturb"))
     for extra in (results.watchdog_finding(the_jdk, run, "perturb"),
                   results.crash_finding(the_jdk, run, "perturb")):
@@ -221,6 +223,7 @@ def run_hotspot_stress(
     out_dir: Path, *, jdk: str | None = None, duration_s: float = 10.0, seed: int = 1,
     threads: int = 2, interval_us: int = 100, check_every_ms: int = 5,
     debug_non_safepoints: bool = True, examples: int = 3, argv: list[str] | None = None,
+    on_tick: Callable[[dict[str, object]], None] | None = None,
 ) -> HotspotRun:
     """Per-thread sampling at interval_us; every trace checked against the shadow stack, and
     some against JVMTI GetStackTrace (held: exact; running: bottom frame)."""
@@ -231,7 +234,7 @@ def run_hotspot_stress(
                "check_every_ms": check_every_ms}
     flags = DEBUG_NON_SAFEPOINTS if debug_non_safepoints else ()
     run = run_jvm(the_jdk, agent, workload, out_dir / "jvm", options, threads=threads,
-                  millis=int(duration_s * 1000), seed=seed, jvm_flags=flags)
+                  millis=int(duration_s * 1000), seed=seed, jvm_flags=flags, on_tick=on_tick)
     findings = [*results.fault_findings(the_jdk, run, "stress"),
                 *results.invalid_findings(the_jdk, run, "stress")]
     for extra in (results.watchdog_finding(the_jdk, run, "stress"),

@@ -10,7 +10,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,6 +63,33 @@ def _read_events(path: Path) -> list[dict[str, object]]:
     return events
 
 
+class TickReader:
+    """The newest heartbeat of the agent's event file while the JVM writes it: reads only what
+    was appended since the last look, whole lines only."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.offset = path, 0
+
+    def latest(self) -> dict[str, object] | None:
+        try:
+            with self.path.open("rb") as events:
+                events.seek(self.offset)
+                appended = events.read()
+        except OSError:
+            return None
+        whole = appended[:appended.rfind(b"\n") + 1]
+        self.offset += len(whole)
+        newest = None
+        for line in whole.splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("type") == "tick":
+                newest = event
+        return newest
+
+
 def agent_options(options: Mapping[str, object]) -> str:
     for key, value in options.items():
         if "," in str(value) or "=" in str(value):
@@ -74,9 +101,11 @@ def run_jvm(
     jdk: Jdk, agent: Path, workload: CompiledWorkload, run_dir: Path, options: Mapping[str, object],
     *, threads: int, millis: int, iterations: int = 0, seed: int = 1,
     hang_timeout: float = 10.0, jvm_flags: tuple[str, ...] = (),
+    on_tick: Callable[[dict[str, object]], None] | None = None,
 ) -> JvmRun:
     """Run the workload under the agent in run_dir; returns what happened, never raises on a
-    crash (a crash is a result); raises AgentLoadError when the agent did not start."""
+    crash (a crash is a result); raises AgentLoadError when the agent did not start. `on_tick`
+    gets each heartbeat (a "tick" event: t, signals, calls, faults, ...) as it is written."""
     run_dir = run_dir.resolve()  # the JVM runs with run_dir as its working directory
     run_dir.mkdir(parents=True, exist_ok=True)
     out = run_dir / "agent.jsonl"
@@ -95,12 +124,16 @@ def run_jvm(
                             cwd=run_dir)
     watchdog = None
     last_size, last_change = -1, start
+    heartbeats = TickReader(out)
     while proc.poll() is None:
         time.sleep(POLL_S)
         now = time.monotonic()
         size = out.stat().st_size if out.exists() else 0
         if size != last_size:
             last_size, last_change = size, now
+            tick = heartbeats.latest() if on_tick is not None else None
+            if tick is not None and on_tick is not None:  # a heartbeat came: a status line
+                on_tick(tick)
         if now - last_change > hang_timeout:
             watchdog = "unresponsive"
         elif now - start > budget:

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import describe_exit
@@ -42,16 +43,15 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
     _positive("--jobs", jobs)
     _positive("--walk-budget (ms)", budget_ms)
     load()  # fail here, naming the module, rather than in every worker
-    progress = Progress()
     started = time.time()
+    with Progress() as progress:
+        def tick(elapsed: float, c: dict[str, object]) -> None:
+            progress.update(elapsed, f"walks {human(float(str(c['walks'])))}  faults "
+                            f"{c['faults']}  hangs {c['hangs']}  invalid {c['invalid']}",
+                            (c["faults"], c["hangs"], c["invalid"]))
 
-    def tick(elapsed: float, c: dict[str, object]) -> None:
-        progress.update(elapsed, f"walks {human(float(str(c['walks'])))}  faults {c['faults']}  "
-                        f"hangs {c['hangs']}  invalid {c['invalid']}")
-
-    result = run_libunwind_fuzz(out, seconds, jobs=jobs, seed=seed, budget_ms=budget_ms,
-                                progress=tick)
-    progress.close()
+        result = run_libunwind_fuzz(out, seconds, jobs=jobs, seed=seed, budget_ms=budget_ms,
+                                    progress=tick)
     paths = fuzz_report(out, result, argv, started)
     c = result.counters
     print(f"libunwind fuzz: {c['walks']} walks in {result.seconds:.1f}s "
@@ -70,14 +70,20 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
     """Workload threads sampled every `interval_us`, walked from the handler and checked."""
     from walkfuzz.targets.libunwind.native import load
     from walkfuzz.targets.libunwind.reporting import stress_report
-    from walkfuzz.targets.libunwind.stress import StressConfig, run_libunwind_stress
+    from walkfuzz.targets.libunwind.stress import StressConfig, run_libunwind_stress, status_line
 
     load()
     cfg = StressConfig(seconds=seconds, threads=threads, interval_us=interval_us, mode=mode,
                        max_depth=max_depth, seed=seed, baseline_seconds=baseline_seconds,
                        budget_ms=budget_ms)
     clock = RunClock.start()
-    result = run_libunwind_stress(cfg)
+    started = time.monotonic()
+    with Progress() as progress:
+        def show(status: dict[str, Any]) -> None:
+            progress.update(time.monotonic() - started, status_line(status),
+                            (status.get("faults"), status.get("hangs")))
+
+        result = run_libunwind_stress(cfg, show)
     paths = stress_report(out, result, argv, clock)
     c = result.counters
     if result.died is not None:

@@ -18,10 +18,13 @@ import json
 import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.progress import STATUS_EVERY, human, report_status, run_child
 from walkfuzz.findings.finding import Finding, Hits, RunClock
 from walkfuzz.targets.libunwind.native import load
 from walkfuzz.targets.libunwind.outcome import INVALID_NAMES, STOP_NAMES, TARGET, Namer
@@ -31,6 +34,7 @@ HARNESS = "stress"
 HIST_BUCKETS = 32
 KEPT = 16  # WF_UW_KEPT_INVALID: invalid samples kept as examples, per run
 CHILD_GRACE = 30.0  # seconds beyond the run's own length before the child is killed
+PROGRESS_FIELDS = ("delivered", "walked", "matched", "tolerated", "faults", "hangs")
 
 
 @dataclass(frozen=True)
@@ -143,15 +147,45 @@ def percentile_ns(hist: list[int], q: float) -> int:
 # ---- the child ---------------------------------------------------------------------------
 
 def _run_native(native: Any, cfg: StressConfig, seconds: float, interval_ns: int) -> Any:
+    """One phase (interval_ns 0: unsampled), its counts reported on stderr as it runs."""
     ffi, lib = native.ffi, native.lib
     c = ffi.new("wf_uw_stress_config *")
     c.threads, c.interval_ns, c.duration_ns = cfg.threads, interval_ns, int(seconds * 1e9)
     c.max_depth, c.spin, c.signo = cfg.max_depth, cfg.spin, cfg.signo
     c.mode, c.seed, c.walk_budget_ns = MODES.index(cfg.mode), cfg.seed, int(cfg.budget_ms * 1e6)
     stats = ffi.new("wf_uw_stress_stats *")
-    if lib.wf_uw_stress_run(c, stats) != 0:
+    # on a thread of its own (cffi releases the GIL), so that this one reports its counts
+    rc: list[int] = []
+    run = threading.Thread(target=lambda: rc.append(lib.wf_uw_stress_run(c, stats)),
+                           name="wf_uw_stress_run")
+    run.start()
+    counts = ffi.new("wf_uw_stress_stats *")
+    run.join(STATUS_EVERY)
+    while run.is_alive():
+        lib.wf_uw_stress_progress(counts)
+        report_status({"sampling": interval_ns != 0, **progress_of(counts)})
+        run.join(STATUS_EVERY)
+    if rc != [0]:
         raise UserError(f"libunwind stress could not run: {ffi.string(stats.error).decode()}")
     return stats
+
+
+def progress_of(counts: Any) -> dict[str, int]:
+    """The counts so far of a running stress (wf_uw_stress_progress)."""
+    doc = {f: int(getattr(counts, f)) for f in PROGRESS_FIELDS}
+    doc["invalid"] = sum(int(counts.invalid_kinds[i]) for i in range(1, len(INVALID_NAMES)))
+    return doc
+
+
+def status_line(status: dict[str, Any]) -> str:
+    """The progress line of a running libunwind stress, from the child's status report."""
+    if not status.get("sampling"):
+        return "unsampled baseline phase (the workload's own speed)"
+    walked, invalid = int(status["walked"]), int(status["invalid"])
+    matched = int(status["matched"]) + int(status["tolerated"])  # as the summary counts
+    return (f"walks {human(walked)}  match {human(matched)}  invalid "
+            f"{human(invalid)} ({100 * invalid / walked if walked else 0:.2f}%)  faults "
+            f"{status['faults']}  hangs {status['hangs']}")
 
 
 def _kept(stats: Any, namer: Namer) -> list[dict[str, Any]]:
@@ -219,17 +253,20 @@ def _findings(kept: list[dict[str, Any]]) -> list[Finding]:
     return findings
 
 
-def run_libunwind_stress(cfg: StressConfig) -> LibunwindStressResult:
-    """Run the stress job in a child process and return what its samples found."""
+def run_libunwind_stress(cfg: StressConfig,
+                         on_status: Callable[[dict[str, Any]], None] | None = None,
+                         ) -> LibunwindStressResult:
+    """Run the stress job in a child process and return what its samples found; `on_status`
+    gets the child's counts so far while it runs (progress_of)."""
     cfg.check()
     argv = [sys.executable, "-m", "walkfuzz.targets.libunwind.stress", json.dumps(cfg.__dict__)]
     timeout = cfg.seconds + cfg.baseline_seconds + CHILD_GRACE
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+        done = run_child(argv, timeout, on_status or (lambda status: None))
     except subprocess.TimeoutExpired:
         return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=-int(signal.SIGKILL))
     if done.returncode != 0:
-        sys.stderr.write(done.stderr.decode(errors="replace")[-2000:])
+        sys.stderr.write(done.stderr[-2000:])
         return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=done.returncode)
     doc = json.loads(done.stdout)
     return LibunwindStressResult(

@@ -139,6 +139,36 @@ static void add_stats(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t) {
     add_signatures(sum, t);
 }
 
+/* The samplers of the run going on, for wf_uw_stress_progress on another thread; the lock
+   keeps them from being freed while it reads. */
+static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
+static const wf_uw_sampler *progress_samplers;
+static int progress_count;
+
+static void publish(const wf_uw_sampler *samplers, int count) {
+    pthread_mutex_lock(&progress_lock);
+    progress_samplers = samplers;
+    progress_count = count;
+    pthread_mutex_unlock(&progress_lock);
+}
+
+void wf_uw_stress_progress(wf_uw_stress_stats *out) {
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&progress_lock);
+    for (int i = 0; i < progress_count; i++) {
+        const wf_uw_stress_stats *t = &progress_samplers[i].stats;
+        out->delivered += __atomic_load_n(&t->delivered, __ATOMIC_RELAXED);
+        out->walked += __atomic_load_n(&t->walked, __ATOMIC_RELAXED);
+        out->matched += __atomic_load_n(&t->matched, __ATOMIC_RELAXED);
+        out->tolerated += __atomic_load_n(&t->tolerated, __ATOMIC_RELAXED);
+        out->faults += __atomic_load_n(&t->faults, __ATOMIC_RELAXED);
+        out->hangs += __atomic_load_n(&t->hangs, __ATOMIC_RELAXED);
+        for (int k = 0; k < WF_UW_INVALID_KINDS; k++)
+            out->invalid_kinds[k] += __atomic_load_n(&t->invalid_kinds[k], __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&progress_lock);
+}
+
 static const char *check_config(const wf_uw_stress_config *cfg) {
     if (cfg->threads == 0 || cfg->threads > MAX_THREADS) return "threads must be 1..64";
     if (cfg->max_depth == 0 || cfg->max_depth >= WF_UW_SHADOW_MAX) return "max_depth must be 1..63";
@@ -201,6 +231,7 @@ int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats) 
     }
     uint64_t start = wf_uw_now_ns();
     int started = start_workers(cfg, samplers, stats);
+    publish(samplers, started);
     if (started == (int)cfg->threads) sleep_ns(cfg->duration_ns);
     /* Disarm first: at intervals near the walk time the handlers leave the workload no time to
        reach its root and see the stop flag. */
@@ -219,6 +250,7 @@ int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats) 
         sigaction(cfg->signo, &old, NULL);
         stats->requested = (uint64_t)started * (cfg->duration_ns / cfg->interval_ns);
     }
+    publish(NULL, 0);
     free(samplers);
     return started == (int)cfg->threads ? 0 : -1;
 }

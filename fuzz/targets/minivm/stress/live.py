@@ -7,11 +7,14 @@ and SIGPROF, so callers other than tests use the child process
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.native import load
+from walkfuzz.engine.progress import STATUS_EVERY
 from walkfuzz.targets.minivm.stress.drain import ERROR_NAMES, POLL_SECONDS, WINDOW_NAMES, Drain
 from walkfuzz.targets.minivm.stress.hits import RunClock
 from walkfuzz.targets.minivm.stress.options import MODES, WORKLOADS, StressOptions
@@ -19,6 +22,7 @@ from walkfuzz.targets.minivm.stress.signature import CLASS_NAMES
 from walkfuzz.targets.minivm.walker_library import ERROR_LEN, check_walker_library
 
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+PROGRESS_FIELDS = ("delivered", "walked", "exact", "invalid", "faults", "hangs")
 # Histogram edges in ns, 1 µs .. 100 ms, roughly three per decade; the last bucket is open.
 HISTOGRAM_EDGES_NS = (0, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000,
                       500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, 100_000_000)
@@ -129,10 +133,21 @@ def _run_in_thread(lib: Any, args: tuple[Any, ...]) -> tuple[threading.Thread, l
     return thread, rc
 
 
-def run_live(options: StressOptions) -> dict[str, Any]:
+def progress_of(lib: Any, counts: Any, drain: Drain) -> dict[str, Any]:
+    """The run's counts so far (wf_live_progress_read) and the signatures it stored."""
+    lib.wf_live_progress_read(counts)
+    doc: dict[str, Any] = {f: int(getattr(counts, f)) for f in PROGRESS_FIELDS}
+    doc["sampling"] = bool(counts.sampling)
+    doc["signatures_stored"] = len(drain.stored)
+    return doc
+
+
+def run_live(options: StressOptions,
+             on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run `options` here and return the result document (see
     walkfuzz.targets.minivm.stress.summary).
-    Failed samples are drained while the run goes on and saved under options.out, if set."""
+    Failed samples are drained while the run goes on and saved under options.out, if set;
+    `on_progress` gets the counts so far (progress_of) every STATUS_EVERY seconds."""
     options.check()
     ffi, lib = load()
     cfg = ffi.new("wf_live_config *", {
@@ -152,7 +167,12 @@ def run_live(options: StressOptions) -> dict[str, Any]:
                   {"walker": options.walker or "reference", "workload": options.workload,
                    "seed": options.seed, "interval_ns": options.interval_ns})
     thread, rc = _run_in_thread(lib, (cfg, walker, out, err, len(err)))
+    # the first report after STATUS_EVERY: a run that fails at once shows only its error
+    counts, reported = ffi.new("wf_live_progress *"), time.monotonic()
     while thread.is_alive():
+        if on_progress is not None and time.monotonic() - reported >= STATUS_EVERY:
+            reported = time.monotonic()
+            on_progress(progress_of(lib, counts, drain))
         if not drain.take():
             thread.join(POLL_SECONDS)
     thread.join()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from walkfuzz.engine.progress import human
 from walkfuzz.report.figures import slowdown_text
 
 NS = 1e9
@@ -71,3 +72,19 @@ def _paced(total: dict[str, Any]) -> str:
     """Timer periods restarted after an overrun: the machine could not keep the interval."""
     paced = int(total.get("paced", 0))
     return f"; timer restarted after an overrun {paced} times" if paced else ""
+
+
+def status_line(status: dict[str, Any]) -> str:
+    """The progress line of a running live stress from its counts so far (live.progress_of)."""
+    walked, invalid = int(status["walked"]), int(status["invalid"])
+    phase = "" if status["sampling"] else \
+        "  (unsampled baseline round)" if walked else "  (starting)"
+    return (f"walks {human(walked)}  exact {human(int(status['exact']))}  invalid "
+            f"{human(invalid)} ({100 * _ratio(invalid, walked):.2f}%)  faults "
+            f"{status['faults']}  hangs {status['hangs']}  signatures "
+            f"{status['signatures_stored']}{phase}")
+
+
+def status_key(status: dict[str, Any]) -> object:
+    """What, when it changes, is worth a line of its own: a new fault, hang or signature."""
+    return (status["faults"], status["hangs"], status["signatures_stored"])
