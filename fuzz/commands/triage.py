@@ -9,11 +9,20 @@ from pathlib import Path
 
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS, INTERRUPTED
+from walkfuzz.core.paths import output_file
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.targets.table import target_arg, target_help
-from walkfuzz.triage.driver import DEFAULT_RUNS, FileError, outcome_json, table, triage
-from walkfuzz.triage.inputs import Defaults, discover
+from walkfuzz.triage.driver import (
+    DEFAULT_RUNS,
+    FileError,
+    Outcome,
+    outcome_json,
+    table,
+    triage,
+)
+from walkfuzz.triage.inputs import Defaults, InputSpec, discover, is_output_dir
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -68,11 +77,31 @@ def print_error(error: FileError) -> None:
     print(f"walkfuzz triage: {error.message}", file=sys.stderr)
 
 
+def inputs_of(paths: list[Path]) -> list[InputSpec]:
+    """Every input the paths name. None is an error, unless each path is a walkfuzz output
+    folder: a clean run's folder is a clean triage."""
+    specs = discover(paths)
+    if not specs and not all(is_output_dir(p) for p in paths):
+        raise UserError(f"no inputs in {', '.join(map(str, paths))} (neither a walkfuzz output "
+                        "folder nor a folder of inputs)")
+    return specs
+
+
+def status_of(outcome: Outcome) -> int:
+    """Interrupted, findings, only inputs that could not run (bad input), or clean."""
+    if outcome.interrupted:
+        return INTERRUPTED
+    if outcome.clusters:
+        return FINDINGS
+    return BAD_INPUT if outcome.errors and not outcome.clean else CLEAN
+
+
 def run(args: argparse.Namespace) -> int:
     defaults, hang_ns = checked(args)
-    specs = discover(args.paths)
-    if not specs:
-        raise UserError(f"no inputs in {', '.join(map(str, args.paths))}")
+    for path, flag in ((args.json, "--json"), (args.sarif, "--sarif")):
+        if path is not None:
+            output_file(path, flag)
+    specs = inputs_of(args.paths)
     outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error)
     print(table(outcome))
     for path, stored, replayed in outcome.mismatched:
@@ -84,4 +113,6 @@ def run(args: argparse.Namespace) -> int:
         from walkfuzz.triage.sarif import to_sarif
 
         write_atomic(args.sarif, json.dumps(to_sarif(outcome), indent=1).encode())
-    return 1 if outcome.errors and not outcome.clusters and not outcome.clean else 0
+    if outcome.interrupted:
+        print(f"interrupted: {outcome.inputs} of {len(specs)} inputs replayed", file=sys.stderr)
+    return status_of(outcome)

@@ -194,6 +194,11 @@ class WorkerSlot(PoolSlot):
         own = read_execs(self.journal) if self.process is not None else 0
         return self.execs_before + max(own, self.life_execs)
 
+    def last_words(self) -> str:
+        """The last line its log has (why a worker that could not start stopped)."""
+        return next((line.strip() for line in reversed(self.recent) if line.strip()),
+                    "no output")
+
 
 class Supervisor:
     def __init__(self, spec: CampaignSpec, out: CampaignDir, started: float,
@@ -209,7 +214,9 @@ class Supervisor:
         # Findings are timed on the axis of the samples (Sample.t), workers' and ours alike.
         self.clock = RunClock(started, self.offset)
         self.sink = FindingSink(out.root, clock=self.clock)
-        self.counters = {"restarts": 0, "worker_deaths": 0, "worker_findings": 0}
+        # findings_from_dead_workers: the findings this supervisor saved from what a dead
+        # worker left (a subset of the campaign's findings; workers save the others).
+        self.counters = {"restarts": 0, "worker_deaths": 0, "findings_from_dead_workers": 0}
         self.messages: list[str] = []  # not yet shown
         self.notes: list[str] = []  # everything noted, for the report
         self._last_execs = 0
@@ -305,11 +312,18 @@ class Supervisor:
         slot.start_failures += 1
         if slot.start_failures < START_FAILURES:
             return
-        reason = next((line.strip() for line in reversed(slot.recent) if line.strip()), "")
         raise UserError(
             f"worker {slot.index} exited with {describe_exit(returncode)} before its first input "
-            f"{START_FAILURES} times: {reason or 'no output'} (log: {slot.log})"
+            f"{START_FAILURES} times: {slot.last_words()} (log: {slot.log})"
         )
+
+    def idle_reason(self) -> str | None:
+        """Why this session ran no input at all, in one line from a worker's log; None when it
+        ran some. A session that ran nothing is a failed one, never a completed one."""
+        if any(slot.execs() for slot in self.slots):
+            return None
+        slot = next((s for s in self.slots if s.recent), self.slots[0])
+        return f"worker {slot.index}: {slot.last_words()} (log: {slot.log})"
 
     def harvest(self, slot: WorkerSlot, returncode: int, abnormal: bool) -> None:
         """Findings from libFuzzer's artifacts and, after an abnormal exit, the journal."""
@@ -354,7 +368,7 @@ class Supervisor:
                      "log_tail": list(slot.recent)},
         )
         if self.sink.offer(finding) is not None:
-            self.counters["worker_findings"] += 1
+            self.counters["findings_from_dead_workers"] += 1
             self._note(f"worker {slot.index}: {kind} finding saved ({location})")
 
     def _note(self, text: str) -> None:

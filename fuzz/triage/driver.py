@@ -7,7 +7,9 @@
 
 Replays run in `jobs` child processes, each given a slice of the inputs. An input that kills
 its process (a fault that escaped the guard) is recorded as an `escaped-guard` crash and a
-new process takes the rest of the slice, so one such input never stops a triage.
+new process takes the rest of the slice, so one such input never stops a triage. Ctrl-C or
+SIGTERM stops the replays at once (they run in sessions of their own, so a terminal's Ctrl-C is
+not mistaken for a death); the inputs replayed until then make the outcome, marked interrupted.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +56,7 @@ class Outcome:
     seconds: float
     runs: int
     extra: dict[str, object] = field(default_factory=dict)
+    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM: `inputs` were replayed of more
 
     @property
     def findings(self) -> int:
@@ -62,48 +66,76 @@ class Outcome:
 # ---- replaying in child processes -----------------------------------------------------------
 
 
-def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int) -> list[dict[str, Any]]:
-    """Replay `tasks` in child processes until every task has a result line."""
+STOP_POLL_SECONDS = 0.2  # how often a replay slice looks for a stop request
+
+
+def _replay_process(spec: str, stop: threading.Event) -> tuple[int, str, str]:
+    """One replay process on the task file `spec`: its status and output. Killed when `stop`
+    is set; what it wrote until then is kept."""
+    with subprocess.Popen([sys.executable, "-m", "walkfuzz.triage.worker", spec],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as child:
+        while True:
+            try:
+                stdout, stderr = child.communicate(timeout=STOP_POLL_SECONDS)
+                return child.returncode, stdout, stderr
+            except subprocess.TimeoutExpired:
+                if stop.is_set():
+                    child.kill()
+                    stdout, stderr = child.communicate()
+                    return child.returncode, stdout, stderr
+
+
+def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int,
+               stop: threading.Event) -> list[dict[str, Any]]:
+    """Replay `tasks` in child processes until every task has a result line, or `stop` is set
+    (then the result lines so far)."""
     results: list[dict[str, Any]] = []
     pending = list(tasks)
-    while pending:
+    while pending and not stop.is_set():
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
             json.dump({"tasks": pending, "runs": runs, "hang_ns": hang_ns}, spec)
         try:
-            child = subprocess.run([sys.executable, "-m", "walkfuzz.triage.worker", spec.name],
-                                   capture_output=True, text=True)
+            returncode, stdout, stderr = _replay_process(spec.name, stop)
         finally:
             os.unlink(spec.name)
         began, done = None, set()
-        for line in child.stdout.splitlines():
+        for line in stdout.splitlines():
             doc = json.loads(line)
             if "begin" in doc:
                 began = doc["begin"]
             else:
                 results.append(doc)
                 done.add(doc["id"])
-        if child.returncode == 0 and len(done) == len(pending):
+        if (returncode == 0 and len(done) == len(pending)) or stop.is_set():
             break
         if began is None or began in done:  # died before or between inputs: not an input's fault
-            tail = (child.stderr.strip().splitlines() or ["no output"])[-1]
-            raise RuntimeError(f"triage replay process failed ({describe_exit(child.returncode)})"
+            tail = (stderr.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"triage replay process failed ({describe_exit(returncode)})"
                                f": {tail}")
-        results.append({"id": began, "died": describe_exit(child.returncode)})
+        results.append({"id": began, "died": describe_exit(returncode)})
         done.add(began)
         pending = [t for t in pending if t["id"] not in done]
     return results
 
 
 def replay_all(specs: Sequence[InputSpec], runs: int = DEFAULT_RUNS, jobs: int = 2,
-               hang_ns: int = DEFAULT_HANG_NS) -> list[dict[str, Any]]:
-    """Result lines (walkfuzz.triage.worker) of every input, in input order."""
+               hang_ns: int = DEFAULT_HANG_NS) -> tuple[list[dict[str, Any] | None], bool]:
+    """Result lines (walkfuzz.triage.worker) of every input, in input order, and whether
+    Ctrl-C or SIGTERM stopped the replays (then the inputs not replayed have None)."""
     tasks = [{"id": i, **s.to_json()} for i, s in enumerate(specs)]
     jobs = max(1, min(jobs, len(tasks)))
     slices = [tasks[i::jobs] for i in range(jobs)]
+    stop = threading.Event()
     with ThreadPoolExecutor(jobs) as pool:
-        parts = list(pool.map(lambda part: _run_slice(part, runs, hang_ns), slices))
+        futures = [pool.submit(_run_slice, part, runs, hang_ns, stop) for part in slices]
+        try:
+            parts = [f.result() for f in futures]
+        except KeyboardInterrupt:
+            stop.set()
+            parts = [f.result() for f in futures]
     by_id = {r["id"]: r for part in parts for r in part}
-    return [by_id[t["id"]] for t in tasks]
+    return [by_id.get(t["id"]) for t in tasks], stop.is_set()
 
 
 # ---- from result lines to members --------------------------------------------------------------
@@ -136,9 +168,10 @@ def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
     started = time.monotonic()
     defaults = defaults or Defaults()
     resolved = [resolve(s, defaults) for s in specs]
-    results = replay_all(resolved, runs, jobs, hang_ns) if resolved else []
+    results, interrupted = replay_all(resolved, runs, jobs, hang_ns) if resolved else ([], False)
+    replayed = [(s, r) for s, r in zip(resolved, results, strict=True) if r is not None]
     members, errors, clean, mismatched = [], [], [], []
-    for spec, result in zip(resolved, results, strict=True):
+    for spec, result in replayed:
         if "error" in result:
             error = FileError(spec.path, str(result["error"]))
             errors.append(error)
@@ -151,8 +184,8 @@ def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
                 mismatched.append((spec.path, spec.stored_signature, member.signature))
         else:
             clean.append(spec.path)
-    return Outcome(len(resolved), cluster(members), errors, clean, mismatched,
-                   time.monotonic() - started, runs)
+    return Outcome(len(replayed), cluster(members), errors, clean, mismatched,
+                   time.monotonic() - started, runs, interrupted=interrupted)
 
 
 # ---- presenting -------------------------------------------------------------------------------

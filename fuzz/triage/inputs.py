@@ -20,7 +20,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.campaign import CAMPAIGN_FILE
 from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR
+from walkfuzz.report.files import REPORT_STEM
 
 ARTIFACT_PREFIXES = (CRASH_PREFIX, "timeout-", "oom-", "leak-")
 
@@ -75,6 +77,14 @@ def _sha1(path: Path) -> str | None:
         return None
 
 
+def is_output_dir(directory: Path) -> bool:
+    """A walkfuzz run's output folder (a campaign's or a stress run's), findings or none: a
+    clean run has no findings/, but its campaign.json or report.json says what it is."""
+    return directory.is_dir() and any(
+        (directory / name).exists()
+        for name in (FINDINGS_DIR, CAMPAIGN_FILE, f"{REPORT_STEM}.json"))
+
+
 def _output_dir(directory: Path) -> list[InputSpec]:
     found = [_described(b) for b in sorted((directory / FINDINGS_DIR).glob("*/*.bin"))]
     stored = {Path(s.path).stem for s in found}
@@ -108,8 +118,7 @@ def discover(arguments: list[Path]) -> list[InputSpec]:
         if argument.is_dir() and argument.name == FINDINGS_DIR:
             found += [_described(b) for b in sorted(argument.glob("*/*.bin"))]
         elif argument.is_dir():
-            is_output = (argument / FINDINGS_DIR).is_dir()
-            found += _output_dir(argument) if is_output else _plain_dir(argument)
+            found += _output_dir(argument) if is_output_dir(argument) else _plain_dir(argument)
         elif argument.is_file():
             found.append(_one_file(argument))
         else:

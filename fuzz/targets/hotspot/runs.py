@@ -3,7 +3,8 @@
 `walkfuzz fuzz|stress|replay --target hotspot` end here:
 
     fuzz     0 no findings, 1 findings (or the JVM did not survive)
-    stress   0 clean, 1 a fault, a hang, a dead JVM, or an invalid-trace rate above the limit
+    stress   0 clean, 1 a fault, a hang, a dead JVM, or an invalid trace (with
+             --max-invalid-rate: an invalid-trace rate above it)
     replay   0 the record ran clean, 1 it faulted again
 """
 
@@ -15,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import invalid_rate_fails, judged
 from walkfuzz.targets.hotspot.campaign import (
     DEFAULT_BATCH,
     DEFAULT_FUZZ_INTERVAL_US,
@@ -65,7 +67,7 @@ def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int
                      interval_us: int, argv: list[str], max_invalid_rate: float | None = None,
                      debug_non_safepoints: bool = True) -> int:
     """A sampled run checked against the oracles: 1 on a fault, a hang, a dead JVM or an
-    invalid-trace rate above max_invalid_rate, else 0."""
+    invalid trace (a rate above max_invalid_rate when given), else 0."""
     check_threads(threads)
     if interval_us < 1:
         raise UserError(f"interval {interval_us} us must be at least 1 us")
@@ -76,11 +78,11 @@ def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int
     faults = [f for f in hs.findings if f.kind in ("crash", "hang")]
     failed = bool(faults) or not hs.counters.get("jvm_alive_at_end")
     rate = hs.counters.get("invalid_rate", 0.0)
-    if max_invalid_rate is not None and isinstance(rate, float) and rate > max_invalid_rate:
+    over = isinstance(rate, float) and invalid_rate_fails(rate, max_invalid_rate)
+    if over and max_invalid_rate is not None:
         print(f"invalid-trace rate {rate} above --max-invalid-rate {max_invalid_rate}",
               file=sys.stderr)
-        failed = True
-    return 1 if failed else 0
+    return judged(failed or over)
 
 
 def _stored_description(finding: Path) -> dict[str, object]:

@@ -3,7 +3,8 @@
 and `walkfuzz replay --target libunwind` end here:
 
     fuzz     0 no findings, 1 findings
-    stress   0 clean, 1 a fault, a hang, a dead child, or an invalid-trace rate above the limit
+    stress   0 clean, 1 a fault, a hang, a dead child, or an invalid trace (with
+             --max-invalid-rate: an invalid-trace rate above it)
     replay   0 a clean walk, 1 a finding (or the child died)
 
 (`walkfuzz fuzz --target libunwind` with its default engine is a libFuzzer campaign on
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.core.exit_status import FINDINGS, describe_exit, invalid_rate_fails, judged
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.findings.finding import RunClock
 
@@ -60,7 +61,7 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
     for signature, count in sorted(result.signatures.items(), key=lambda kv: -kv[1]):
         print(f"  {count:8d}  {signature}")
     print(f"report: {paths['html']}")
-    return 1 if result.findings else 0
+    return judged(bool(result.findings))
 
 
 def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: float, mode: str,
@@ -82,7 +83,7 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
     if result.died is not None:
         print(f"libunwind stress: the child died (status {result.died})")
         print(f"report: {paths['html']}")
-        return 1
+        return FINDINGS
     print(f"libunwind stress: {c['walked']} samples walked of {c['requested']} requested "
           f"({c['delivered']} delivered, {c['overruns']} overruns); match "
           f"{result.match_rate:.5%}, invalid {result.invalid} ({result.invalid_rate:.5%}) "
@@ -90,10 +91,9 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
           f"slowdown {result.slowdown:.1%}")
     print(f"report: {paths['html']}")
     failed = int(c["faults"]) + int(c["hangs"]) > 0
-    if max_invalid_rate is not None and result.invalid_rate > max_invalid_rate:
+    if max_invalid_rate is not None and invalid_rate_fails(result.invalid_rate, max_invalid_rate):
         print(f"invalid-trace rate {result.invalid_rate:.5%} is above {max_invalid_rate:.5%}")
-        failed = True
-    return 1 if failed else 0
+    return judged(failed or invalid_rate_fails(result.invalid_rate, max_invalid_rate))
 
 
 def replay_and_judge(path: Path) -> int:

@@ -6,8 +6,12 @@ and SIGPROF, so callers other than tests use the child process
 
 from __future__ import annotations
 
+import signal
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from walkfuzz.core.errors import UserError
@@ -129,6 +133,28 @@ def _run_in_thread(lib: Any, args: tuple[Any, ...]) -> tuple[threading.Thread, l
     return thread, rc
 
 
+@contextmanager
+def interrupts_stop(lib: Any) -> Iterator[list[int]]:
+    """While the run goes on, Ctrl-C and SIGTERM end its phases early (wf_live_request_stop)
+    instead of the process: the run still returns its result, and its findings are kept. The
+    list yielded holds the signals received."""
+    received: list[int] = []
+
+    def stop(signo: int, frame: FrameType | None) -> None:
+        received.append(signo)
+        lib.wf_live_request_stop()
+
+    if threading.current_thread() is not threading.main_thread():  # only it may set handlers
+        yield received
+        return
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for signo, handler in previous.items():
+            signal.signal(signo, handler)
+
+
 def run_live(options: StressOptions) -> dict[str, Any]:
     """Run `options` here and return the result document (see
     walkfuzz.targets.minivm.stress.summary).
@@ -149,11 +175,12 @@ def run_live(options: StressOptions) -> dict[str, Any]:
     drain = Drain(ffi, lib, clock, Path(options.out) if options.out else None,
                   {"walker": options.walker or "reference", "workload": options.workload,
                    "seed": options.seed, "interval_ns": options.interval_ns})
-    thread, rc = _run_in_thread(lib, (cfg, walker, out, err, len(err)))
-    while thread.is_alive():
-        if not drain.take():
-            thread.join(POLL_SECONDS)
-    thread.join()
+    with interrupts_stop(lib) as interrupted:
+        thread, rc = _run_in_thread(lib, (cfg, walker, out, err, len(err)))
+        while thread.is_alive():
+            if not drain.take():
+                thread.join(POLL_SECONDS)
+        thread.join()
     if rc != [0]:
         raise UserError(ffi.string(err).decode(errors="replace"))
     drain.take()
@@ -165,7 +192,8 @@ def run_live(options: StressOptions) -> dict[str, Any]:
     return {
         "options": options.to_json(),
         "started_at": clock.start_wall,
-        "stopped_early": bool(lib.wf_live_stopped_early()),
+        "stopped_early": bool(lib.wf_live_stopped_early()) and not interrupted,
+        "interrupted": bool(interrupted),
         "total": _stats(out.total, float(out.ns_per_tick)),
         "capture": capture_summary(lib, _stats(out.total), float(out.ns_per_tick)),
         "per_worker": [_stats(out.per_worker[i], float(out.ns_per_tick))

@@ -110,7 +110,8 @@ def build_report(out_dir: Path, result: dict[str, Any], command: list[str], star
                  walker: str, found: list[Finding]) -> RunReport:
     options = result["options"]
     meta = RunMeta(run_type="stress", command=command, target=TARGET, mode=options["mode"],
-                   started_at=started, ended_at=time.time(), walker=walker)
+                   started_at=started, ended_at=time.time(), walker=walker,
+                   status="interrupted" if result.get("interrupted") else "completed")
     notes = [f"workload {options['workload']}, {len(result['methods'])} methods, seed "
              f"{options['seed']}, {len(result['per_worker'])} threads, interval "
              f"{options['interval_ns']} ns",
