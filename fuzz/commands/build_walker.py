@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.core.paths import output_file
 from walkfuzz.targets.minivm.user_walker import FLAVOURS, build_walker
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 
@@ -28,7 +29,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = build_walker(args.sources, args.output, args.flavour,
+    out = build_walker(args.sources, output_file(args.output, "--output"), args.flavour,
                        [f"-D{d}" for d in args.defines])
     print(f"built {check_walker_library(str(out))}")
     return 0

@@ -1,4 +1,8 @@
-"""`walkfuzz triage DIR...`: replay findings, group them by cause, classify, print a table."""
+"""`walkfuzz triage DIR...`: replay findings, group them by cause, classify, print a table.
+
+Exit status (walkfuzz.core.exit_status): 0 no findings (a clean run's output folder included),
+1 findings, 2 bad input (no inputs in a folder that is no run's, none that could be replayed),
+130 interrupted (what was replayed is printed and written)."""
 
 from __future__ import annotations
 
