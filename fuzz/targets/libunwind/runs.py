@@ -21,7 +21,13 @@ import time
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.exit_status import FINDINGS, describe_exit, invalid_rate_fails, judged
+from walkfuzz.core.exit_status import (
+    FINDINGS,
+    INTERRUPTED,
+    describe_exit,
+    invalid_rate_fails,
+    judged,
+)
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.findings.finding import RunClock
 
@@ -90,6 +96,9 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
           f"{c['invalid_kinds']}; faults {c['faults']}, hangs {c['hangs']}; "
           f"slowdown {result.slowdown:.1%}")
     print(f"report: {paths['html']}")
+    if result.interrupted:
+        print("interrupted: the report has the samples walked until then", file=sys.stderr)
+        return INTERRUPTED
     failed = int(c["faults"]) + int(c["hangs"]) > 0
     if max_invalid_rate is not None and invalid_rate_fails(result.invalid_rate, max_invalid_rate):
         print(f"invalid-trace rate {result.invalid_rate:.5%} is above {max_invalid_rate:.5%}")

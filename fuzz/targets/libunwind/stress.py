@@ -18,10 +18,12 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.interrupt import communicate, stop_on_interrupt
 from walkfuzz.findings.finding import Finding, Hits, RunClock
 from walkfuzz.targets.libunwind.native import load
 from walkfuzz.targets.libunwind.outcome import INVALID_NAMES, STOP_NAMES, TARGET, Namer
@@ -31,6 +33,7 @@ HARNESS = "stress"
 HIST_BUCKETS = 32
 KEPT = 16  # WF_UW_KEPT_INVALID: invalid samples kept as examples, per run
 CHILD_GRACE = 30.0  # seconds beyond the run's own length before the child is killed
+STOP_POLL_SECONDS = 0.02  # how often the main thread may run a signal handler during a run
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class LibunwindStressResult:
     kept: list[dict[str, Any]]
     baseline_units_per_cpu_s: float
     died: int | None = None  # the child's exit status if it did not finish
+    interrupted: bool = False  # Ctrl-C or SIGTERM ended the sampled time early
     findings: list[Finding] = field(default_factory=list)
     signature_counts: list[dict[str, Any]] = field(default_factory=list)
 
@@ -148,7 +152,15 @@ def _run_native(native: Any, cfg: StressConfig, seconds: float, interval_ns: int
     c.max_depth, c.spin, c.signo = cfg.max_depth, cfg.spin, cfg.signo
     c.mode, c.seed, c.walk_budget_ns = MODES.index(cfg.mode), cfg.seed, int(cfg.budget_ms * 1e6)
     stats = ffi.new("wf_uw_stress_stats *")
-    if lib.wf_uw_stress_run(c, stats) != 0:
+    # On a thread of its own (cffi releases the GIL), so that this one runs the signal handler
+    # of stop_on_interrupt while it goes on.
+    rc: list[int] = []
+    run = threading.Thread(target=lambda: rc.append(lib.wf_uw_stress_run(c, stats)),
+                           name="wf_uw_stress_run")
+    run.start()
+    while run.is_alive():
+        run.join(STOP_POLL_SECONDS)
+    if rc != [0]:
         raise UserError(f"libunwind stress could not run: {ffi.string(stats.error).decode()}")
     return stats
 
@@ -183,10 +195,13 @@ def _signature_counts(stats: Any, namer: Namer) -> list[dict[str, Any]]:
 def child_run(cfg: StressConfig) -> dict[str, Any]:
     native = load()
     baseline_rate = 0.0
-    if cfg.baseline_seconds > 0:
-        base = _run_native(native, cfg, cfg.baseline_seconds, 0)
-        baseline_rate = base.work_units / (base.cpu_ns / 1e9) if base.cpu_ns else 0.0
-    stats = _run_native(native, cfg, cfg.seconds, int(cfg.interval_us * 1000))
+    # Ctrl-C or SIGTERM ends the run early (a stop in the baseline skips the sampled time
+    # too): the stats so far are still the result.
+    with stop_on_interrupt(native.lib.wf_uw_stress_request_stop) as interrupted:
+        if cfg.baseline_seconds > 0:
+            base = _run_native(native, cfg, cfg.baseline_seconds, 0)
+            baseline_rate = base.work_units / (base.cpu_ns / 1e9) if base.cpu_ns else 0.0
+        stats = _run_native(native, cfg, cfg.seconds, int(cfg.interval_us * 1000))
     names = ("requested", "delivered", "overruns", "walked", "matched", "tolerated", "faults",
              "hangs", "frames", "work_units", "elapsed_ns", "cpu_ns")
     counters: dict[str, Any] = {n: int(getattr(stats, n)) for n in names}
@@ -202,6 +217,7 @@ def child_run(cfg: StressConfig) -> dict[str, Any]:
         "kept": _kept(stats, namer),
         "signature_counts": _signature_counts(stats, namer),
         "baseline_units_per_cpu_s": baseline_rate,
+        "interrupted": bool(interrupted),
     }
 
 
@@ -223,19 +239,22 @@ def run_libunwind_stress(cfg: StressConfig) -> LibunwindStressResult:
     cfg.check()
     argv = [sys.executable, "-m", "walkfuzz.targets.libunwind.stress", json.dumps(cfg.__dict__)]
     timeout = cfg.seconds + cfg.baseline_seconds + CHILD_GRACE
-    try:
-        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=-int(signal.SIGKILL))
-    if done.returncode != 0:
-        sys.stderr.write(done.stderr.decode(errors="replace")[-2000:])
-        return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=done.returncode)
-    doc = json.loads(done.stdout)
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
+        try:
+            stdout, stderr = communicate(child, timeout)  # a Ctrl-C still gets the result
+        except subprocess.TimeoutExpired:
+            child.kill()
+            return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=-int(signal.SIGKILL))
+    if child.returncode != 0:
+        sys.stderr.write(stderr.decode(errors="replace")[-2000:])
+        return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=child.returncode)
+    doc = json.loads(stdout)
     return LibunwindStressResult(
         config=cfg, counters=doc["counters"], interval_hist=doc["interval_hist"],
         latency_hist=doc["latency_hist"], kept=doc["kept"],
         baseline_units_per_cpu_s=doc["baseline_units_per_cpu_s"],
-        findings=_findings(doc["kept"]), signature_counts=doc["signature_counts"])
+        findings=_findings(doc["kept"]), signature_counts=doc["signature_counts"],
+        interrupted=bool(doc.get("interrupted")))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,16 +6,13 @@ and SIGPROF, so callers other than tests use the child process
 
 from __future__ import annotations
 
-import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.native import load
+from walkfuzz.engine.interrupt import stop_on_interrupt
 from walkfuzz.targets.minivm.stress.drain import ERROR_NAMES, POLL_SECONDS, WINDOW_NAMES, Drain
 from walkfuzz.targets.minivm.stress.hits import RunClock
 from walkfuzz.targets.minivm.stress.options import MODES, WORKLOADS, StressOptions
@@ -133,28 +130,6 @@ def _run_in_thread(lib: Any, args: tuple[Any, ...]) -> tuple[threading.Thread, l
     return thread, rc
 
 
-@contextmanager
-def interrupts_stop(lib: Any) -> Iterator[list[int]]:
-    """While the run goes on, Ctrl-C and SIGTERM end its phases early (wf_live_request_stop)
-    instead of the process: the run still returns its result, and its findings are kept. The
-    list yielded holds the signals received."""
-    received: list[int] = []
-
-    def stop(signo: int, frame: FrameType | None) -> None:
-        received.append(signo)
-        lib.wf_live_request_stop()
-
-    if threading.current_thread() is not threading.main_thread():  # only it may set handlers
-        yield received
-        return
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield received
-    finally:
-        for signo, handler in previous.items():
-            signal.signal(signo, handler)
-
-
 def run_live(options: StressOptions) -> dict[str, Any]:
     """Run `options` here and return the result document (see
     walkfuzz.targets.minivm.stress.summary).
@@ -175,7 +150,8 @@ def run_live(options: StressOptions) -> dict[str, Any]:
     drain = Drain(ffi, lib, clock, Path(options.out) if options.out else None,
                   {"walker": options.walker or "reference", "workload": options.workload,
                    "seed": options.seed, "interval_ns": options.interval_ns})
-    with interrupts_stop(lib) as interrupted:
+    # Ctrl-C or SIGTERM ends the run's phases early: the result is still returned.
+    with stop_on_interrupt(lib.wf_live_request_stop) as interrupted:
         thread, rc = _run_in_thread(lib, (cfg, walker, out, err, len(err)))
         while thread.is_alive():
             if not drain.take():

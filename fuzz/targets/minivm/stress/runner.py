@@ -4,17 +4,15 @@ cannot catch (or a walker that corrupts the process) costs the child, not the ca
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 from typing import Any
 
 from walkfuzz.core.errors import UserError, WalkfuzzError
+from walkfuzz.engine.interrupt import communicate
 from walkfuzz.targets.minivm.stress.options import StressOptions
 
 GRACE_SECONDS = 60.0  # beyond the run's own length, before the child is killed
-# After an interrupt: the child ends its phases within 10 ms, then tears down and prints.
-INTERRUPT_GRACE_SECONDS = 30.0
 
 
 class StressChildError(WalkfuzzError):
@@ -30,7 +28,7 @@ def run_minivm_stress(options: StressOptions) -> dict[str, Any]:
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True) as child:
         try:
-            stdout, stderr = _communicate(child, seconds)
+            stdout, stderr = communicate(child, seconds)  # a Ctrl-C still gets the result
         except subprocess.TimeoutExpired as err:
             child.kill()
             raise StressChildError(f"stress child ({options.label}) still running after "
@@ -46,18 +44,3 @@ def run_minivm_stress(options: StressOptions) -> dict[str, Any]:
     except json.JSONDecodeError as err:
         raise StressChildError(f"stress child ({options.label}) printed no result: {err}") from err
     return result
-
-
-def _communicate(child: subprocess.Popen[str], seconds: float) -> tuple[str, str]:
-    """The child's output once it exits. On Ctrl-C or SIGTERM here the child is told to stop
-    (a terminal's Ctrl-C reached it already, a SIGTERM did not) and its result, which says it
-    was interrupted, is still read; an interrupt before it could stop is passed on."""
-    try:
-        return child.communicate(timeout=seconds)
-    except KeyboardInterrupt:
-        if child.poll() is None:
-            child.send_signal(signal.SIGINT)
-        stdout, stderr = child.communicate(timeout=INTERRUPT_GRACE_SECONDS)
-        if child.returncode != 0:
-            raise
-        return stdout, stderr
