@@ -154,6 +154,38 @@ def test_interrupted_libunwind_stress_writes_its_report(tmp_path: Path, signo: i
     assert "Traceback" not in done.stderr
 
 
+def agent_started(out: Path) -> Callable[[int], bool]:
+    """Whether the HotSpot agent of a run into `out` writes its heartbeat: the JVM runs."""
+    events = out / "jvm" / "agent.jsonl"
+    return lambda pid: events.is_file() and bool(events.read_text().strip())
+
+
+# Long runs of the real targets, each interrupted once it runs (by the given signal), and the
+# target each needs.
+REAL_TARGET_RUNS = {
+    "hotspot-stress": ("hotspot", signal.SIGINT, ["stress", "--target", "hotspot",
+                                                  "--duration", "10m"]),
+    "hotspot-fuzz": ("hotspot", signal.SIGTERM, ["fuzz", "--target", "hotspot", "--time",
+                                                 "10m"]),
+    "libunwind-generator": ("libunwind", signal.SIGINT, ["fuzz", "--target", "libunwind",
+                                                         "--engine", "generator", "--time",
+                                                         "10m"]),
+}
+
+
+@pytest.mark.parametrize("run", sorted(REAL_TARGET_RUNS))
+def test_interrupted_runs_of_the_real_targets_write_their_report(tmp_path: Path,
+                                                                 run: str) -> None:
+    target, signo, argv = REAL_TARGET_RUNS[run]
+    skip_if_opted_out(target)
+    ready = (agent_started(tmp_path) if target == "hotspot"
+             else lambda pid: any(tmp_path.glob("crash-*")))
+    done = interrupted([*WALKFUZZ, *argv, "--out", str(tmp_path)], ready, signo)
+    assert done.returncode == INTERRUPTED, done.stderr[-2000:]
+    assert status_of_report(tmp_path) == "interrupted"
+    assert "Traceback" not in done.stderr
+
+
 # A real target's stress run as short as it goes: its status says whether its report has
 # findings.
 OTHER_TARGETS = {"libunwind": ("--duration", "1s", "--baseline", "0"),

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.exit_status import invalid_rate_fails, judged
+from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
 from walkfuzz.targets.hotspot.campaign import (
     DEFAULT_BATCH,
     DEFAULT_FUZZ_INTERVAL_US,
@@ -41,6 +41,8 @@ def check_threads(threads: int) -> None:
 def _print_summary(hs: HotspotRun) -> None:
     print(json.dumps(hs.counters, indent=1, default=str))
     print(f"report: {hs.report.get('html')}")
+    if hs.run.interrupted:
+        print("interrupted: the report has what the JVM ran until then", file=sys.stderr)
 
 
 def fuzz_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int, threads: int,
@@ -59,8 +61,10 @@ def fuzz_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int, 
                           corpus=corpus, control=control, batch=batch, interval_us=interval_us,
                           strategies=CORPUS_ONLY if corpus_only else ALL_STRATEGIES, argv=argv)
     _print_summary(hs)
+    if hs.run.interrupted:
+        return INTERRUPTED
     alive = bool(hs.counters.get("jvm_alive_at_end"))
-    return 1 if hs.findings or not alive else 0
+    return judged(bool(hs.findings) or not alive)
 
 
 def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int, threads: int,
@@ -75,6 +79,8 @@ def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int
                             interval_us=interval_us, debug_non_safepoints=debug_non_safepoints,
                             argv=argv)
     _print_summary(hs)
+    if hs.run.interrupted:
+        return INTERRUPTED
     faults = [f for f in hs.findings if f.kind in ("crash", "hang")]
     failed = bool(faults) or not hs.counters.get("jvm_alive_at_end")
     rate = hs.counters.get("invalid_rate", 0.0)
@@ -126,4 +132,4 @@ def replay_and_judge(finding: Path, jdk: str | None = None,
            "reproduced": isinstance(signatures, dict) and stored.get("signature") in signatures,
            "jvm_alive_at_end": hs.counters.get("jvm_alive_at_end")}
     print(json.dumps(doc, indent=1, default=str))
-    return 1 if hs.findings else 0
+    return INTERRUPTED if hs.run.interrupted else judged(bool(hs.findings))

@@ -67,6 +67,9 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
     for signature, count in sorted(result.signatures.items(), key=lambda kv: -kv[1]):
         print(f"  {count:8d}  {signature}")
     print(f"report: {paths['html']}")
+    if result.interrupted:
+        print("interrupted: the report has the walks done until then", file=sys.stderr)
+        return INTERRUPTED
     return judged(bool(result.findings))
 
 
