@@ -22,7 +22,7 @@ from pathlib import Path
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
 from walkfuzz.core.paths import output_dir
-from walkfuzz.targets.minivm.stress.options import StressOptions
+from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
 from walkfuzz.targets.minivm.stress.reporting import write_stress_report
 from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
 from walkfuzz.targets.minivm.stress.summary import figures, one_line
@@ -60,6 +60,12 @@ class StressRequest:
         return output_dir(self.out or default_out("stress", self.target, kind))
 
 
+def raise_no_samples(duration_ns: float, interval_ns: float) -> None:
+    """A stress run that walked no sample did no work: an error, never a clean run."""
+    raise UserError(f"no sample was walked in --duration {format_ns(duration_ns)} at "
+                    f"--interval {format_ns(interval_ns)} per thread")
+
+
 def stress_minivm(req: StressRequest) -> int:
     """Run, report, and judge: 1 on a fault, a hang or an invalid trace beyond
     --max-invalid-rate, 130 interrupted. Findings are saved under the output directory as
@@ -87,8 +93,7 @@ def stress_minivm(req: StressRequest) -> int:
         print("interrupted: the report has the samples walked until then", file=sys.stderr)
         return INTERRUPTED
     if total["walked"] == 0:
-        raise UserError(f"no sample was walked in {options.duration_ns / NS_PER_S:g} s at an "
-                        f"interval of {options.interval_ns / 1000:g} us (--duration, --interval)")
+        raise_no_samples(options.duration_ns, options.interval_ns)
     failed = total["faults"] + total["hangs"] + total["queue_miscounts"] > 0
     return judged(failed or invalid_rate_fails(figures(result)["invalid_rate"],
                                                req.max_invalid_rate))

@@ -130,6 +130,18 @@ def test_interrupted_stress_keeps_its_findings_and_report(tmp_path: Path, plante
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("target", ["minivm", "libunwind"])
+def test_a_stress_run_that_walked_nothing_is_an_error(tmp_path: Path, target: str) -> None:
+    if target != "minivm":
+        skip_if_opted_out(target)
+    done = walkfuzz("stress", "--target", target, "--interval", "2s", "--duration", "1s",
+                    "--baseline", "0", "--out", tmp_path)
+    assert done.returncode == BAD_INPUT, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert "no sample was walked" in last and "--interval" in last, last
+    assert status_of_report(tmp_path) == "failed"  # the report of what it did is there
+
+
 def children(pid: int) -> list[int]:
     """The child processes of `pid`, started from any of its threads."""
     return [int(c) for task in Path(f"/proc/{pid}/task").glob("*/children")

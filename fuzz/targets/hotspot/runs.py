@@ -81,6 +81,9 @@ def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int
     _print_summary(hs)
     if hs.run.interrupted:
         return INTERRUPTED
+    if not hs.counters.get("samples"):  # a run that did no work is an error, never clean
+        raise UserError(f"no sample was taken in --duration {duration_s:g}s at --interval "
+                        f"{interval_us}us per thread")
     faults = [f for f in hs.findings if f.kind in ("crash", "hang")]
     failed = bool(faults) or not hs.counters.get("jvm_alive_at_end")
     rate = hs.counters.get("invalid_rate", 0.0)

@@ -89,8 +89,9 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
     doc = RunReport(
         meta=RunMeta(run_type=RUN_TYPE, command=command, target="libunwind", mode="stress",
                      started_at=started_at, ended_at=time.time(), walker="libunwind",
-                     status="failed" if result.died is not None
-                     else "interrupted" if result.interrupted else "completed"),
+                     status="interrupted" if result.interrupted
+                     else "failed" if result.died is not None or not result.walked
+                     else "completed"),
         counters=counters,
         histograms={"interval_ns": _log2_histogram(result.interval_hist),
                     "walk_latency_ns": _log2_histogram(result.latency_hist)} if result.walked

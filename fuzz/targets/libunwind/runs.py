@@ -102,6 +102,9 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
     if result.interrupted:
         print("interrupted: the report has the samples walked until then", file=sys.stderr)
         return INTERRUPTED
+    if not c["walked"]:  # a run that did no work is an error, never a clean run
+        raise UserError(f"no sample was walked in --duration {seconds:g}s at --interval "
+                        f"{interval_us:.0f}us per thread")
     failed = int(c["faults"]) + int(c["hangs"]) > 0
     if max_invalid_rate is not None and invalid_rate_fails(result.invalid_rate, max_invalid_rate):
         print(f"invalid-trace rate {result.invalid_rate:.5%} is above {max_invalid_rate:.5%}")
