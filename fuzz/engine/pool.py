@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
-from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.campaign import CampaignDir, CampaignSpec, Sample
 from walkfuzz.engine.corpus import entries
@@ -218,6 +217,7 @@ class Supervisor:
         # worker left (a subset of the campaign's findings; workers save the others).
         self.counters = {"restarts": 0, "worker_deaths": 0, "findings_from_dead_workers": 0}
         self.messages: list[str] = []  # not yet shown
+        self.failure: str | None = None  # why the campaign cannot go on (a worker cannot start)
         self.notes: list[str] = []  # everything noted, for the report
         self._last_execs = 0
         self._last_sample = started
@@ -291,31 +291,33 @@ class Supervisor:
         life = read_execs(slot.journal)
         execs = slot.execs()
         abnormal = returncode != 0 and not slot.stop_requested
-        if abnormal and life == 0:
-            self._start_failed(slot, returncode)
-        elif life > 0:
+        gave_up = abnormal and life == 0 and self._start_failed(slot, returncode)
+        if life > 0:
             slot.start_failures = 0
         self.harvest(slot, returncode, abnormal)
         slot.life_execs = 0
         slot.execs_before = execs
         if slot.runs_left is not None:
             slot.runs_left = max(0, (self.spec.runs or 0) - execs)
+        again = abnormal and not gave_up and (slot.runs_left is None or slot.runs_left > 0)
         if abnormal:
             self.counters["worker_deaths"] += 1
             self._note(f"worker {slot.index} exited with {describe_exit(returncode)}"
-                       f"{': ' + slot.error if slot.error else ''}; restarting")
-        return abnormal and (slot.runs_left is None or slot.runs_left > 0)
+                       f"{': ' + slot.error if slot.error else ''}"
+                       f"{'; restarting' if again else ''}")
+        return again
 
-    def _start_failed(self, slot: WorkerSlot, returncode: int) -> None:
+    def _start_failed(self, slot: WorkerSlot, returncode: int) -> bool:
         """A worker that cannot even start (bad harness, walker library that does not load)
-        would be restarted forever: give up after START_FAILURES, naming the reason."""
+        would be restarted forever: after START_FAILURES, say why in `failure` (the campaign
+        stops) and give up on it; whether it was given up."""
         slot.start_failures += 1
         if slot.start_failures < START_FAILURES:
-            return
-        raise UserError(
-            f"worker {slot.index} exited with {describe_exit(returncode)} before its first input "
-            f"{START_FAILURES} times: {slot.last_words()} (log: {slot.log})"
-        )
+            return False
+        self.failure = (f"worker {slot.index} exited with {describe_exit(returncode)} before its "
+                        f"first input {START_FAILURES} times: {slot.last_words()} "
+                        f"(log: {slot.log})")
+        return True
 
     def idle_reason(self) -> str | None:
         """Why this session ran no input at all, in one line from a worker's log; None when it

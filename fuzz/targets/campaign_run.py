@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from walkfuzz.core.errors import UserError, WalkfuzzError
+from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED, judged, sigterm_as_interrupt
 from walkfuzz.core.paths import output_dir
 from walkfuzz.engine.campaign import CampaignDir, CampaignSpec, Sample, Session, build_report
@@ -116,6 +116,8 @@ def supervise(sup: Supervisor, out: CampaignDir, progress: Progress, stop_on_fir
         out.append_sample(sample)
         kinds = out.signatures_by_kind()
         progress.update(sample.t, status_line(sample, sup, kinds), key=sample.findings)
+        if sup.failure is not None:  # a worker that cannot start: the campaign stops
+            return
         if stop_on_first and sample.findings > initial:
             progress.message("stopping at the first new finding (--stop-on-first)")
             return
@@ -140,7 +142,6 @@ def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) 
     out.save(spec, sessions)
     previous = out.samples()
     sup = Supervisor(spec, out, time.monotonic(), previous[-1] if previous else None)
-    failure: WalkfuzzError | None = None
     with sigterm_as_interrupt():
         try:
             sup.start_all()
@@ -148,14 +149,12 @@ def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) 
             session.status = "completed"
         except KeyboardInterrupt:
             session.status = "interrupted"
-        except WalkfuzzError as err:  # workers that cannot start
-            session.status, failure = "failed", err
         finally:
             sup.stop_all()
             progress.close()
-    idle = sup.idle_reason()
-    if failure is None and idle is not None and session.status == "completed":
-        session.status, failure = "failed", UserError(f"the campaign ran no input: {idle}")
+    failure = session_failure(sup, session.status)
+    if failure is not None:
+        session.status = "failed"
     out.append_sample(sup.sample())
     session.ended_at = time.time()
     session.counters = {**sup.counters, "corpus_imported": imported.imported,
@@ -170,6 +169,17 @@ def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) 
     if session.status == "interrupted":
         return INTERRUPTED
     return judged(bool(doc.findings))
+
+
+def session_failure(sup: Supervisor, status: str) -> UserError | None:
+    """Why a session that was not interrupted failed: a worker that cannot start, or no input
+    run at all (a session that did no work is never a completed one)."""
+    if status == "interrupted":
+        return None
+    if sup.failure is not None:
+        return UserError(sup.failure)
+    idle = sup.idle_reason()
+    return None if idle is None else UserError(f"the campaign ran no input: {idle}")
 
 
 def summary(series: dict[str, list[tuple[float, float]]], findings: int, html: Path) -> str:

@@ -300,14 +300,18 @@ def test_interrupted_triage_prints_and_writes_what_it_replayed(tmp_path: Path,
 # ---- fuzz ------------------------------------------------------------------------------------
 
 
-def test_a_campaign_whose_libfuzzer_cannot_start_fails_with_the_reason(tmp_path: Path) -> None:
+# Time running out after a death or two, and the supervisor giving up after three deaths.
+@pytest.mark.parametrize("budget", ["3", "10m"])
+def test_a_campaign_whose_libfuzzer_cannot_start_fails_with_the_reason(tmp_path: Path,
+                                                                       budget: str) -> None:
     out = tmp_path / "out"
-    done = walkfuzz("fuzz", "--harness", TOY, "--time", "3", "--out", out, "--",
+    done = walkfuzz("fuzz", "--harness", TOY, "--time", budget, "--out", out, "--",
                     "-dict=/nonexistent/walkfuzz.dict")
     lines = done.stderr.strip().splitlines()
     assert done.returncode == BAD_INPUT, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
-    assert "ran no input" in lines[-1] and "ParseDictionaryFile" in lines[-1], lines[-1]
+    assert lines[-1].startswith("walkfuzz fuzz: error: "), lines[-1]
+    assert "ParseDictionaryFile" in lines[-1] and "workers/0/log" in lines[-1], lines[-1]
     sessions = json.loads((out / "campaign.json").read_text())["sessions"]
     assert [s["status"] for s in sessions] == ["failed"]
     assert status_of_report(out) == "failed"
