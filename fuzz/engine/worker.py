@@ -131,28 +131,48 @@ class Worker:
         args = list(sys.argv if argv is None else argv)
         files = input_files(args[1:])
         if self.env.worker_dir is None and files:
-            sys.exit(self.replay_files(one_input, files))
+            sys.exit(self.replay_files(one_input, files, runs_per_file(args[1:])))
         native.load_libfuzzer()
         atheris.Setup(args, one_input, internal_libfuzzer=True)
         atheris.Fuzz()
 
-    def replay_files(self, one_input: Callable[[bytes], None], files: Sequence[Path]) -> int:
-        """Each input once, as libFuzzer runs input files, and the exit status: 1 if one was a
-        finding. libFuzzer exits 0 after inputs that returned, and a finding here returns (it
-        is saved, not a crash), so its status would call a finding clean."""
+    def replay_files(self, one_input: Callable[[bytes], None], files: Sequence[Path],
+                     runs: int = 1) -> int:
+        """Each input `runs` times, as libFuzzer runs input files, and the exit status: 1 if
+        one was a finding. libFuzzer exits 0 after inputs that returned, and a finding here
+        returns (it is saved, not a crash), so its status would call a finding clean."""
+        found = 0
         for path in files:
             print(f"Running: {path}", file=sys.stderr)
-            one_input(path.read_bytes())
-        print(f"walkfuzz: {len(files)} inputs ran, {self.findings} findings "
-              f"(saved under {self.env.out_dir})", file=sys.stderr)
-        return judged(self.findings > 0)
+            data, before = path.read_bytes(), self.findings
+            for _ in range(runs):
+                one_input(data)
+            found += self.findings > before
+        print(f"walkfuzz: {found} of {len(files)} inputs were findings (saved under "
+              f"{self.env.out_dir})", file=sys.stderr)
+        return judged(found > 0)
+
+
+# libFuzzer flags that make a run on input files something other than running them (shrinking
+# a crash, merging corpora, fuzzing in child processes): such a command line goes to libFuzzer.
+OTHER_FILE_MODES = ("-minimize_crash=", "-cleanse_crash=", "-merge=", "-set_cover_merge=",
+                    "-fork=", "-jobs=", "-workers=")
 
 
 def input_files(args: Sequence[str]) -> list[Path]:
     """The input files of a libFuzzer command line (its arguments that are not flags), when
-    every one is a file: libFuzzer then runs them once each instead of fuzzing."""
+    every one is a file and no flag asks for more than running them: libFuzzer would run
+    each once (-runs=N: N times) instead of fuzzing."""
+    if any(a.startswith(OTHER_FILE_MODES) for a in args):
+        return []
     paths = [Path(a) for a in args if not a.startswith("-")]
     return paths if paths and all(p.is_file() for p in paths) else []
+
+
+def runs_per_file(args: Sequence[str]) -> int:
+    """libFuzzer's -runs=N for input files: each runs N times (default once)."""
+    given = [a.removeprefix("-runs=") for a in args if a.startswith("-runs=")]
+    return max(1, int(given[-1])) if given and given[-1].isdigit() else 1
 
 
 def _no_journal(data: bytes) -> None:
