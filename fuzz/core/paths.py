@@ -14,17 +14,17 @@ PACKAGE = ROOT / "fuzz"
 
 
 def output_dir(path: Path, flag: str = "--out") -> Path:
-    """`path` made ready as a run's output folder before the run starts, so that a run never
-    ends in a traceback after its work: created with its parents if missing; UserError naming
-    it if it is a file or cannot be created or written."""
+    """`path` checked as a run's output folder before the run starts, so that a run never ends
+    in a traceback after its work: UserError naming it if it is a file, or if the folder it is
+    (or the nearest existing one above it, where the run will create it) is a file or cannot
+    be written. Creating it is left to the run: bad input found later leaves no empty folder."""
     if path.exists() and not path.is_dir():
         raise UserError(f"{flag} {str(path)!r} is a file, not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UserError(f"{flag} {str(path)!r} cannot be created: {err.strerror}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise UserError(f"{flag} {str(path)!r} is not writable")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise UserError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {str(path)!r}: {str(existing)!r} is not writable")
     return path
 
 

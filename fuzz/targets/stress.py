@@ -55,8 +55,8 @@ class StressRequest:
     debug_non_safepoints: bool = True
 
     def out_dir(self, kind: str | None = None) -> Path:
-        """The run's output folder (--out, else the default for the target and kind), created
-        now: a run that cannot write it is refused before it starts."""
+        """The run's output folder (--out, else the default for the target and kind), checked
+        now: a run that could not write it is refused before it starts."""
         return output_dir(self.out or default_out("stress", self.target, kind))
 
 

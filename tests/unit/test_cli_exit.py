@@ -223,8 +223,9 @@ def test_out_naming_a_file_is_one_line_before_any_work(tmp_path: Path, command: 
     existing = tmp_path / "a-file"
     existing.write_text("mine\n")
     extra = ["--harness", "layouts"] if (command, target) == ("fuzz", "minivm") else []
-    done = walkfuzz(command, "--target", target, *extra, "--out", existing)
-    one_error_line(done, "--out", str(existing))
+    for out in (existing, existing / "under-it"):
+        done = walkfuzz(command, "--target", target, *extra, "--out", out)
+        one_error_line(done, "--out", str(out))
     assert existing.read_text() == "mine\n"
 
 

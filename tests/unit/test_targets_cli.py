@@ -39,13 +39,6 @@ class Calls:
         return self.status
 
 
-@pytest.fixture(autouse=True)
-def in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commands create their default output folder (reports/...) before they run: here, not in
-    the checkout."""
-    monkeypatch.chdir(tmp_path)
-
-
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     status = cli.main(argv)
     return status, capsys.readouterr().err.strip()
