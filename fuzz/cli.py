@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from walkfuzz import __version__, commands
 from walkfuzz.commands._help import finish
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import BAD_INPUT, INTERRUPTED, sigterm_as_interrupt
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,14 +42,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
-        return 2
+        return BAD_INPUT
     try:
-        status: int = args.func(args)
+        with sigterm_as_interrupt():
+            status: int = args.func(args)
     except UserError as err:
         print(f"walkfuzz {args.command}: error: {err}", file=sys.stderr)
         return err.exit_status
     except KeyboardInterrupt:
-        return 130
+        # A command that keeps what it found on an interrupt returns INTERRUPTED itself; one
+        # that had nothing to keep yet ends here.
+        print(f"walkfuzz {args.command}: interrupted", file=sys.stderr)
+        return INTERRUPTED
     return status
 
 

@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.core.paths import output_file
 from walkfuzz.targets.minivm.user_walker import FLAVOURS, build_walker
 
 # What --help shows under "examples" (walkfuzz.commands._help).
@@ -36,7 +37,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = build_walker(args.sources, args.output, args.flavour,
+    out = build_walker(args.sources, output_file(args.output, "--output"), args.flavour,
                        [f"-D{d}" for d in args.defines])
     print(f"built {out.resolve()}")
     return 0

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from walkfuzz.core.errors import MissingDependencyError, UserError
-from walkfuzz.core.paths import ROOT, require_corpus_dir
+from walkfuzz.core.paths import ROOT, output_dir, require_corpus_dir
 from walkfuzz.engine.worker import WorkerEnv
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.table import (
@@ -54,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--target", type=target_arg, default=DEFAULT_TARGET, help=target_help())
     p.add_argument("--harness", default="layouts", help="harness that replays the inputs")
     p.add_argument("--walker", metavar="PATH.so", help="walker library (default: reference)")
-    p.add_argument("--out", type=Path, help="output directory (default reports/coverage-HARNESS)")
+    p.add_argument("--out", type=Path, help="output directory (default reports/coverage-HARNESS "
+                   "for minivm, reports/coverage-TARGET otherwise; created if missing)")
     p.set_defaults(func=run)
 
 
@@ -103,7 +104,8 @@ def replay(args: argparse.Namespace, corpus: Path, profiles: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     corpus: Path = args.corpus
     require_corpus_dir(corpus)
-    out: Path = args.out or default_out("coverage", args.target, args.harness)
+    kind = args.harness if args.target == DEFAULT_TARGET else None  # as a campaign's folder
+    out = output_dir(args.out or default_out("coverage", args.target, kind))
     profiles = out / "profraw"
     shutil.rmtree(profiles, ignore_errors=True)
     profiles.mkdir(parents=True)

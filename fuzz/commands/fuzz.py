@@ -9,7 +9,8 @@
                          -j = workload threads; --control then runs them unguarded
 
 Flags that mean nothing for a target are refused with one line (walkfuzz.targets.flags).
-Exit status: 0 no findings, 1 findings, 2 bad input, 3 a missing tool (JDK, compiler, module).
+Exit status (walkfuzz.core.exit_status): 0 no findings, 1 findings, 2 bad input (and a campaign
+that ran no input), 3 a missing tool (JDK, compiler, module), 130 interrupted (report written).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="do not import the shipped seeds (corpora/HARNESS/); only --corpus")
     p.add_argument("--out", type=Path, help="output directory (default reports/fuzz-HARNESS for "
                    "minivm, reports/fuzz-libunwind-generator for that engine, "
-                   "reports/fuzz-TARGET otherwise)")
+                   "reports/fuzz-TARGET otherwise; created if missing)")
     p.add_argument("--stop-on-first", action="store_true", help="stop at the first new finding")
     p.add_argument("--max-len", type=int, metavar="B",
                    help="largest input in bytes (default 4096; 16384 for the bytes harness)")

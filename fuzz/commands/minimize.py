@@ -8,6 +8,7 @@ from pathlib import Path
 from walkfuzz.commands.triage import walker_path
 from walkfuzz.core.duration import Seconds
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.paths import output_file
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import ReplayError, sniff_harness
 from walkfuzz.triage.inputs import Defaults, discover, resolve
@@ -52,11 +53,11 @@ def run(args: argparse.Namespace) -> int:
         raise ReplayError(spec.error)
     if spec.target != "minivm":
         raise UserError(f"{args.file}: minimize works on minivm cases, not {spec.target!r} inputs")
+    out = output_file(args.output or args.file.with_name(args.file.name + SUFFIX), "--output")
     data = args.file.read_bytes()
     harness = spec.harness or sniff_harness(data, str(args.file))
     result = minimize(data, harness, spec.walker or "reference", args.budget,
                       source=str(args.file))
-    out = args.output or args.file.with_name(args.file.name + SUFFIX)
     write_atomic(out, result.data)
     print(f"{out}: {len(result.data)} bytes (input {result.original_size} bytes, as a case "
           f"{result.materialized_size}), signature {result.signature} kept; harness "

@@ -9,9 +9,10 @@
 Every failed sample (fault, hang, invalid trace) is saved under --out as it happens, as a case
 file that `walkfuzz replay FILE [--walker PATH.so]` replays; --stop-on-first ends the run there.
 
-Exit status: 0 clean; 1 a fault or hang, or an invalid-trace rate above --max-invalid-rate
-(with --stop-on-first: any finding); 2 bad options (one line naming the value, or the flag a
-target does not take); 3 a missing tool.
+Exit status (walkfuzz.core.exit_status): 0 clean; 1 a fault, a hang or an invalid trace (with
+--max-invalid-rate: an invalid-trace rate above it); 2 bad options (one line naming the value,
+or the flag a target does not take); 3 a missing tool; 130 interrupted (findings kept, report
+written).
 """
 
 from __future__ import annotations
@@ -76,9 +77,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--stop-on-first", action="store_true",
                    help="minivm: stop at the first finding (saved before the run ends)")
     p.add_argument("--max-invalid-rate", type=float, metavar="FRACTION",
-                   help="exit 1 if invalid traces / walks is above this (CI)")
+                   help="tolerate invalid traces up to this share of the walks (default: "
+                   "none; any invalid trace is a finding, exit 1)")
     p.add_argument("--out", type=Path, help="output directory (default reports/stress-MODE for "
-                   "minivm, reports/stress-TARGET otherwise)")
+                   "minivm, reports/stress-TARGET otherwise; created if missing)")
     p.add_argument("--load", type=int, default=0, metavar="N",
                    help=f"run N CPU-hog processes alongside (0..{MAX_LOAD}; {cores()} takes "
                    "every core of this machine): a busy machine, as CI's are")

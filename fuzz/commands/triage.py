@@ -1,4 +1,8 @@
-"""`walkfuzz triage DIR...`: replay findings, group them by cause, classify, print a table."""
+"""`walkfuzz triage DIR...`: replay findings, group them by cause, classify, print a table.
+
+Exit status (walkfuzz.core.exit_status): 0 no findings (a clean run's output folder included),
+1 findings, 2 bad input (no inputs in a folder that is no run's, none that could be replayed),
+130 interrupted (what was replayed is printed and written)."""
 
 from __future__ import annotations
 
@@ -13,13 +17,22 @@ from typing import Any
 
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS, INTERRUPTED
+from walkfuzz.core.paths import output_file
 from walkfuzz.engine.progress import Progress
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.table import target_arg, target_help
-from walkfuzz.triage.driver import DEFAULT_RUNS, FileError, outcome_json, table, triage
-from walkfuzz.triage.inputs import Defaults, find_inputs
+from walkfuzz.triage.driver import (
+    DEFAULT_RUNS,
+    FileError,
+    Outcome,
+    outcome_json,
+    table,
+    triage,
+)
+from walkfuzz.triage.inputs import Defaults, InputSpec, find_inputs, is_output_dir
 
 # What --help shows under "examples" (walkfuzz.commands._help).
 EXAMPLES = (
@@ -98,14 +111,35 @@ def print_error(error: FileError) -> None:
     print(f"walkfuzz triage: {error.message}", file=sys.stderr)
 
 
-def run(args: argparse.Namespace) -> int:
-    defaults, hang_ns = checked(args)
-    found = find_inputs(args.paths)
+def inputs_of(paths: list[Path]) -> list[InputSpec]:
+    """Every input the paths name, saying which files of their folders it skipped. None is an
+    error, unless each path is a walkfuzz output folder: a clean run's folder is a clean
+    triage."""
+    found = find_inputs(paths)
     for path, why in found.skipped:
         print(f"walkfuzz triage: skipped {path}: {why}, not an input", file=sys.stderr)
     specs = found.inputs
-    if not specs:
-        raise UserError(f"no inputs in {', '.join(map(str, args.paths))}")
+    if not specs and not all(is_output_dir(p) for p in paths):
+        raise UserError(f"no inputs in {', '.join(map(str, paths))} (neither a walkfuzz output "
+                        "folder nor a folder of inputs)")
+    return specs
+
+
+def status_of(outcome: Outcome) -> int:
+    """Interrupted, findings, only inputs that could not run (bad input), or clean."""
+    if outcome.interrupted:
+        return INTERRUPTED
+    if outcome.clusters:
+        return FINDINGS
+    return BAD_INPUT if outcome.errors and not outcome.clean else CLEAN
+
+
+def run(args: argparse.Namespace) -> int:
+    defaults, hang_ns = checked(args)
+    for path, flag in ((args.json, "--json"), (args.sarif, "--sarif")):
+        if path is not None:
+            output_file(path, flag)
+    specs = inputs_of(args.paths)
     with Progress() as progress:
         outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error,
                          on_status=replay_progress(progress, len(specs)))
@@ -119,4 +153,6 @@ def run(args: argparse.Namespace) -> int:
         from walkfuzz.triage.sarif import to_sarif
 
         write_atomic(args.sarif, json.dumps(to_sarif(outcome), indent=1).encode())
-    return 1 if outcome.errors and not outcome.clusters and not outcome.clean else 0
+    if outcome.interrupted:
+        print(f"interrupted: {outcome.inputs} of {len(specs)} inputs replayed", file=sys.stderr)
+    return status_of(outcome)

@@ -23,7 +23,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.campaign import CAMPAIGN_FILE
 from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR, TIMEOUT_PREFIX
+from walkfuzz.report.files import REPORT_STEM
 from walkfuzz.targets.harness_replay import CASE_MAGIC, harness_of_path
 
 ARTIFACT_PREFIXES = (CRASH_PREFIX, TIMEOUT_PREFIX, "oom-", "leak-")
@@ -85,6 +87,14 @@ def _sha1(path: Path) -> str | None:
         return None
 
 
+def is_output_dir(directory: Path) -> bool:
+    """A walkfuzz run's output folder (a campaign's or a stress run's), findings or none: a
+    clean run has no findings/, but its campaign.json or report.json says what it is."""
+    return directory.is_dir() and any(
+        (directory / name).exists()
+        for name in (FINDINGS_DIR, CAMPAIGN_FILE, f"{REPORT_STEM}.json"))
+
+
 def _not_input(path: Path) -> str | None:
     """Why a file of a directory is no input (None: it is one)."""
     if path.name.startswith("."):
@@ -144,7 +154,7 @@ def find_inputs(arguments: list[Path]) -> Found:
     for argument in arguments:
         if argument.is_dir() and argument.name == FINDINGS_DIR:
             found.inputs += [_described(b) for b in sorted(argument.glob("*/*.bin"))]
-        elif argument.is_dir() and (argument / FINDINGS_DIR).is_dir():
+        elif is_output_dir(argument):
             _output_dir(argument, found)
         elif argument.is_dir():
             found.take_dir(argument)

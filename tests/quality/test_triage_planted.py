@@ -180,7 +180,7 @@ def test_minimized_reproducers_keep_signature_and_shrink(outcome, tmp_path: Path
         again = subprocess.run([str(WALKFUZZ), "triage", str(out), "--walker", member.walker,
                                 "--json", str(tmp_path / "again.json"), "--runs", "1"],
                                capture_output=True, text=True, timeout=60)
-        assert again.returncode == 0, again.stderr
+        assert again.returncode == 1, again.stderr  # the finding, minimized
         doc = json.loads((tmp_path / "again.json").read_text())
         replayed = [s["signature"] for g in doc["groups"] for s in g["signatures"]]
         assert replayed == [member.signature]

@@ -80,7 +80,7 @@ def test_cli_prints_one_line_per_bad_file_and_the_table(tmp_path: Path, good_cas
                            "--runs", "2", "--json", str(tmp_path / "t.json"), "--sarif",
                            str(tmp_path / "t.sarif")], capture_output=True, text=True,
                           timeout=60)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # a finding
     # one line per bad file (the rest of stderr is the progress line, walkfuzz.engine.progress)
     assert len([ln for ln in done.stderr.splitlines() if ln.startswith("walkfuzz triage:")]) == 4
     assert "crash" in done.stdout and "wild-read" in done.stdout and "reliable" in done.stdout

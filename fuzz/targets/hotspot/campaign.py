@@ -121,7 +121,9 @@ def _write(out_dir: Path, hs: HotspotRun, mode: str, clock: RunClock, argv: list
            series: dict[str, list[tuple[float, float]]], notes: list[str]) -> None:
     summary = hs.run.summary or {}
     groups = group_findings(out_dir, stored_findings(out_dir, hs.findings), run_command=argv)
-    status = "completed" if hs.run.watchdog is None and hs.run.returncode == 0 else "failed"
+    status = ("interrupted" if hs.run.interrupted
+              else "completed" if hs.run.watchdog is None and hs.run.returncode == 0
+              else "failed")
     doc = RunReport(
         meta=RunMeta(run_type="hotspot", command=argv, target="hotspot", mode=mode,
                      started_at=clock.at(clock.origin)[1], ended_at=time.time(),
@@ -142,7 +144,9 @@ def _common_counters(jdk: Jdk, run: JvmRun) -> dict[str, object]:
     cpu = float(str(s.get("process_cpu_s", 0.0)))
     return {
         "jdk": jdk.label, "jdk_version": jdk.version,
-        "jvm_alive_at_end": run.returncode == 0 and run.watchdog is None,
+        # an interrupted JVM was ended by us, not by what it ran
+        "jvm_alive_at_end": run.watchdog is None and (
+            run.returncode == 0 or (run.interrupted and run.hs_err is None)),
         "jvm_exit": -1 if run.returncode is None else run.returncode,
         "watchdog": run.watchdog or "none",
         "wall_s": round(run.wall_s, 2), "process_cpu_s": round(cpu, 2),
@@ -190,7 +194,7 @@ def run_hotspot_fuzz(
     counters["faults_by_signature"] = dict(results.signature_counts(findings))
     hs = HotspotRun(the_jdk, run, findings, counters)
     saved = [(run, list(findings))]
-    if control:
+    if control and not run.interrupted:
         hs.control = _control(the_jdk, agent, workload, out_dir, seed, threads, control_timeout_s)
         crash = results.crash_finding(the_jdk, hs.control, "perturb-unguarded")
         counters["control_crashed_vm"] = hs.control.hs_err is not None

@@ -3,7 +3,8 @@
 `walkfuzz fuzz|stress|replay --target hotspot` end here:
 
     fuzz     0 no findings, 1 findings (or the JVM did not survive)
-    stress   0 clean, 1 a fault, a hang, a dead JVM, or an invalid-trace rate above the limit
+    stress   0 clean, 1 a fault, a hang, a dead JVM, or an invalid trace (with
+             --max-invalid-rate: an invalid-trace rate above it)
     replay   0 the record ran clean, 1 it faulted again
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.targets.hotspot.campaign import (
     DEFAULT_BATCH,
@@ -74,6 +76,8 @@ def stress_summary(hs: HotspotRun) -> str:
 def _print_summary(hs: HotspotRun, line: str) -> None:
     print(line)
     print(f"report: {hs.report.get('html')}")
+    if hs.run.interrupted:
+        print("interrupted: the report has what the JVM ran until then", file=sys.stderr)
 
 
 def _tick_line(mode: str, tick: dict[str, object]) -> str:
@@ -110,15 +114,17 @@ def fuzz_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int, 
                               interval_us=interval_us, argv=argv, on_tick=_ticks(progress, "fuzz"),
                               strategies=CORPUS_ONLY if corpus_only else ALL_STRATEGIES)
     _print_summary(hs, fuzz_summary(hs))
+    if hs.run.interrupted:
+        return INTERRUPTED
     alive = bool(hs.counters.get("jvm_alive_at_end"))
-    return 1 if hs.findings or not alive else 0
+    return judged(bool(hs.findings) or not alive)
 
 
 def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int, threads: int,
                      interval_us: int, argv: list[str], max_invalid_rate: float | None = None,
                      debug_non_safepoints: bool = True) -> int:
     """A sampled run checked against the oracles: 1 on a fault, a hang, a dead JVM or an
-    invalid-trace rate above max_invalid_rate, else 0."""
+    invalid trace (a rate above max_invalid_rate when given), else 0."""
     check_threads(threads)
     if interval_us < 1:
         raise UserError(f"interval {interval_us} us must be at least 1 us")
@@ -128,14 +134,23 @@ def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int
                                 debug_non_safepoints=debug_non_safepoints,
                                 on_tick=_ticks(progress, "stress"))
     _print_summary(hs, stress_summary(hs))
-    faults = [f for f in hs.findings if f.kind in ("crash", "hang")]
-    failed = bool(faults) or not hs.counters.get("jvm_alive_at_end")
-    rate = hs.counters.get("invalid_rate", 0.0)
-    if max_invalid_rate is not None and isinstance(rate, float) and rate > max_invalid_rate:
+    if hs.run.interrupted:
+        return INTERRUPTED
+    if not hs.counters.get("samples"):  # a run that did no work is an error, never clean
+        raise UserError(f"no sample was taken in --duration {duration_s:g}s at --interval "
+                        f"{interval_us}us per thread")
+    # Every finding fails the run but the invalid traces --max-invalid-rate tolerates.
+    others = [f for f in hs.findings if f.kind != "invalid-trace"]
+    failed = bool(others) or not hs.counters.get("jvm_alive_at_end")
+    invalid, compared = (int(str(hs.counters.get(k, 0)))
+                         for k in ("invalid_traces", "traces_compared"))
+    rate = invalid / compared if compared else 0.0  # the counter's is rounded to 6 places
+    over = (invalid_rate_fails(rate, max_invalid_rate) if max_invalid_rate is not None
+            else len(others) < len(hs.findings) or invalid > 0)
+    if over and max_invalid_rate is not None:
         print(f"invalid-trace rate {rate} above --max-invalid-rate {max_invalid_rate}",
               file=sys.stderr)
-        failed = True
-    return 1 if failed else 0
+    return judged(failed or over)
 
 
 def _stored_description(finding: Path) -> dict[str, object]:
@@ -179,4 +194,4 @@ def replay_and_judge(finding: Path, jdk: str | None = None,
            "reproduced": isinstance(signatures, dict) and stored.get("signature") in signatures,
            "jvm_alive_at_end": hs.counters.get("jvm_alive_at_end")}
     print(json.dumps(doc, indent=1, default=str))
-    return 1 if hs.findings else 0
+    return INTERRUPTED if hs.run.interrupted else judged(bool(hs.findings))

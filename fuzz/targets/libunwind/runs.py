@@ -3,7 +3,8 @@
 and `walkfuzz replay --target libunwind` end here:
 
     fuzz     0 no findings, 1 findings
-    stress   0 clean, 1 a fault, a hang, a dead child, or an invalid-trace rate above the limit
+    stress   0 clean, 1 a fault, a hang, a dead child, or an invalid trace (with
+             --max-invalid-rate: an invalid-trace rate above it)
     replay   0 a clean walk, 1 a finding (or the child died)
 
 (`walkfuzz fuzz --target libunwind` with its default engine is a libFuzzer campaign on
@@ -21,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.core.exit_status import (
+    FINDINGS,
+    INTERRUPTED,
+    describe_exit,
+    invalid_rate_fails,
+    judged,
+)
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.findings.finding import RunClock
 from walkfuzz.report.figures import slowdown_text
@@ -61,7 +68,10 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
     for signature, count in sorted(result.signatures.items(), key=lambda kv: -kv[1]):
         print(f"  {count:8d}  {signature}")
     print(f"report: {paths['html']}")
-    return 1 if result.findings else 0
+    if result.interrupted:
+        print("interrupted: the report has the walks done until then", file=sys.stderr)
+        return INTERRUPTED
+    return judged(bool(result.findings))
 
 
 def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: float, mode: str,
@@ -89,18 +99,23 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
     if result.died is not None:
         print(f"libunwind stress: the child died (status {result.died})")
         print(f"report: {paths['html']}")
-        return 1
+        return FINDINGS
     print(f"libunwind stress: {c['walked']} samples walked of {c['requested']} requested "
           f"({c['delivered']} delivered, {c['overruns']} overruns); match "
           f"{result.match_rate:.5%}, invalid {result.invalid} ({result.invalid_rate:.5%}) "
           f"{c['invalid_kinds']}; faults {c['faults']}, hangs {c['hangs']}; "
           f"slowdown {slowdown_text(result.slowdown)}")
     print(f"report: {paths['html']}")
+    if result.interrupted:
+        print("interrupted: the report has the samples walked until then", file=sys.stderr)
+        return INTERRUPTED
+    if not c["walked"]:  # a run that did no work is an error, never a clean run
+        raise UserError(f"no sample was walked in --duration {seconds:g}s at --interval "
+                        f"{interval_us:.0f}us per thread")
     failed = int(c["faults"]) + int(c["hangs"]) > 0
-    if max_invalid_rate is not None and result.invalid_rate > max_invalid_rate:
+    if max_invalid_rate is not None and invalid_rate_fails(result.invalid_rate, max_invalid_rate):
         print(f"invalid-trace rate {result.invalid_rate:.5%} is above {max_invalid_rate:.5%}")
-        failed = True
-    return 1 if failed else 0
+    return judged(failed or invalid_rate_fails(result.invalid_rate, max_invalid_rate))
 
 
 def replay_and_judge(path: Path) -> int:

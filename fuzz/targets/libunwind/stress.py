@@ -19,11 +19,13 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.interrupt import stop_on_interrupt
 from walkfuzz.engine.progress import STATUS_EVERY, human, report_status, run_child
 from walkfuzz.findings.finding import Finding, Hits, RunClock
 from walkfuzz.targets.libunwind.native import load
@@ -35,6 +37,7 @@ HIST_BUCKETS = 32
 KEPT = 16  # WF_UW_KEPT_INVALID: invalid samples kept as examples, per run
 CHILD_GRACE = 30.0  # seconds beyond the run's own length before the child is killed
 PROGRESS_FIELDS = ("delivered", "walked", "matched", "tolerated", "faults", "hangs")
+STOP_POLL_SECONDS = 0.02  # how often the main thread may run a signal handler during a run
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class LibunwindStressResult:
     kept: list[dict[str, Any]]
     baseline_units_per_cpu_s: float
     died: int | None = None  # the child's exit status if it did not finish
+    interrupted: bool = False  # Ctrl-C or SIGTERM ended the sampled time early
     findings: list[Finding] = field(default_factory=list)
     signature_counts: list[dict[str, Any]] = field(default_factory=list)
 
@@ -154,17 +158,20 @@ def _run_native(native: Any, cfg: StressConfig, seconds: float, interval_ns: int
     c.max_depth, c.spin, c.signo = cfg.max_depth, cfg.spin, cfg.signo
     c.mode, c.seed, c.walk_budget_ns = MODES.index(cfg.mode), cfg.seed, int(cfg.budget_ms * 1e6)
     stats = ffi.new("wf_uw_stress_stats *")
-    # on a thread of its own (cffi releases the GIL), so that this one reports its counts
+    # On a thread of its own (cffi releases the GIL), so that this one reports its counts
+    # and runs the signal handler of stop_on_interrupt while it goes on.
     rc: list[int] = []
     run = threading.Thread(target=lambda: rc.append(lib.wf_uw_stress_run(c, stats)),
                            name="wf_uw_stress_run")
     run.start()
     counts = ffi.new("wf_uw_stress_stats *")
-    run.join(STATUS_EVERY)
+    reported = time.monotonic()  # the first report after STATUS_EVERY
     while run.is_alive():
-        lib.wf_uw_stress_progress(counts)
-        report_status({"sampling": interval_ns != 0, **progress_of(counts)})
-        run.join(STATUS_EVERY)
+        run.join(STOP_POLL_SECONDS)
+        if run.is_alive() and time.monotonic() - reported >= STATUS_EVERY:
+            reported = time.monotonic()
+            lib.wf_uw_stress_progress(counts)
+            report_status({"sampling": interval_ns != 0, **progress_of(counts)})
     if rc != [0]:
         raise UserError(f"libunwind stress could not run: {ffi.string(stats.error).decode()}")
     return stats
@@ -218,10 +225,13 @@ def _signature_counts(stats: Any, namer: Namer) -> list[dict[str, Any]]:
 def child_run(cfg: StressConfig) -> dict[str, Any]:
     native = load()
     baseline_rate = 0.0
-    if cfg.baseline_seconds > 0:
-        base = _run_native(native, cfg, cfg.baseline_seconds, 0)
-        baseline_rate = base.work_units / (base.cpu_ns / 1e9) if base.cpu_ns else 0.0
-    stats = _run_native(native, cfg, cfg.seconds, int(cfg.interval_us * 1000))
+    # Ctrl-C or SIGTERM ends the run early (a stop in the baseline skips the sampled time
+    # too): the stats so far are still the result.
+    with stop_on_interrupt(native.lib.wf_uw_stress_request_stop) as interrupted:
+        if cfg.baseline_seconds > 0:
+            base = _run_native(native, cfg, cfg.baseline_seconds, 0)
+            baseline_rate = base.work_units / (base.cpu_ns / 1e9) if base.cpu_ns else 0.0
+        stats = _run_native(native, cfg, cfg.seconds, int(cfg.interval_us * 1000))
     names = ("requested", "delivered", "overruns", "walked", "matched", "tolerated", "faults",
              "hangs", "frames", "work_units", "elapsed_ns", "cpu_ns")
     counters: dict[str, Any] = {n: int(getattr(stats, n)) for n in names}
@@ -237,6 +247,7 @@ def child_run(cfg: StressConfig) -> dict[str, Any]:
         "kept": _kept(stats, namer),
         "signature_counts": _signature_counts(stats, namer),
         "baseline_units_per_cpu_s": baseline_rate,
+        "interrupted": bool(interrupted),
     }
 
 
@@ -262,7 +273,8 @@ def run_libunwind_stress(cfg: StressConfig,
     argv = [sys.executable, "-m", "walkfuzz.targets.libunwind.stress", json.dumps(cfg.__dict__)]
     timeout = cfg.seconds + cfg.baseline_seconds + CHILD_GRACE
     try:
-        done = run_child(argv, timeout, on_status or (lambda status: None))
+        # graceful: a Ctrl-C or SIGTERM still gets the result, marked interrupted
+        done = run_child(argv, timeout, on_status or (lambda status: None), graceful=True)
     except subprocess.TimeoutExpired:
         return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=-int(signal.SIGKILL))
     if done.returncode != 0:
@@ -273,7 +285,8 @@ def run_libunwind_stress(cfg: StressConfig,
         config=cfg, counters=doc["counters"], interval_hist=doc["interval_hist"],
         latency_hist=doc["latency_hist"], kept=doc["kept"],
         baseline_units_per_cpu_s=doc["baseline_units_per_cpu_s"],
-        findings=_findings(doc["kept"]), signature_counts=doc["signature_counts"])
+        findings=_findings(doc["kept"]), signature_counts=doc["signature_counts"],
+        interrupted=bool(doc.get("interrupted")))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -81,17 +81,21 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void sleep_ns(uint64_t ns) {
-    struct timespec end;
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    end.tv_sec += (time_t)(ns / 1000000000u);
-    end.tv_nsec += (long)(ns % 1000000000u);
-    if (end.tv_nsec >= 1000000000L) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000L;
+#define WF_UW_STOP_CHECK_NS 10000000ull /* how often the sampled time looks for a stop */
+
+static volatile sig_atomic_t stop_requested;
+
+void wf_uw_stress_request_stop(void) { stop_requested = 1; }
+
+/* Sleep for ns, in slices of WF_UW_STOP_CHECK_NS, until a stop request; the ns slept. */
+static uint64_t sleep_ns(uint64_t ns) {
+    uint64_t start = wf_uw_now_ns(), end = start + ns;
+    for (uint64_t now = start; now < end && !stop_requested; now = wf_uw_now_ns()) {
+        uint64_t slice = end - now < WF_UW_STOP_CHECK_NS ? end - now : WF_UW_STOP_CHECK_NS;
+        struct timespec ts = {(time_t)(slice / 1000000000ull), (long)(slice % 1000000000ull)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
     }
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) == EINTR)
-        ;
+    return wf_uw_now_ns() - start;
 }
 
 static void add_signatures(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t) {
@@ -232,7 +236,7 @@ int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats) 
     uint64_t start = wf_uw_now_ns();
     int started = start_workers(cfg, samplers, stats);
     publish(samplers, started);
-    if (started == (int)cfg->threads) sleep_ns(cfg->duration_ns);
+    uint64_t sampled_ns = started == (int)cfg->threads ? sleep_ns(cfg->duration_ns) : 0;
     /* Disarm first: at intervals near the walk time the handlers leave the workload no time to
        reach its root and see the stop flag. */
     static const struct itimerspec disarmed;
@@ -248,7 +252,7 @@ int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats) 
     stats->elapsed_ns = wf_uw_now_ns() - start;
     if (cfg->interval_ns != 0) {
         sigaction(cfg->signo, &old, NULL);
-        stats->requested = (uint64_t)started * (cfg->duration_ns / cfg->interval_ns);
+        stats->requested = (uint64_t)started * (sampled_ns / cfg->interval_ns);
     }
     publish(NULL, 0);
     free(samplers);

@@ -14,6 +14,7 @@ from typing import Any
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.native import load
+from walkfuzz.engine.interrupt import stop_on_interrupt
 from walkfuzz.engine.progress import STATUS_EVERY
 from walkfuzz.targets.minivm.stress.drain import ERROR_NAMES, POLL_SECONDS, WINDOW_NAMES, Drain
 from walkfuzz.targets.minivm.stress.hits import RunClock
@@ -166,16 +167,18 @@ def run_live(options: StressOptions,
     drain = Drain(ffi, lib, clock, Path(options.out) if options.out else None,
                   {"walker": options.walker or "reference", "workload": options.workload,
                    "seed": options.seed, "interval_ns": options.interval_ns})
-    thread, rc = _run_in_thread(lib, (cfg, walker, out, err, len(err)))
-    # the first report after STATUS_EVERY: a run that fails at once shows only its error
-    counts, reported = ffi.new("wf_live_progress *"), time.monotonic()
-    while thread.is_alive():
-        if on_progress is not None and time.monotonic() - reported >= STATUS_EVERY:
-            reported = time.monotonic()
-            on_progress(progress_of(lib, counts, drain))
-        if not drain.take():
-            thread.join(POLL_SECONDS)
-    thread.join()
+    # Ctrl-C or SIGTERM ends the run's phases early: the result is still returned.
+    with stop_on_interrupt(lib.wf_live_request_stop) as interrupted:
+        thread, rc = _run_in_thread(lib, (cfg, walker, out, err, len(err)))
+        # the first report after STATUS_EVERY: a run that fails at once shows only its error
+        counts, reported = ffi.new("wf_live_progress *"), time.monotonic()
+        while thread.is_alive():
+            if on_progress is not None and time.monotonic() - reported >= STATUS_EVERY:
+                reported = time.monotonic()
+                on_progress(progress_of(lib, counts, drain))
+            if not drain.take():
+                thread.join(POLL_SECONDS)
+        thread.join()
     if rc != [0]:
         raise UserError(ffi.string(err).decode(errors="replace"))
     drain.take()
@@ -187,7 +190,8 @@ def run_live(options: StressOptions,
     return {
         "options": options.to_json(),
         "started_at": clock.start_wall,
-        "stopped_early": bool(lib.wf_live_stopped_early()),
+        "stopped_early": bool(lib.wf_live_stopped_early()) and not interrupted,
+        "interrupted": bool(interrupted),
         "total": _stats(out.total, float(out.ns_per_tick)),
         "capture": capture_summary(lib, _stats(out.total), float(out.ns_per_tick)),
         "per_worker": [_stats(out.per_worker[i], float(out.ns_per_tick))

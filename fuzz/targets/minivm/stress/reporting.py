@@ -108,11 +108,19 @@ def counters_of(result: dict[str, Any]) -> dict[str, Any]:
     return counters
 
 
+def run_status(result: dict[str, Any]) -> str:
+    """The report's status: a run that walked no sample did no work, and failed."""
+    if result.get("interrupted"):
+        return "interrupted"
+    return "completed" if result["total"]["walked"] else "failed"
+
+
 def build_report(out_dir: Path, result: dict[str, Any], command: list[str], started: float,
                  walker: str, found: list[Finding]) -> RunReport:
     options = result["options"]
     meta = RunMeta(run_type="stress", command=command, target=TARGET, mode=options["mode"],
-                   started_at=started, ended_at=time.time(), walker=walker)
+                   started_at=started, ended_at=time.time(), walker=walker,
+                   status=run_status(result))
     notes = [f"workload {options['workload']}, {len(result['methods'])} methods, seed "
              f"{options['seed']}, {len(result['per_worker'])} threads, interval "
              f"{options['interval_ns']} ns",

@@ -29,7 +29,8 @@ def run_minivm_stress(options: StressOptions,
     command = [sys.executable, "-m", "walkfuzz.targets.minivm.stress.child",
                json.dumps(options.to_json())]
     try:
-        child = run_child(command, seconds, on_status or (lambda status: None))
+        # graceful: a Ctrl-C or SIGTERM still gets the result, marked interrupted
+        child = run_child(command, seconds, on_status or (lambda status: None), graceful=True)
     except subprocess.TimeoutExpired as err:
         raise StressChildError(f"stress child ({options.label}) still running after "
                                f"{seconds:.0f} s; killed") from err
