@@ -174,6 +174,8 @@ def _run_native(native: Any, cfg: StressConfig, seconds: float, interval_ns: int
             report_status({"sampling": interval_ns != 0, **progress_of(counts)})
     if rc != [0]:
         raise UserError(f"libunwind stress could not run: {ffi.string(stats.error).decode()}")
+    if interval_ns != 0:  # the sampled phase's final counts: the line ends on what it did
+        report_status({"sampling": True, **progress_of(stats)})
     return stats
 
 
