@@ -9,7 +9,9 @@ import sys
 from collections.abc import Sequence
 
 from walkfuzz import __version__, commands
+from walkfuzz.commands._help import finish
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import BAD_INPUT, INTERRUPTED, sigterm_as_interrupt
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,8 +27,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"walkfuzz {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):  # a helper of the commands, not one
+            continue
         module = importlib.import_module(f"walkfuzz.commands.{info.name}")
+        before = set(sub.choices)
         module.register(sub)
+        for name in set(sub.choices) - before:
+            finish(sub.choices[name], module.EXAMPLES)
     return parser
 
 
@@ -35,14 +42,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
-        return 2
+        return BAD_INPUT
     try:
-        status: int = args.func(args)
+        with sigterm_as_interrupt():
+            status: int = args.func(args)
     except UserError as err:
         print(f"walkfuzz {args.command}: error: {err}", file=sys.stderr)
         return err.exit_status
     except KeyboardInterrupt:
-        return 130
+        # A command that keeps what it found on an interrupt returns INTERRUPTED itself; one
+        # that had nothing to keep yet ends here.
+        print(f"walkfuzz {args.command}: interrupted", file=sys.stderr)
+        return INTERRUPTED
     return status
 
 

@@ -18,6 +18,14 @@ REFERENCE = "reference"
 MOST_SECONDS = "600s"
 
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz bench", "time the reference walker on every stack, 2 s each"),
+    ("walkfuzz bench --walker my.so --stack mixed --seconds 10s --json",
+     "your walker next to the reference on the mixed stack, as JSON"),
+)
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "bench", help="time walkers on deep synthetic stacks, next to an fp-chain floor",
@@ -34,7 +42,7 @@ def register(subparsers: Any) -> None:
                    "(default 5)")
     p.add_argument("--seconds", type=Seconds("s", zero_ok=True, at_most=MOST_SECONDS),
                    default=2.0, metavar="T",
-                   help="go on with rounds until S seconds per stack have passed, to meet a "
+                   help="go on with rounds until T per stack has passed, to meet a "
                    "spell without neighbours on a shared machine (default 2; at most 600; "
                    "a bare number is seconds)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")

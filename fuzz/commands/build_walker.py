@@ -1,6 +1,7 @@
 """`walkfuzz build-walker SOURCE.c... -o PATH.so [--flavour plain|cov]`: compile a user's
 walker for the simulated VM against the API headers (native/include), then check it the way
-`--walker` will (every ASGST symbol present), so a library that builds is one that loads."""
+`--walker` will (every ASGST symbol present) before it is renamed to PATH.so, so a library
+at PATH.so is one that loads."""
 
 from __future__ import annotations
 
@@ -8,8 +9,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.core.paths import output_file
 from walkfuzz.targets.minivm.user_walker import FLAVOURS, build_walker
-from walkfuzz.targets.minivm.walker_library import check_walker_library
+
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz build-walker my_walker.c -o my.so",
+     "a walker library for --walker (plain: loads in every command)"),
+    ("walkfuzz build-walker my_walker.c -o my-cov.so --flavour cov -D MY_FIX=1",
+     "the coverage build a campaign wants"),
+)
 
 
 def register(subparsers: Any) -> None:
@@ -28,7 +37,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = build_walker(args.sources, args.output, args.flavour,
+    out = build_walker(args.sources, output_file(args.output, "--output"), args.flavour,
                        [f"-D{d}" for d in args.defines])
-    print(f"built {check_walker_library(str(out))}")
+    print(f"built {out.resolve()}")
     return 0

@@ -17,10 +17,16 @@ import sys
 from pathlib import Path
 
 from walkfuzz.core.errors import MissingDependencyError, UserError
-from walkfuzz.core.paths import ROOT
+from walkfuzz.core.paths import ROOT, output_dir, require_corpus_dir
 from walkfuzz.engine.worker import WorkerEnv
 from walkfuzz.targets.minivm.walker_library import check_walker_library
-from walkfuzz.targets.table import DEFAULT_TARGET, find_harness, target_arg, target_help
+from walkfuzz.targets.table import (
+    DEFAULT_TARGET,
+    default_out,
+    find_harness,
+    target_arg,
+    target_help,
+)
 
 LLVM_VERSIONS = ("-14", "")  # Debian names the tools llvm-cov-14; plain names as a fallback
 REPLAY_TIMEOUT = 600  # seconds for one replay of a whole corpus
@@ -28,6 +34,15 @@ REPLAY_TIMEOUT = 600  # seconds for one replay of a whole corpus
 IGNORE = r"(_native_srccov\.c|/build/|/usr/)"
 _TOTAL = re.compile(r"^TOTAL\s+(.*)$", re.M)
 WALKER_DIR = ROOT / "native" / "walkers" / "reference"
+
+
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz coverage reports/fuzz-layouts/corpus",
+     "line coverage a campaign's corpus reaches, HTML in reports/coverage-layouts"),
+    ("walkfuzz coverage corpora/bytes --harness bytes --walker my.so --out cov",
+     "the shipped bytes seeds on your walker"),
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--target", type=target_arg, default=DEFAULT_TARGET, help=target_help())
     p.add_argument("--harness", default="layouts", help="harness that replays the inputs")
     p.add_argument("--walker", metavar="PATH.so", help="walker library (default: reference)")
-    p.add_argument("--out", type=Path, help="output directory (default CORPUS/../coverage)")
+    p.add_argument("--out", type=Path, help="output directory (default reports/coverage-HARNESS "
+                   "for minivm, reports/coverage-TARGET otherwise; created if missing)")
     p.set_defaults(func=run)
 
 
@@ -87,9 +103,9 @@ def replay(args: argparse.Namespace, corpus: Path, profiles: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     corpus: Path = args.corpus
-    if not corpus.is_dir():
-        raise UserError(f"corpus directory {str(corpus)!r} does not exist")
-    out: Path = args.out or corpus.resolve().parent / "coverage"
+    require_corpus_dir(corpus)
+    kind = args.harness if args.target == DEFAULT_TARGET else None  # as a campaign's folder
+    out = output_dir(args.out or default_out("coverage", args.target, kind))
     profiles = out / "profraw"
     shutil.rmtree(profiles, ignore_errors=True)
     profiles.mkdir(parents=True)

@@ -40,6 +40,13 @@ class Check:
     essential: bool = False
 
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz doctor", "one line per tool: ok, or MISSING and what its absence disables"),
+    ("walkfuzz doctor --json", "the same as JSON"),
+)
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "doctor", help="show what is installed and what a missing piece disables",

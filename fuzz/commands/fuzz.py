@@ -9,7 +9,8 @@
                          -j = workload threads; --control then runs them unguarded
 
 Flags that mean nothing for a target are refused with one line (walkfuzz.targets.flags).
-Exit status: 0 no findings, 1 findings, 2 bad input, 3 a missing tool (JDK, compiler, module).
+Exit status (walkfuzz.core.exit_status): 0 no findings, 1 findings, 2 bad input (and a campaign
+that ran no input), 3 a missing tool (JDK, compiler, module), 130 interrupted (report written).
 """
 
 from __future__ import annotations
@@ -20,6 +21,18 @@ from pathlib import Path
 from walkfuzz.core.duration import Nanoseconds, Seconds
 from walkfuzz.targets.fuzz import ENGINES
 from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
+
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz fuzz --harness layouts --time 10m -j 2",
+     "a 10-minute campaign of the layouts harness on the reference walker"),
+    ("walkfuzz fuzz --harness bytes --walker my-cov.so --time 90 --out reports/my",
+     "90 s (a bare number is seconds) on your walker, built with --flavour cov"),
+    ("walkfuzz fuzz --target libunwind --engine generator --time 1h",
+     "an hour of libunwind's generator stream"),
+    ("walkfuzz fuzz --target hotspot --jdk 17 --time 5min --interval 500us",
+     "perturbed AsyncGetCallTrace calls in a JVM, a signal every 500 us per thread"),
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -68,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="do not import the shipped seeds (corpora/HARNESS/); only --corpus")
     p.add_argument("--out", type=Path, help="output directory (default reports/fuzz-HARNESS for "
                    "minivm, reports/fuzz-libunwind-generator for that engine, "
-                   "reports/fuzz-TARGET otherwise)")
+                   "reports/fuzz-TARGET otherwise; created if missing)")
     p.add_argument("--stop-on-first", action="store_true", help="stop at the first new finding")
     p.add_argument("--max-len", type=int, metavar="B",
                    help="largest input in bytes (default 4096; 16384 for the bytes harness)")

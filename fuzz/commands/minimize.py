@@ -8,6 +8,7 @@ from pathlib import Path
 from walkfuzz.commands.triage import walker_path
 from walkfuzz.core.duration import Seconds
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.paths import output_file
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import ReplayError, sniff_harness
 from walkfuzz.triage.inputs import Defaults, discover, resolve
@@ -16,12 +17,22 @@ from walkfuzz.triage.minimize import DEFAULT_BUDGET, minimize
 SUFFIX = ".min"
 
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz minimize reports/fuzz-bytes/crash-0123abcd",
+     "shrink one finding's input to FILE.min, keeping its signature"),
+    ("walkfuzz minimize input.bin --harness layouts --walker my.so --budget 30s -o small.case",
+     "shrink a generator harness's input, for at most 30 s"),
+)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "minimize", help="shrink a reproducer, keeping its finding signature",
         description="Structure-aware shrinking of the case (frames, blobs, methods, names, "
         "stack words, registers, queue operations), then delta debugging on its bytes. The "
-        "result is a case file (replay it with `walkfuzz replay`).")
+        "result is a case file (replay it with `walkfuzz replay`), or, when no case got below "
+        "the input's size, the input's own bytes shrunk: never larger than the input.")
     p.add_argument("file", type=Path, metavar="FILE", help="a finding input, crash file or case")
     p.add_argument("-o", "--output", type=Path, help=f"output file (default FILE{SUFFIX})")
     p.add_argument("--harness", help="harness of an input without a description (a case file "
@@ -42,11 +53,11 @@ def run(args: argparse.Namespace) -> int:
         raise ReplayError(spec.error)
     if spec.target != "minivm":
         raise UserError(f"{args.file}: minimize works on minivm cases, not {spec.target!r} inputs")
+    out = output_file(args.output or args.file.with_name(args.file.name + SUFFIX), "--output")
     data = args.file.read_bytes()
     harness = spec.harness or sniff_harness(data, str(args.file))
     result = minimize(data, harness, spec.walker or "reference", args.budget,
                       source=str(args.file))
-    out = args.output or args.file.with_name(args.file.name + SUFFIX)
     write_atomic(out, result.data)
     print(f"{out}: {len(result.data)} bytes (input {result.original_size} bytes, as a case "
           f"{result.materialized_size}), signature {result.signature} kept; harness "

@@ -6,8 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from walkfuzz.commands.triage import add_input_arguments, checked, print_error
+from walkfuzz.commands.triage import add_input_arguments, checked, print_error, replay_progress
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import INTERRUPTED, judged
+from walkfuzz.core.paths import output_file
+from walkfuzz.engine.progress import Progress
 from walkfuzz.targets.table import CORPORA_DIR
 from walkfuzz.triage import regress
 from walkfuzz.triage.driver import table, triage
@@ -15,6 +18,15 @@ from walkfuzz.triage.inputs import discover
 from walkfuzz.triage.junit import write_junit
 
 REGRESSIONS = "regressions"
+
+
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz regress --baseline ci/baseline.json --junit regress.xml",
+     "replay every corpora/*/regressions/ input; exit 1 on a signature not in the baseline"),
+    ("walkfuzz regress reports/fuzz-layouts --baseline b.json --update-baseline",
+     "accept what a campaign found into the baseline"),
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,16 +54,24 @@ def run(args: argparse.Namespace) -> int:
     if args.prune and not args.update_baseline:
         raise UserError("--prune only applies with --update-baseline")
     defaults, hang_ns = checked(args)
+    if args.junit is not None:
+        output_file(args.junit, "--junit")
     baseline = ({} if args.update_baseline and not args.baseline.exists()
                 else regress.load_baseline(args.baseline))
     paths = args.paths or default_paths()
     specs = discover(paths)
-    outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error)
+    with Progress() as progress:
+        outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error,
+                         on_status=replay_progress(progress, len(specs)))
     verdict = regress.judge(outcome, baseline)
     print(table(outcome))
     if args.junit:
         write_junit(args.junit, regress.SUITE, regress.test_cases(outcome, verdict),
                     outcome.seconds)
+    if outcome.interrupted:  # a partial replay says nothing of the signatures it did not reach
+        print(f"interrupted: {outcome.inputs} of {len(specs)} inputs replayed; no verdict, "
+              "the baseline is left as it was", file=sys.stderr)
+        return INTERRUPTED
     if args.update_baseline:
         regress.write_baseline(args.baseline, regress.updated(baseline, verdict, args.prune))
         print(f"baseline {args.baseline}: {len(verdict.new)} signatures added"
@@ -64,4 +84,4 @@ def run(args: argparse.Namespace) -> int:
     print(f"regress: {len(verdict.new)} new, {len(verdict.known)} known, "
           f"{len(verdict.missing)} baseline signatures not seen, {len(outcome.errors)} inputs "
           f"could not run: {'FAIL' if failed else 'pass'}")
-    return 1 if failed else 0
+    return judged(failed)

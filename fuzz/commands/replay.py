@@ -17,6 +17,16 @@ from typing import Any
 
 from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
 
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz replay reports/fuzz-bytes/crash-0123abcd --walker my.so",
+     "decode a case, walk it natively and with the spec, show the first difference"),
+    ("walkfuzz replay corpora/layouts/00ef84916b3a5ac6f24e1997006361b012b279d7",
+     "a generator harness's input (its harness known from corpora/layouts/)"),
+    ("walkfuzz replay --target libunwind reports/fuzz-libunwind/crash-0123abcd",
+     "a libunwind finding once more in a fresh process"),
+)
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("replay", help="run one input again: a case, a finding, a record")

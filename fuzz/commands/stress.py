@@ -9,9 +9,10 @@
 Every failed sample (fault, hang, invalid trace) is saved under --out as it happens, as a case
 file that `walkfuzz replay FILE [--walker PATH.so]` replays; --stop-on-first ends the run there.
 
-Exit status: 0 clean; 1 a fault or hang, or an invalid-trace rate above --max-invalid-rate
-(with --stop-on-first: any finding); 2 bad options (one line naming the value, or the flag a
-target does not take); 3 a missing tool.
+Exit status (walkfuzz.core.exit_status): 0 clean; 1 a fault, a hang or an invalid trace (with
+--max-invalid-rate: an invalid-trace rate above it); 2 bad options (one line naming the value,
+or the flag a target does not take); 3 a missing tool; 130 interrupted (findings kept, report
+written).
 """
 
 from __future__ import annotations
@@ -26,6 +27,18 @@ from walkfuzz.targets.minivm.stress.options import WORKLOADS
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.stress import StressRequest
 from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
+
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz stress --duration 10s --interval 100us",
+     "10 s of sampling the simulated VM every 100 us per thread"),
+    ("walkfuzz stress --walker my.so --mode queue --duration 1m --out reports/q",
+     "your walker, walking at safepoints from the queue"),
+    ("walkfuzz stress --target libunwind --mode sigframe --duration 30s",
+     "libunwind walking live native threads from the signal frame"),
+    ("walkfuzz stress --target hotspot --jdk 25 --interval 1ms --duration 10s",
+     "AsyncGetCallTrace in a JVM, every trace checked"),
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "were checked (a budget a busy machine cannot shrink)")
     p.add_argument("--baseline", dest="baseline_ns", type=Nanoseconds("s", zero_ok=True),
                    metavar="T", help="minivm, libunwind: unsampled phase first, for the "
-                   "slowdown figure (default 1s; 0 for none)")
+                   "slowdown figure (default 1s; 0 for none; a bare number is seconds)")
     p.add_argument("--workload", choices=WORKLOADS, help="minivm: default mixed")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--walk-budget", dest="walk_budget_ns", type=Nanoseconds("s"), metavar="T",
@@ -64,9 +77,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--stop-on-first", action="store_true",
                    help="minivm: stop at the first finding (saved before the run ends)")
     p.add_argument("--max-invalid-rate", type=float, metavar="FRACTION",
-                   help="exit 1 if invalid traces / walks is above this (CI)")
+                   help="tolerate invalid traces up to this share of the walks (default: "
+                   "none; any invalid trace is a finding, exit 1)")
     p.add_argument("--out", type=Path, help="output directory (default reports/stress-MODE for "
-                   "minivm, reports/stress-TARGET otherwise)")
+                   "minivm, reports/stress-TARGET otherwise; created if missing)")
     p.add_argument("--load", type=int, default=0, metavar="N",
                    help=f"run N CPU-hog processes alongside (0..{MAX_LOAD}; {cores()} takes "
                    "every core of this machine): a busy machine, as CI's are")

@@ -1,19 +1,48 @@
-"""`walkfuzz triage DIR...`: replay findings, group them by cause, classify, print a table."""
+"""`walkfuzz triage DIR...`: replay findings, group them by cause, classify, print a table.
+
+Exit status (walkfuzz.core.exit_status): 0 no findings (a clean run's output folder included),
+1 findings, 2 bad input (no inputs in a folder that is no run's, none that could be replayed),
+130 interrupted (what was replayed is printed and written)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS, INTERRUPTED
+from walkfuzz.core.paths import output_file
+from walkfuzz.engine.progress import Progress
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
+from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.table import target_arg, target_help
-from walkfuzz.triage.driver import DEFAULT_RUNS, FileError, outcome_json, table, triage
-from walkfuzz.triage.inputs import Defaults, discover
+from walkfuzz.triage.driver import (
+    DEFAULT_RUNS,
+    FileError,
+    Outcome,
+    outcome_json,
+    table,
+    triage,
+)
+from walkfuzz.triage.inputs import Defaults, InputSpec, find_inputs, is_output_dir
+
+# What --help shows under "examples" (walkfuzz.commands._help).
+EXAMPLES = (
+    ("walkfuzz triage reports/fuzz-layouts",
+     "replay a campaign's findings, group them by cause, one reproducer per group"),
+    ("walkfuzz triage crashes/ --harness layouts --walker my.so --sarif t.sarif",
+     "every file of a folder, whatever its name, as inputs of the layouts harness"),
+    ("walkfuzz triage reports/stress-signal --hang 250ms --json groups.json",
+     "a stress run's findings, a walk over 250 ms counting as a hang"),
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,9 +68,10 @@ def add_input_arguments(p: argparse.ArgumentParser, required: bool = True) -> No
     p.add_argument("--runs", type=int, default=DEFAULT_RUNS,
                    help=f"replays per input, for reliability (default {DEFAULT_RUNS})")
     p.add_argument("-j", "--jobs", type=int, default=2, help="replay processes (default 2)")
-    p.add_argument("--hang-ms", dest="hang_ns", type=Nanoseconds("ms"), default=DEFAULT_HANG_NS,
-                   metavar="T", help="a walk longer than this is a hang (default "
-                   f"{DEFAULT_HANG_NS / 1e6:g}ms; a bare number is milliseconds)")
+    # --hang-ms, its older name, stays: a duration flag's name says no unit (--hang 1s)
+    p.add_argument("--hang", "--hang-ms", dest="hang_ns", type=Nanoseconds("ms"),
+                   default=DEFAULT_HANG_NS, metavar="T", help="a walk longer than this is a "
+                   f"hang (default {DEFAULT_HANG_NS / 1e6:g}ms; a bare number is milliseconds)")
 
 
 def checked(args: argparse.Namespace) -> tuple[Defaults, int]:
@@ -54,26 +84,65 @@ def checked(args: argparse.Namespace) -> tuple[Defaults, int]:
 
 
 def walker_path(walker: str | None) -> str | None:
-    """--walker as an absolute path (None: each input's own walker); UserError if it is no
-    file. Shared with `walkfuzz minimize`."""
-    if not walker:
-        return None
-    path = Path(walker).resolve()
-    if not path.is_file():
-        raise UserError(f"walker library {walker!r} does not exist")
-    return str(path)
+    """--walker as an absolute path (None: each input's own walker), checked once up front
+    the way --walker loads it (WalkerLibraryError naming what is wrong). Shared with
+    `walkfuzz minimize`."""
+    return str(check_walker_library(walker)) if walker else None
+
+
+def replay_progress(progress: Progress, total: int) -> Callable[[dict[str, Any]], None]:
+    """The progress line of replaying `total` inputs, fed one status report per input (from
+    the threads that read the replay processes). Shared with `walkfuzz regress`."""
+    lock, started = threading.Lock(), time.monotonic()
+    done = {"inputs": 0, "findings": 0, "errors": 0}
+
+    def show(status: dict[str, Any]) -> None:
+        with lock:
+            done["inputs"] += 1
+            done["findings"] += bool(status.get("finding"))
+            done["errors"] += bool(status.get("error"))
+            progress.update(time.monotonic() - started,
+                            f"replayed {done['inputs']}/{total} inputs  findings "
+                            f"{done['findings']}  could not run {done['errors']}")
+    return show
 
 
 def print_error(error: FileError) -> None:
     print(f"walkfuzz triage: {error.message}", file=sys.stderr)
 
 
+def inputs_of(paths: list[Path]) -> list[InputSpec]:
+    """Every input the paths name, saying which files of their folders it skipped. None is an
+    error, unless each path is a walkfuzz output folder: a clean run's folder is a clean
+    triage."""
+    found = find_inputs(paths)
+    for path, why in found.skipped:
+        print(f"walkfuzz triage: skipped {path}: {why}, not an input", file=sys.stderr)
+    specs = found.inputs
+    if not specs and not all(is_output_dir(p) for p in paths):
+        raise UserError(f"no inputs in {', '.join(map(str, paths))} (neither a walkfuzz output "
+                        "folder nor a folder of inputs)")
+    return specs
+
+
+def status_of(outcome: Outcome) -> int:
+    """Interrupted, findings, only inputs that could not run (bad input), or clean."""
+    if outcome.interrupted:
+        return INTERRUPTED
+    if outcome.clusters:
+        return FINDINGS
+    return BAD_INPUT if outcome.errors and not outcome.clean else CLEAN
+
+
 def run(args: argparse.Namespace) -> int:
     defaults, hang_ns = checked(args)
-    specs = discover(args.paths)
-    if not specs:
-        raise UserError(f"no inputs in {', '.join(map(str, args.paths))}")
-    outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error)
+    for path, flag in ((args.json, "--json"), (args.sarif, "--sarif")):
+        if path is not None:
+            output_file(path, flag)
+    specs = inputs_of(args.paths)
+    with Progress() as progress:
+        outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error,
+                         on_status=replay_progress(progress, len(specs)))
     print(table(outcome))
     for path, stored, replayed in outcome.mismatched:
         print(f"note: {path}: stored signature {stored}, replayed as {replayed}", file=sys.stderr)
@@ -84,4 +153,6 @@ def run(args: argparse.Namespace) -> int:
         from walkfuzz.triage.sarif import to_sarif
 
         write_atomic(args.sarif, json.dumps(to_sarif(outcome), indent=1).encode())
-    return 1 if outcome.errors and not outcome.clusters and not outcome.clean else 0
+    if outcome.interrupted:
+        print(f"interrupted: {outcome.inputs} of {len(specs)} inputs replayed", file=sys.stderr)
+    return status_of(outcome)

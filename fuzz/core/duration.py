@@ -20,6 +20,10 @@ UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_
 NS_PER_S = 1_000_000_000
 _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zµ]*)\s*$")
 EXAMPLES = "100us, 2.5s, 5m or 1.5h"
+# The grammar as every command's --help states it (walkfuzz.commands._help).
+DURATION_GRAMMAR = ("durations: a number and a unit, one of ns, us (µs), ms, s, m (min), h: "
+                    "100us, 2.5s, 5min, 1.5h; a bare number is in the unit its flag's help names "
+                    "(--interval: microseconds; --time, --duration: seconds).")
 
 
 def parse_ns(text: str, default_unit: str, *, what: str | None = None,

@@ -6,6 +6,8 @@ else escaping a command is a bug in walkfuzz and keeps its traceback.
 
 from __future__ import annotations
 
+from walkfuzz.core.exit_status import BAD_INPUT, MISSING_TOOL
+
 
 class WalkfuzzError(Exception):
     """Base of every error walkfuzz raises on purpose."""
@@ -14,7 +16,7 @@ class WalkfuzzError(Exception):
 class UserError(WalkfuzzError):
     """Bad input from the user: a flag, a path, a file. Exit status 2."""
 
-    exit_status = 2
+    exit_status = BAD_INPUT
 
 
 class CaseFormatError(UserError):
@@ -29,7 +31,7 @@ class CaseFormatError(UserError):
 class MissingDependencyError(UserError):
     """A tool or library the command needs is not installed; the message names it."""
 
-    exit_status = 3
+    exit_status = MISSING_TOOL
 
 
 class WalkerLibraryError(UserError):

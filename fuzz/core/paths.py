@@ -1,9 +1,57 @@
 """Where the checkout's parts are, for code that builds or reads them (native sources, walker
-libraries, harness scripts): the repository root is two folders above this package's core/."""
+libraries, harness scripts): the repository root is two folders above this package's core/;
+the one check of a corpus folder given on the command line; and where a command writes: its
+output folder or file, checked before any work starts."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from walkfuzz.core.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "fuzz"
+
+
+def require_corpus_dir(path: Path) -> None:
+    """UserError unless `path` is a folder of inputs, saying what it is instead: a file is not
+    a corpus (a corpus is a folder with one input per file), a missing path does not exist."""
+    if path.exists() and not path.is_dir():
+        raise UserError(f"corpus {str(path)!r} is a file, not a folder: a corpus is a folder "
+                        "with one input per file")
+    if not path.is_dir():
+        raise UserError(f"corpus directory {str(path)!r} does not exist")
+
+
+def output_dir(path: Path, flag: str = "--out") -> Path:
+    """`path` checked as a run's output folder before the run starts, so that a run never ends
+    in a traceback after its work: UserError naming it if it is a file, or if the folder it is
+    (or the nearest existing one above it, where the run will create it) is a file or cannot
+    be written. Creating it is left to the run: bad input found later leaves no empty folder."""
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{flag} {str(path)!r} is a file, not a folder")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise UserError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {str(path)!r}: {str(existing)!r} is not writable")
+    return path
+
+
+def output_file(path: Path, flag: str) -> Path:
+    """`path` checked before the run as a file the command will write: its folder is created
+    if missing; UserError naming it if it is a folder or its folder cannot be written."""
+    if path.is_dir():
+        raise UserError(f"{flag} {str(path)!r} is a folder; name a file in it")
+    parent = path.parent
+    if parent.exists() and not parent.is_dir():
+        raise UserError(f"{flag} {str(path)!r}: {str(parent)!r} is a file, not a folder")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"{flag} {str(path)!r}: folder {str(parent)!r} cannot be created: "
+                        f"{err.strerror}") from None
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {str(path)!r}: folder {str(parent)!r} is not writable")
+    return path

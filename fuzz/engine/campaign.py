@@ -63,6 +63,10 @@ class Sample:
     features: int
     corpus: int
     findings: int  # distinct signatures
+    # A worker that ran at the previous sample ended for good within this one's interval (it
+    # finished its budget, or the session stopped them all): its exec_per_sec counts time no
+    # one fuzzed in, so it is no rate of fuzzing (the report's exec/s leaves it out).
+    partial: bool = False
 
 
 @dataclass
@@ -179,7 +183,8 @@ def build_report(
     samples = out.samples()
 
     def series(name: str) -> list[Point]:
-        return [(s.t, float(getattr(s, name))) for s in samples]
+        kept = [s for s in samples if not (name == "exec_per_sec" and s.partial)]
+        return [(s.t, float(getattr(s, name))) for s in kept]
 
     counters: dict[str, int] = {}
     for session in sessions:
@@ -203,5 +208,6 @@ def build_report(
         },
         counters={**counters, "sessions": len(sessions), "jobs": spec.jobs},
         findings=group_findings(out.root, load_findings(out.root)),
-        notes=notes,
+        notes=[*notes, "exec/s is per 1 s sample; samples in which a worker stopped for good "
+                       "(its budget spent, the session stopping) are left out"],
     )

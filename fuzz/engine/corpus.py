@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.paths import require_corpus_dir
 from walkfuzz.findings.finding import write_atomic
 
 # A case check returns None for a good input, else a short description of what is wrong.
@@ -47,8 +48,7 @@ def import_seeds(
     dest.mkdir(parents=True, exist_ok=True)
     result = ImportResult()
     for source in sources:
-        if not source.is_dir():
-            raise UserError(f"corpus directory {str(source)!r} does not exist")
+        require_corpus_dir(source)
         for path in entries(source):
             data = read_entry(path)
             problem = _problem(data, max_len, check)

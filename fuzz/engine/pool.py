@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
-from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.campaign import CampaignDir, CampaignSpec, Sample
 from walkfuzz.engine.corpus import entries
@@ -194,6 +193,11 @@ class WorkerSlot(PoolSlot):
         own = read_execs(self.journal) if self.process is not None else 0
         return self.execs_before + max(own, self.life_execs)
 
+    def last_words(self) -> str:
+        """The last line its log has (why a worker that could not start stopped)."""
+        return next((line.strip() for line in reversed(self.recent) if line.strip()),
+                    "no output")
+
 
 class Supervisor:
     def __init__(self, spec: CampaignSpec, out: CampaignDir, started: float,
@@ -209,11 +213,15 @@ class Supervisor:
         # Findings are timed on the axis of the samples (Sample.t), workers' and ours alike.
         self.clock = RunClock(started, self.offset)
         self.sink = FindingSink(out.root, clock=self.clock)
-        self.counters = {"restarts": 0, "worker_deaths": 0, "worker_findings": 0}
+        # findings_from_dead_workers: the findings this supervisor saved from what a dead
+        # worker left (a subset of the campaign's findings; workers save the others).
+        self.counters = {"restarts": 0, "worker_deaths": 0, "findings_from_dead_workers": 0}
         self.messages: list[str] = []  # not yet shown
+        self.failure: str | None = None  # why the campaign cannot go on (a worker cannot start)
         self.notes: list[str] = []  # everything noted, for the report
         self._last_execs = 0
         self._last_sample = started
+        self._running_at_sample: set[int] = set()  # slots with a process at the last sample
 
     # --- worker life cycle ----------------------------------------------------------------
 
@@ -284,32 +292,41 @@ class Supervisor:
         life = read_execs(slot.journal)
         execs = slot.execs()
         abnormal = returncode != 0 and not slot.stop_requested
-        if abnormal and life == 0:
-            self._start_failed(slot, returncode)
-        elif life > 0:
+        gave_up = abnormal and life == 0 and self._start_failed(slot, returncode)
+        if life > 0:
             slot.start_failures = 0
         self.harvest(slot, returncode, abnormal)
         slot.life_execs = 0
         slot.execs_before = execs
         if slot.runs_left is not None:
             slot.runs_left = max(0, (self.spec.runs or 0) - execs)
+        again = abnormal and not gave_up and (slot.runs_left is None or slot.runs_left > 0)
         if abnormal:
             self.counters["worker_deaths"] += 1
             self._note(f"worker {slot.index} exited with {describe_exit(returncode)}"
-                       f"{': ' + slot.error if slot.error else ''}; restarting")
-        return abnormal and (slot.runs_left is None or slot.runs_left > 0)
+                       f"{': ' + slot.error if slot.error else ''}"
+                       f"{'; restarting' if again else ''}")
+        return again
 
-    def _start_failed(self, slot: WorkerSlot, returncode: int) -> None:
+    def _start_failed(self, slot: WorkerSlot, returncode: int) -> bool:
         """A worker that cannot even start (bad harness, walker library that does not load)
-        would be restarted forever: give up after START_FAILURES, naming the reason."""
+        would be restarted forever: after START_FAILURES, say why in `failure` (the campaign
+        stops) and give up on it; whether it was given up."""
         slot.start_failures += 1
         if slot.start_failures < START_FAILURES:
-            return
-        reason = next((line.strip() for line in reversed(slot.recent) if line.strip()), "")
-        raise UserError(
-            f"worker {slot.index} exited with {describe_exit(returncode)} before its first input "
-            f"{START_FAILURES} times: {reason or 'no output'} (log: {slot.log})"
-        )
+            return False
+        self.failure = (f"worker {slot.index} exited with {describe_exit(returncode)} before its "
+                        f"first input {START_FAILURES} times: {slot.last_words()} "
+                        f"(log: {slot.log})")
+        return True
+
+    def idle_reason(self) -> str | None:
+        """Why this session ran no input at all, in one line from a worker's log; None when it
+        ran some. A session that ran nothing is a failed one, never a completed one."""
+        if any(slot.execs() for slot in self.slots):
+            return None
+        slot = next((s for s in self.slots if s.recent), self.slots[0])
+        return f"worker {slot.index}: {slot.last_words()} (log: {slot.log})"
 
     def harvest(self, slot: WorkerSlot, returncode: int, abnormal: bool) -> None:
         """Findings from libFuzzer's artifacts and, after an abnormal exit, the journal."""
@@ -354,7 +371,7 @@ class Supervisor:
                      "log_tail": list(slot.recent)},
         )
         if self.sink.offer(finding) is not None:
-            self.counters["worker_findings"] += 1
+            self.counters["findings_from_dead_workers"] += 1
             self._note(f"worker {slot.index}: {kind} finding saved ({location})")
 
     def _note(self, text: str) -> None:
@@ -373,11 +390,15 @@ class Supervisor:
 
     # --- sampling ---------------------------------------------------------------------------
 
-    def sample(self) -> Sample:
+    def sample(self, closing: bool = False) -> Sample:
+        """The campaign now; `closing`: the session is stopping (its workers are stopped)."""
         now = time.monotonic()
         execs = sum(s.execs() for s in self.slots)
         rate = (execs - self._last_execs) / max(1e-3, now - self._last_sample)
         self._last_execs, self._last_sample = execs, now
+        running = {s.index for s in self.slots if s.process is not None}
+        partial = closing or bool(self._running_at_sample - running)
+        self._running_at_sample = running
         return Sample(
             t=round(self.offset + now - self.started, 3),
             wall=time.time(),
@@ -387,4 +408,5 @@ class Supervisor:
             features=max(s.features for s in self.slots),
             corpus=len(entries(self.out.corpus)),
             findings=sum(self.out.signatures_by_kind().values()),
+            partial=partial,
         )

@@ -1,12 +1,46 @@
-"""Progress of a long run: one status line rewritten in place on a terminal, plain log lines
-(every `LOG_EVERY` seconds and whenever something new is found) otherwise."""
+"""Progress of a long run, the one way every command and target shows it: a status line, kept
+in place on a terminal and rewritten as the run goes on, appended as a plain log line
+otherwise (every `every` seconds, and at once when the line's key, e.g. the findings count,
+changes); lines that stay (a warning, a finding, a restart) print above it; and at the end
+the run prints its one summary line.
+
+On a terminal the line is rich's `Live` display: it cuts the line to the terminal's width (a
+line that wraps cannot be rewritten in place with a carriage return), prints what the run
+says meanwhile above it instead of through it, and restores the cursor however the run ends.
+
+A run in a child process reports its counts with `report_status` (a `STATUS_PREFIX` line on
+its stderr, every STATUS_EVERY seconds) and the parent starts it with `run_child`, which
+hands each report to a callback and returns the child's output without those lines. Ctrl-C
+or SIGTERM during a child run either stops the child gracefully (its result still read,
+walkfuzz.engine.interrupt), or, for a child in a session of its own, kills it once the
+caller's stop event is set.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
-from typing import TextIO
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import IO, Any, TextIO
 
-LOG_EVERY = 10.0
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from walkfuzz.engine import interrupt
+
+LOG_EVERY = 10.0  # seconds between appended lines, unless WALKFUZZ_PROGRESS_EVERY says
+EVERY_VARIABLE = "WALKFUZZ_PROGRESS_EVERY"
+REDRAW_EVERY = 0.2  # seconds between redraws of the line in place
+STATUS_EVERY = 0.5  # seconds between a child's status reports
+STATUS_PREFIX = "walkfuzz-status "
+READER_GRACE = 5.0  # seconds to wait for the rest of a finished child's output
+STOP_POLL_SECONDS = 0.2  # how often a child run with a stop event looks at it
 
 
 def human(value: float) -> str:
@@ -22,35 +56,151 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes:02}:{secs:02}"
 
 
+def log_every() -> float:
+    """Seconds between appended progress lines: WALKFUZZ_PROGRESS_EVERY (a number of seconds)
+    or LOG_EVERY; a value that is no positive number is ignored."""
+    try:
+        every = float(os.environ.get(EVERY_VARIABLE, LOG_EVERY))
+    except ValueError:
+        return LOG_EVERY
+    return every if every > 0 else LOG_EVERY
+
+
 class Progress:
-    def __init__(self, stream: TextIO = sys.stderr, live: bool | None = None) -> None:
-        self.stream = stream
-        self.live = stream.isatty() if live is None else live
-        self._last_log = -LOG_EVERY
+    """One run's status line; a context manager that closes it however the run ends."""
+
+    def __init__(self, stream: TextIO | None = None, live: bool | None = None,
+                 every: float | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = self.stream.isatty() if live is None else live
+        self.every = log_every() if every is None else every
+        self._last_log = -self.every
+        self._last_draw = -REDRAW_EVERY
         self._last_key: object = None
-        self._dirty = False
+        self._display: Live | None = None
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
 
     def update(self, elapsed: float, line: str, key: object = None) -> None:
         """Show `line`; `key` changing (e.g. the findings count) forces a log line."""
+        text = f"[{clock(elapsed)}] {line}"
         if self.live:
-            self.stream.write(f"\r\x1b[K[{clock(elapsed)}] {line}")
-            self._dirty = True
-        elif elapsed - self._last_log >= LOG_EVERY or key != self._last_key:
-            self.stream.write(f"[{clock(elapsed)}] {line}\n")
+            if key != self._last_key or elapsed - self._last_draw >= REDRAW_EVERY:
+                self._draw(text)
+                self._last_draw = elapsed
+        elif elapsed - self._last_log >= self.every or key != self._last_key:
+            self.stream.write(text + "\n")
+            self.stream.flush()
             self._last_log = elapsed
         self._last_key = key
-        self.stream.flush()
+
+    def _draw(self, text: str) -> None:
+        line = Text(text, no_wrap=True, overflow="ellipsis")
+        if self._display is None:
+            console = Console(file=self.stream, force_terminal=True, highlight=False,
+                              markup=False, emoji=False)
+            # what the run writes to stderr meanwhile goes above the line (rich's proxy);
+            # stdout is left alone: a run prints its results there, after close()
+            self._display = Live(line, console=console, auto_refresh=False,
+                                 redirect_stdout=False,
+                                 redirect_stderr=self.stream is sys.stderr)
+            self._display.start()
+        self._display.update(line, refresh=True)
 
     def message(self, text: str) -> None:
         """A line that stays (a warning, a finding, a restart)."""
-        if self._dirty:
-            self.stream.write("\r\x1b[K")
-            self._dirty = False
-        self.stream.write(text + "\n")
-        self.stream.flush()
+        if self._display is not None:
+            self._display.console.print(Text(text), soft_wrap=True)
+        else:
+            self.stream.write(text + "\n")
+            self.stream.flush()
 
     def close(self) -> None:
-        if self._dirty:
-            self.stream.write("\n")
-            self._dirty = False
+        """End the status line (the last state stays on screen); idempotent."""
+        if self._display is not None:
+            self._display.stop()
+            self._display = None
         self.stream.flush()
+
+
+def report_status(counts: Mapping[str, object], stream: TextIO | None = None) -> None:
+    """In a child process: one status report of the run's counts so far, for `run_child`."""
+    out = stream if stream is not None else sys.stderr
+    out.write(STATUS_PREFIX + json.dumps(dict(counts)) + "\n")
+    out.flush()
+
+
+def _pump(source: IO[str], sink: list[str],
+          on_status: Callable[[dict[str, Any]], None] | None) -> None:
+    for line in source:
+        if on_status is not None and line.startswith(STATUS_PREFIX):
+            try:
+                status = json.loads(line[len(STATUS_PREFIX):])
+            except ValueError:
+                status = None  # a line cut short by the child's death
+            if isinstance(status, dict):
+                on_status(status)
+                continue
+        sink.append(line)
+
+
+def run_child(argv: Sequence[str], timeout: float | None,
+              on_status: Callable[[dict[str, Any]], None], *, graceful: bool = False,
+              stop: threading.Event | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `argv`, handing each status report on its stderr to `on_status` as it comes (on
+    another thread); its output without them. subprocess.TimeoutExpired after `timeout`
+    seconds (None: no limit; the child is killed).
+
+    On Ctrl-C or SIGTERM here (KeyboardInterrupt): with `graceful` the child is told to stop
+    (walkfuzz.engine.interrupt: it ends its run early and prints its result) and its output is
+    returned, the interrupt passed on only if the child could not make a result of it;
+    otherwise the child is killed and the interrupt passed on. With `stop` the child runs in
+    a session of its own (a terminal's Ctrl-C does not reach it: its death would pass for the
+    input's) and is killed once `stop` is set, from any thread; its output until then is
+    returned."""
+    proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=stop is not None)
+    assert proc.stdout is not None and proc.stderr is not None
+    out: list[str] = []
+    err: list[str] = []
+    readers = [threading.Thread(target=_pump, args=(proc.stdout, out, None), daemon=True),
+               threading.Thread(target=_pump, args=(proc.stderr, err, on_status), daemon=True)]
+    for reader in readers:
+        reader.start()
+    try:
+        if stop is not None:
+            _wait_or_stop(proc, timeout, stop)
+        elif graceful:
+            interrupt.wait(proc, timeout)
+        else:
+            proc.wait(timeout=timeout)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        for reader in readers:  # the pipes close with the child (unless it left a grandchild)
+            reader.join(READER_GRACE)
+    return subprocess.CompletedProcess(list(argv), proc.returncode, "".join(out), "".join(err))
+
+
+def _wait_or_stop(proc: subprocess.Popen[str], timeout: float | None,
+                  stop: threading.Event) -> None:
+    """Wait for `proc`, killing it once `stop` is set (TimeoutExpired after `timeout`)."""
+    started = time.monotonic()
+    while True:
+        try:
+            proc.wait(timeout=STOP_POLL_SECONDS)
+            return
+        except subprocess.TimeoutExpired:
+            if stop.is_set():
+                proc.kill()
+                proc.wait()
+                return
+            if timeout is not None and time.monotonic() - started > timeout:
+                raise subprocess.TimeoutExpired(proc.args, timeout) from None

@@ -12,7 +12,8 @@ A harness script in harnesses/ is a few lines:
 
 The supervisor passes the campaign through the environment (see `WorkerEnv`), so that every
 argument on the command line belongs to libFuzzer and a harness also runs by hand:
-`harnesses/layouts.py crash-0123...` replays one input and saves what it finds.
+`harnesses/layouts.py crash-0123...` replays one input and saves what it finds, and exits 1
+if it was a finding (libFuzzer's own replay of a crash input exits non-zero too), else 0.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from walkfuzz.core import native
+from walkfuzz.core.exit_status import judged
 from walkfuzz.engine.journal import DEFAULT_CAPACITY, JOURNAL_NAME, JournalWriter
 from walkfuzz.findings.finding import CLOCK_ENV, Finding, FindingSink, RunClock
 
@@ -86,6 +88,7 @@ class Worker:
         self.record: Callable[[bytes], None] = (
             self.journal.record if self.journal is not None else _no_journal
         )
+        self.findings = 0  # inputs reported as findings by this process
 
     @classmethod
     def from_environment(cls, harness: str) -> Worker:
@@ -115,18 +118,61 @@ class Worker:
 
     def report(self, finding: Finding) -> None:
         """Save a finding (deduplicated); say so once per signature on stderr."""
+        self.findings += 1
         saved = self.sink.offer(finding)
         if saved is not None and self.sink.seen[finding.signature] == 1:
             print(f"walkfuzz: {finding.kind} finding saved in {saved}", file=sys.stderr)
 
     def fuzz(self, one_input: Callable[[bytes], None], argv: Sequence[str] | None = None) -> None:
-        """Hand control to libFuzzer; returns only when it is done."""
+        """Hand control to libFuzzer; returns only when it is done. Run by hand on input files,
+        run them here instead and exit with their verdict (`replay_files`)."""
         import atheris
 
+        args = list(sys.argv if argv is None else argv)
+        files = input_files(args[1:])
+        if self.env.worker_dir is None and files:
+            sys.exit(self.replay_files(one_input, files, runs_per_file(args[1:])))
         native.load_libfuzzer()
-        atheris.Setup(list(sys.argv if argv is None else argv), one_input,
-                      internal_libfuzzer=True)
+        atheris.Setup(args, one_input, internal_libfuzzer=True)
         atheris.Fuzz()
+
+    def replay_files(self, one_input: Callable[[bytes], None], files: Sequence[Path],
+                     runs: int = 1) -> int:
+        """Each input `runs` times, as libFuzzer runs input files, and the exit status: 1 if
+        one was a finding. libFuzzer exits 0 after inputs that returned, and a finding here
+        returns (it is saved, not a crash), so its status would call a finding clean."""
+        found = 0
+        for path in files:
+            print(f"Running: {path}", file=sys.stderr)
+            data, before = path.read_bytes(), self.findings
+            for _ in range(runs):
+                one_input(data)
+            found += self.findings > before
+        print(f"walkfuzz: {found} of {len(files)} inputs were findings (saved under "
+              f"{self.env.out_dir})", file=sys.stderr)
+        return judged(found > 0)
+
+
+# libFuzzer flags that make a run on input files something other than running them (shrinking
+# a crash, merging corpora, fuzzing in child processes): such a command line goes to libFuzzer.
+OTHER_FILE_MODES = ("-minimize_crash=", "-cleanse_crash=", "-merge=", "-set_cover_merge=",
+                    "-fork=", "-jobs=", "-workers=")
+
+
+def input_files(args: Sequence[str]) -> list[Path]:
+    """The input files of a libFuzzer command line (its arguments that are not flags), when
+    every one is a file and no flag asks for more than running them: libFuzzer would run
+    each once (-runs=N: N times) instead of fuzzing."""
+    if any(a.startswith(OTHER_FILE_MODES) for a in args):
+        return []
+    paths = [Path(a) for a in args if not a.startswith("-")]
+    return paths if paths and all(p.is_file() for p in paths) else []
+
+
+def runs_per_file(args: Sequence[str]) -> int:
+    """libFuzzer's -runs=N for input files: each runs N times (default once)."""
+    given = [a.removeprefix("-runs=") for a in args if a.startswith("-runs=")]
+    return max(1, int(given[-1])) if given and given[-1].isdigit() else 1
 
 
 def _no_journal(data: bytes) -> None:

@@ -2,9 +2,12 @@
 
 A finding is an input plus what went wrong with it. Its `signature` groups findings that share
 a cause, the way Hypothesis' escalation keys a failure by its *origin* rather than by the input:
-the kind, the walker location (faulting function+offset, or the check that failed) and the tail
-of the walk's shape (frame kinds just before the failure, repeats collapsed). Inputs that walk
-ten or twenty Java frames before hitting the same bad read are one bug, so only the tail counts.
+the kind, the walker location (the faulting function and source line, walkfuzz.core.symbolize,
+or the check that failed) and the tail of the walk's shape (frame kinds just before the failure,
+repeats collapsed). Inputs that walk ten or twenty Java frames before hitting the same bad read
+are one bug, so only the tail counts. The location names code, never the library's file name
+or an address, so a copy of a walker under another name, or its other build flavour, finds the
+same signatures.
 
 On disk (several worker processes may save at once; every file is written to a temporary name
 and renamed, so a reader never sees half a file and a SIGKILL never leaves a torn one):
@@ -13,6 +16,7 @@ and renamed, so a reader never sees half a file and a SIGKILL never leaves a tor
     <out>/findings/<signature>/<sha1>.json   the finding without its bytes, with its
                                              signature's hits (count, first and last seen)
     <out>/crash-<sha1>                       the bytes again, where libFuzzer tooling looks
+                                             (a hang: timeout-<sha1>, libFuzzer's name)
     <out>/hits/<pid>-<token>.hits            one process's hits per signature (HitStore)
 
 Time: every hit is counted with the seconds since the start of the run (a RunClock: a resumed
@@ -37,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
+from walkfuzz.core.filemode import new_file_mode
+
 FindingKind = Literal["crash", "hang", "invalid-trace", "contract"]
 FINDING_KINDS: tuple[FindingKind, ...] = get_args(FindingKind)
 
@@ -44,7 +50,18 @@ FINDINGS_DIR = "findings"
 HITS_DIR = "hits"
 HITS_SUFFIX = ".hits"
 CRASH_PREFIX = "crash-"
-FORMAT_VERSION = 1
+TIMEOUT_PREFIX = "timeout-"  # libFuzzer's name for a hang's input
+# Of a finding's description. 2: a fault's location is `function@file.c:LINE`; 1 named the
+# library file and an offset (`walker.so!function+0x1a`). Both load; a version 1 finding
+# replayed now gets a version 2 signature (triage notes the change).
+FORMAT_VERSION = 2
+
+
+def artifact_name(finding: Finding) -> str:
+    """libFuzzer's name for a finding's input copy: timeout-<sha1> for a hang, else crash-."""
+    return f"{TIMEOUT_PREFIX if finding.kind == 'hang' else CRASH_PREFIX}{finding.sha1}"
+
+
 # A worker learns its run's clock from the environment (RunClock.to_text).
 CLOCK_ENV = "WALKFUZZ_RUN_CLOCK"
 # How many frame kinds before the failure belong to its origin: the kind of the frame where
@@ -342,9 +359,12 @@ def load_hits(out_dir: Path) -> dict[str, Hits]:
 
 
 def write_atomic(path: Path, content: bytes) -> None:
-    """Write to a temporary file in the same directory, fsync, rename over `path`."""
+    """Write to a temporary file in the same directory, fsync, rename over `path`; the file
+    gets the mode any file the user writes gets (mkstemp's 0600 would hide reports and
+    findings from the group)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "wb") as out:
             out.write(content)
             out.flush()
@@ -360,7 +380,8 @@ def finding_dir(out_dir: Path, signature: str) -> Path:
 
 
 def save_finding(out_dir: Path, finding: Finding, hits: Hits | None = None) -> Path:
-    """Store `finding` under <out>/findings/<signature>/ and <out>/crash-<sha1>; idempotent.
+    """Store `finding` under <out>/findings/<signature>/ and <out>/crash-<sha1> (a hang:
+    timeout-<sha1>); idempotent.
     `hits`: its signature's hits so far, kept in the description (update_descriptions brings
     them up to date at the end of a run).
 
@@ -376,7 +397,7 @@ def save_finding(out_dir: Path, finding: Finding, hits: Hits | None = None) -> P
         doc["hits"] = hits.to_json()
     write_atomic(directory / f"{sha1}.json", json.dumps(doc, indent=1, default=str).encode())
     if finding.data:
-        write_atomic(out_dir / f"{CRASH_PREFIX}{sha1}", finding.data)
+        write_atomic(out_dir / artifact_name(finding), finding.data)
     return directory
 
 

@@ -2,7 +2,7 @@
 
 Strings in a report come from cases (method names, locations, details a walker produced), so
 every one of them passes through `html.escape` on its way into the page: `_e` is the only way
-text enters it.
+text enters it, besides the figures' SVG, whose text matplotlib escapes (walkfuzz.report.plots).
 """
 
 from __future__ import annotations
@@ -13,15 +13,27 @@ from collections.abc import Sequence
 from html import escape
 
 from walkfuzz.report.document import STANDARD_SERIES, FindingGroup, RunReport, seen
+from walkfuzz.report.figures import headline, value_text
 from walkfuzz.report.plots import bar_histogram, line_plot
+
+# Each series a run records: the plot's title, its y axis (the quantity and its unit), and
+# whether it counts whole things (integer ticks). Other series are titled by their name.
+SERIES_AXES: dict[str, tuple[str, str, bool]] = {
+    "coverage": ("coverage", "coverage (blocks/edges)", True),
+    "features": ("features", "features (libFuzzer ft)", True),
+    "exec_per_sec": ("exec/s", "inputs per second", False),
+    "corpus": ("corpus", "corpus (inputs)", True),
+    "findings": ("findings", "findings", True),
+    "execs": ("total execs", "inputs run, total", True),
+}
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1f2328;max-width:1100px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;
 text-align:left;vertical-align:top}th{background:#f6f8fa}code{font-size:12px;word-break:break-all}
-.plots{display:flex;flex-wrap:wrap;gap:12px}svg text{font-size:11px;fill:#57606a}
-svg text.t{font-size:13px;fill:#1f2328}.crash,.hang{color:#cf222e}.ok{color:#1a7f37}
+.plots{display:flex;flex-wrap:wrap;gap:12px}.plots svg{width:480px;height:auto}
+.crash,.hang{color:#cf222e}.ok{color:#1a7f37}
 """
 
 
@@ -50,13 +62,27 @@ def _meta_table(doc: RunReport) -> str:
 
 
 def _counters_table(doc: RunReport) -> str:
+    """The plain counters in one table; a counter that is a group of values gets a table of
+    its own in its row."""
     if not doc.counters:
         return ""
-    pairs = [
-        (k, json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
-        for k, v in sorted(doc.counters.items())
-    ]
-    return f"<h2>Counters</h2><table>{_rows(pairs)}</table>"
+    rows = []
+    for name, value in sorted(doc.counters.items()):
+        if isinstance(value, dict):
+            inner = _rows([(k, value_text(v)) for k, v in sorted(value.items())])
+            rows.append(f"<tr><th>{_e(name)}</th><td><table>{inner}</table></td></tr>")
+        else:
+            rows.append(_rows([(name, value_text(value))]))
+    return f"<h2>Counters</h2><table>{''.join(rows)}</table>"
+
+
+def _summary_table(doc: RunReport) -> str:
+    return f"<h2>Summary</h2><table>{_rows(headline(doc))}</table>"
+
+
+def _plot(name: str, points: list[tuple[float, float]]) -> str:
+    title, label, integer = SERIES_AXES.get(name, (name, name.replace("_", " "), False))
+    return f"<div>{line_plot(title, points, label, integer)}</div>"
 
 
 def _plots(doc: RunReport) -> str:
@@ -64,7 +90,7 @@ def _plots(doc: RunReport) -> str:
     names += sorted(n for n in doc.series if n not in STANDARD_SERIES)
     if not names:
         return ""
-    svgs = "".join(f"<div>{line_plot(n, doc.series[n])}</div>" for n in names)
+    svgs = "".join(_plot(n, doc.series[n]) for n in names)
     return f'<h2>Over time</h2><div class="plots">{svgs}</div>'
 
 
@@ -117,6 +143,7 @@ def render_html(doc: RunReport) -> str:
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>"
-        f"<h1>{_e(title)}</h1>{_meta_table(doc)}{_findings_table(doc)}{_plots(doc)}"
+        f"<h1>{_e(title)}</h1>{_meta_table(doc)}{_summary_table(doc)}{_findings_table(doc)}"
+        f"{_plots(doc)}"
         f"{_histograms(doc)}{_counters_table(doc)}{_notes(doc)}</body></html>\n"
     )

@@ -1,14 +1,19 @@
 """The run report as a short Markdown summary (for CI job summaries and pull requests).
 
+Every figure is in a table: the headline figures (walkfuzz.report.figures), the counters (one
+table of the plain ones, then one per counter that is a group of values), the findings.
+
 Markdown renderers pass raw HTML through, and a `|` ends a table cell, so every string from a
 case goes through `_cell`, which escapes both.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from html import escape
 
-from walkfuzz.report.document import FindingGroup, RunReport, seen
+from walkfuzz.report.document import CounterValue, FindingGroup, RunReport, seen
+from walkfuzz.report.figures import headline, value_text
 
 
 def _cell(value: object) -> str:
@@ -16,22 +21,23 @@ def _cell(value: object) -> str:
     return text.replace("\n", " ")
 
 
-def _last(doc: RunReport, series: str) -> str:
-    points = doc.series.get(series)
-    return f"{points[-1][1]:.0f}" if points else "n/a"
+def table(head: tuple[str, str], rows: Iterable[tuple[object, object]],
+          numbers: bool = True) -> list[str]:
+    """A two-column table; `numbers`: the values are right-aligned."""
+    lines = [f"| {head[0]} | {head[1]} |", "|---|---:|" if numbers else "|---|---|"]
+    lines += [f"| {_cell(k)} | {_cell(value_text(v))} |" for k, v in rows]
+    return [*lines, ""]
 
 
-def _peak(doc: RunReport, series: str) -> str:
-    points = doc.series.get(series)
-    return f"{max(v for _, v in points):.0f}" if points else "n/a"
-
-
-def _mean_rate(doc: RunReport) -> str:
-    """Inputs per second over the whole run, from the cumulative `execs` series."""
-    points = doc.series.get("execs")
-    if not points or points[-1][0] <= 0:
-        return "n/a"
-    return f"{points[-1][1] / points[-1][0]:.0f}"
+def counter_tables(counters: Mapping[str, CounterValue]) -> list[str]:
+    """One table of the counters that are one value, then one per counter that is a group."""
+    plain = [(k, v) for k, v in sorted(counters.items()) if not isinstance(v, dict)]
+    lines = ["### Counters", "", *table(("counter", "value"), plain)] if plain else []
+    for name, group in sorted(counters.items()):
+        if isinstance(group, dict):
+            lines += [f"#### {_cell(name)}", ""]
+            lines += table(("name", "value"), sorted(group.items())) if group else ["(empty)", ""]
+    return lines
 
 
 def _finding_row(g: FindingGroup) -> str:
@@ -45,22 +51,23 @@ def render_markdown(doc: RunReport) -> str:
     lines = [
         f"## walkfuzz {_cell(m.run_type)}: {_cell(m.target)} / {_cell(m.mode)}",
         "",
-        f"- status: **{_cell(m.status)}**, {m.duration:.1f} s, walker {_cell(m.walker)}",
-        f"- command: {_cell(' '.join(m.command))}",
+        *table(("run", ""), [("status", f"**{m.status}**"),
+                             ("duration", f"{m.duration:.1f} s"), ("walker", m.walker),
+                             ("command", " ".join(m.command))], numbers=False),
+        "### Summary",
+        "",
+        *table(("figure", "value"), headline(doc), numbers=False),
+        *counter_tables(doc.counters),
+        f"### Findings: {len(doc.findings)} distinct signatures",
+        "",
     ]
-    if "coverage" in doc.series or "exec_per_sec" in doc.series:
-        lines.append(
-            f"- final coverage {_last(doc, 'coverage')}, corpus {_last(doc, 'corpus')}, "
-            f"exec/s peak {_peak(doc, 'exec_per_sec')}, mean {_mean_rate(doc)}"
-        )
-    for name, value in sorted(doc.counters.items()):
-        lines.append(f"- {_cell(name)}: {_cell(value)}")
-    lines += ["", f"### Findings: {len(doc.findings)} distinct signatures", ""]
     if doc.findings:
         lines += ["| kind | hits | first seen | last seen | location | shape | reproducer |",
                   "|---|---|---|---|---|---|---|"]
         lines += [_finding_row(g) for g in doc.findings]
     else:
         lines.append("None.")
-    lines += [f"- {_cell(n)}" for n in doc.notes]
+    if doc.notes:
+        lines += ["", "### Notes", ""]
+        lines += [f"- {_cell(n)}" for n in doc.notes]
     return "\n".join(lines) + "\n"

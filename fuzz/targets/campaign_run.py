@@ -3,22 +3,22 @@
 supervised workers, a status line a second, the report at the end.
 
 Running again into the same output directory resumes the campaign (walkfuzz.engine.campaign).
-Exit status: 0 no findings, 1 findings.
+Exit status: 0 no findings, 1 findings, 130 interrupted (Ctrl-C, SIGTERM); a session that ran no
+input (a libFuzzer that cannot start) fails with the reason from the worker's log, status 2.
+The report is written in every case.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-import signal
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import INTERRUPTED, judged, sigterm_as_interrupt
+from walkfuzz.core.paths import output_dir, require_corpus_dir
 from walkfuzz.engine.campaign import CampaignDir, CampaignSpec, Sample, Session, build_report
 from walkfuzz.engine.corpus import import_seeds
 from walkfuzz.engine.pool import STOP_GRACE, Supervisor
@@ -73,8 +73,7 @@ def build_spec(args: argparse.Namespace, argv: list[str]) -> CampaignSpec:
     if args.walker is not None:  # minivm only (walkfuzz.targets.table)
         walker = str(check_walker_library(args.walker))
     for directory in args.corpus:  # named before any other problem, as the walker is
-        if not directory.is_dir():
-            raise UserError(f"corpus directory {str(directory)!r} does not exist")
+        require_corpus_dir(directory)
     harness = find_harness(args.target, harness_name(args))
     return CampaignSpec(
         target=args.target, harness=harness.name, script=str(harness.script), walker=walker,
@@ -88,21 +87,9 @@ def build_spec(args: argparse.Namespace, argv: list[str]) -> CampaignSpec:
 def run_campaign(args: argparse.Namespace) -> int:
     """The campaign the arguments describe, in --out or the default directory."""
     spec = build_spec(args, ["walkfuzz", *sys.argv[1:]])
-    out = CampaignDir(args.out or campaign_out(spec.target, spec.harness))
+    out = CampaignDir(output_dir(args.out or campaign_out(spec.target, spec.harness)))
     with out.locked():
         return run_session(args, spec, out)
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    def interrupt(signo: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def status_line(sample: Sample, sup: Supervisor, kinds: dict[str, int]) -> str:
@@ -128,6 +115,8 @@ def supervise(sup: Supervisor, out: CampaignDir, progress: Progress, stop_on_fir
         out.append_sample(sample)
         kinds = out.signatures_by_kind()
         progress.update(sample.t, status_line(sample, sup, kinds), key=sample.findings)
+        if sup.failure is not None:  # a worker that cannot start: the campaign stops
+            return
         if stop_on_first and sample.findings > initial:
             progress.message("stopping at the first new finding (--stop-on-first)")
             return
@@ -162,15 +151,36 @@ def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) 
         finally:
             sup.stop_all()
             progress.close()
-    out.append_sample(sup.sample())
+    failure = session_failure(sup, session.status)
+    if failure is not None:
+        session.status = "failed"
+    out.append_sample(sup.sample(closing=True))
     session.ended_at = time.time()
     session.counters = {**sup.counters, "corpus_imported": imported.imported,
                         "corpus_skipped": len(imported.warnings)}
     out.save(spec, sessions)
-    doc = build_report(out, spec, sessions, [*imported.warnings, *sup.notes])
+    notes = [*imported.warnings, *sup.notes, *([str(failure)] if failure else [])]
+    doc = build_report(out, spec, sessions, notes)
+    if spec.target != DEFAULT_TARGET:  # its harness walks with the target's own walker
+        doc.meta.walker = spec.target
     paths = write_report(out.root, doc)
     print(summary(doc.series, len(doc.findings), paths["html"]))
-    return 1 if doc.findings else 0
+    if failure is not None:
+        raise failure
+    if session.status == "interrupted":
+        return INTERRUPTED
+    return judged(bool(doc.findings))
+
+
+def session_failure(sup: Supervisor, status: str) -> UserError | None:
+    """Why a session that was not interrupted failed: a worker that cannot start, or no input
+    run at all (a session that did no work is never a completed one)."""
+    if status == "interrupted":
+        return None
+    if sup.failure is not None:
+        return UserError(sup.failure)
+    idle = sup.idle_reason()
+    return None if idle is None else UserError(f"the campaign ran no input: {idle}")
 
 
 def summary(series: dict[str, list[tuple[float, float]]], findings: int, html: Path) -> str:

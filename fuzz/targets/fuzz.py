@@ -18,6 +18,7 @@ import argparse
 import sys
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.paths import output_dir
 from walkfuzz.targets.campaign_run import run_campaign
 from walkfuzz.targets.flags import refuse_inapplicable
 from walkfuzz.targets.table import CAMPAIGN_FLAGS, TARGET_FLAGS, default_out
@@ -52,7 +53,7 @@ def fuzz_libunwind(args: argparse.Namespace) -> int:
     budget_ms = GENERATOR_WALK_BUDGET_MS if args.walk_budget_ns is None else \
         args.walk_budget_ns / 1e6
     return fuzz_and_judge(
-        args.out or default_out("fuzz", "libunwind", "libunwind-generator"),
+        output_dir(args.out or default_out("fuzz", "libunwind", "libunwind-generator")),
         seconds=GENERATOR_SECONDS if args.time is None else args.time,
         jobs=GENERATOR_JOBS if args.jobs is None else args.jobs,
         seed=1 if args.seed is None else args.seed, budget_ms=budget_ms, argv=_argv())
@@ -70,7 +71,7 @@ def hotspot_threads(args: argparse.Namespace) -> int:
 def fuzz_hotspot(args: argparse.Namespace) -> int:
     """AsyncGetCallTrace in a JVM: one guarded fuzz run (and with --control an unguarded one)."""
     from walkfuzz.targets.hotspot.campaign import DEFAULT_BATCH, DEFAULT_FUZZ_INTERVAL_US
-    from walkfuzz.targets.hotspot.runs import fuzz_and_judge
+    from walkfuzz.targets.hotspot.runs import fuzz_and_judge, interval_us
 
     if args.harness not in (None, HOTSPOT_HARNESS):
         raise UserError(f"unknown harness {args.harness!r} for target 'hotspot'; "
@@ -79,12 +80,12 @@ def fuzz_hotspot(args: argparse.Namespace) -> int:
         raise UserError(f"--corpus given {len(args.corpus)} times; target 'hotspot' takes one "
                         "directory or file")
     return fuzz_and_judge(
-        args.out or default_out("fuzz", "hotspot"), jdk=args.jdk,
+        output_dir(args.out or default_out("fuzz", "hotspot")), jdk=args.jdk,
         duration_s=HOTSPOT_DEFAULT_SECONDS if args.time is None else args.time,
         seed=1 if args.seed is None else args.seed, threads=hotspot_threads(args),
         corpus=args.corpus[0] if args.corpus else None, control=args.control,
         corpus_only=args.corpus_only,
         batch=DEFAULT_BATCH if args.batch is None else args.batch,
         interval_us=(DEFAULT_FUZZ_INTERVAL_US if args.interval_ns is None
-                     else args.interval_ns // 1000),
+                     else interval_us(args.interval_ns)),
         argv=_argv())

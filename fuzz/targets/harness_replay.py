@@ -15,7 +15,9 @@ triage driver runs replays in child processes for that reason (walkfuzz.triage.w
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from walkfuzz.core import native
@@ -71,6 +73,32 @@ def sniff_harness(data: bytes, source: str) -> str:
     what = "empty file" if not data else f"starts with {data[:4]!r}, not {CASE_MAGIC!r}"
     raise ReplayError(f"{source}: not a case file ({what}) and no --harness says which "
                       "generator harness made it")
+
+
+def harness_of_path(path: Path) -> tuple[str, str] | None:
+    """The generator harness whose input `path` is, known from where it lies, and how it is
+    known; None when nothing says. A finding's description names its harness; a campaign's
+    folder (its campaign.json) names the harness of everything in it; a shipped seed lies in
+    corpora/<harness>/."""
+    resolved = path.resolve()
+    for described, key in ((resolved.with_suffix(".json"), "harness"),
+                           *((d / "campaign.json", "harness") for d in resolved.parents)):
+        harness = _json_field(described, key) if described != resolved else None
+        if harness in GENERATOR_HARNESSES:
+            return harness, f"{described} says so"
+    parts = resolved.parts
+    for i, part in enumerate(parts[:-2]):
+        if part == "corpora" and parts[i + 1] in GENERATOR_HARNESSES:
+            return parts[i + 1], f"it is in corpora/{parts[i + 1]}/"
+    return None
+
+
+def _json_field(path: Path, key: str) -> object:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc.get(key) if isinstance(doc, dict) else None
 
 
 class MinivmReplayer:

@@ -7,20 +7,27 @@ walkfuzz.targets.table.TARGETS), and how the command's options map onto it.
     libunwind   native threads walked from the handler (walkfuzz.targets.libunwind.runs),
                 --mode ucontext|sigframe|alternate
 
-Every runner takes one StressRequest and returns the exit status: 0 clean, 1 a fault or hang,
-or an invalid-trace rate above --max-invalid-rate.
+Every runner takes one StressRequest and returns the exit status (walkfuzz.core.exit_status):
+0 clean, 1 a fault, a hang or an invalid trace (an invalid-trace rate above --max-invalid-rate
+when that is given), 130 interrupted (the report is written).
 """
 
 from __future__ import annotations
 
+import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from walkfuzz.targets.minivm.stress.options import StressOptions
+from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
+from walkfuzz.core.paths import output_dir
+from walkfuzz.engine.progress import Progress
+from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
 from walkfuzz.targets.minivm.stress.reporting import write_stress_report
 from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
-from walkfuzz.targets.minivm.stress.summary import figures, one_line
+from walkfuzz.targets.minivm.stress.summary import figures, one_line, status_key, status_line
 from walkfuzz.targets.table import default_out
 
 NS_PER_S = 1_000_000_000
@@ -50,45 +57,60 @@ class StressRequest:
     debug_non_safepoints: bool = True
 
     def out_dir(self, kind: str | None = None) -> Path:
-        return self.out or default_out("stress", self.target, kind)
+        """The run's output folder (--out, else the default for the target and kind), checked
+        now: a run that could not write it is refused before it starts."""
+        return output_dir(self.out or default_out("stress", self.target, kind))
+
+
+def raise_no_samples(duration_ns: float, interval_ns: float) -> None:
+    """A stress run that walked no sample did no work: an error, never a clean run."""
+    raise UserError(f"no sample was walked in --duration {format_ns(duration_ns)} at "
+                    f"--interval {format_ns(interval_ns)} per thread")
 
 
 def stress_minivm(req: StressRequest) -> int:
-    """Run, report, and judge: 1 on a fault or hang, or an invalid-trace rate above the limit
-    (with --stop-on-first: on any finding). Findings are saved under the output directory as
+    """Run, report, and judge: 1 on a fault, a hang or an invalid trace beyond
+    --max-invalid-rate, 130 interrupted. Findings are saved under the output directory as
     they happen."""
     defaults = StressOptions()
-    out_dir = req.out_dir(req.mode or defaults.mode)  # minivm's runs are told apart by mode
     options = StressOptions(
         mode=req.mode or defaults.mode, interval_ns=req.interval_ns, threads=req.threads,
         duration_ns=req.duration_ns,
         baseline_ns=defaults.baseline_ns if req.baseline_ns is None else req.baseline_ns,
         workload=req.workload or defaults.workload, seed=req.seed, walker=req.walker,
         walk_budget_ns=req.walk_budget_ns or defaults.walk_budget_ns,
-        max_walks=req.walks or 0, stop_on_first=req.stop_on_first, out=str(out_dir))
+        max_walks=req.walks or 0, stop_on_first=req.stop_on_first)
     options.check()
+    out_dir = req.out_dir(options.mode)  # minivm's runs are told apart by mode
+    options = replace(options, out=str(out_dir))
     started = time.time()
-    result = run_minivm_stress(options)
+    with Progress() as progress:
+        def show(status: dict[str, Any]) -> None:
+            progress.update(time.time() - started, status_line(status), status_key(status))
+
+        result = run_minivm_stress(options, show)
     paths = write_stress_report(out_dir, result, req.command, started)
     total = result["total"]
     print(f"stress {options.label}: {one_line(result)}")
     if result["stopped_early"]:
         print("stopped at the first finding (--stop-on-first)")
     print(f"report: {paths['html']} (also {paths['json'].name}, {paths['md'].name})")
+    if result.get("interrupted"):
+        print("interrupted: the report has the samples walked until then", file=sys.stderr)
+        return INTERRUPTED
+    if total["walked"] == 0:
+        raise_no_samples(options.duration_ns, options.interval_ns)
     failed = total["faults"] + total["hangs"] + total["queue_miscounts"] > 0
-    if req.stop_on_first and result["signatures"]:
-        failed = True
-    if req.max_invalid_rate is not None and figures(result)["invalid_rate"] > req.max_invalid_rate:
-        failed = True
-    return 1 if failed else 0
+    return judged(failed or invalid_rate_fails(figures(result)["invalid_rate"],
+                                               req.max_invalid_rate))
 
 
 def stress_hotspot(req: StressRequest) -> int:
-    from walkfuzz.targets.hotspot.runs import stress_and_judge
+    from walkfuzz.targets.hotspot.runs import interval_us, stress_and_judge
 
     return stress_and_judge(req.out_dir(), jdk=req.jdk,
                             duration_s=req.duration_ns / NS_PER_S, seed=req.seed,
-                            threads=req.threads, interval_us=req.interval_ns // 1000,
+                            threads=req.threads, interval_us=interval_us(req.interval_ns),
                             max_invalid_rate=req.max_invalid_rate,
                             debug_non_safepoints=req.debug_non_safepoints, argv=req.command)
 

@@ -162,6 +162,13 @@ def default_out(action: str, target: str, kind: str | None = None) -> Path:
     return REPORTS_DIR / f"{action}-{kind or target}"
 
 
+# The rule of default_out as every command that writes a folder states it in --help.
+OUTPUT_RULE = ("output: --out DIR, created if missing; without --out, reports/COMMAND-LABEL in "
+               "the current directory, LABEL being the harness, mode or target (--out's help "
+               "says which). With the same --out again a campaign resumes; another run "
+               "replaces the report there.")
+
+
 @dataclass(frozen=True)
 class HarnessSpec:
     name: str

@@ -7,7 +7,7 @@ Level 2, near-duplicates: groups whose *cause key* is equal form one cluster. Th
 left out of the key: it says which frames the walk crossed before the failure, and a bug
 in one walker step is reached through many different stacks. The key is:
 
-    crash            walker, location (function+offset of the faulting pc), fault class
+    crash            walker, location (function and source line of the faulting pc), fault class
     hang-or-cycle    walker only: a watchdog hang and a walk stopped by the frame limit are
                      the same non-termination, and where the watchdog interrupted the loop
                      is not a cause
@@ -53,6 +53,7 @@ class Member:
     reproduced: int  # runs that gave the signature
     runs: int
     stored_signature: str | None = None
+    source: str | None = None  # `/path/file.c:LINE` of the fault, from debug info (symbolize)
 
 
 @dataclass

@@ -7,16 +7,18 @@
 
 Replays run in `jobs` child processes, each given a slice of the inputs. An input that kills
 its process (a fault that escaped the guard) is recorded as an `escaped-guard` crash and a
-new process takes the rest of the slice, so one such input never stops a triage.
+new process takes the rest of the slice, so one such input never stops a triage. Ctrl-C or
+SIGTERM stops the replays at once (they run in sessions of their own, so a terminal's Ctrl-C is
+not mistaken for a death); the inputs replayed until then make the outcome, marked interrupted.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.engine.progress import run_child
 from walkfuzz.report.document import replay_command
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.triage.cluster import Cluster, Member, cluster
@@ -53,6 +56,7 @@ class Outcome:
     seconds: float
     runs: int
     extra: dict[str, object] = field(default_factory=dict)
+    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM: `inputs` were replayed of more
 
     @property
     def findings(self) -> int:
@@ -62,19 +66,25 @@ class Outcome:
 # ---- replaying in child processes -----------------------------------------------------------
 
 
-def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int) -> list[dict[str, Any]]:
-    """Replay `tasks` in child processes until every task has a result line."""
+def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int,
+               on_status: Callable[[dict[str, Any]], None],
+               stop: threading.Event) -> list[dict[str, Any]]:
+    """Replay `tasks` in child processes until every task has a result line, or `stop` is set
+    (then the result lines so far); `on_status` gets each input's status report
+    (walkfuzz.triage.worker) as it is done."""
     results: list[dict[str, Any]] = []
     pending = list(tasks)
-    while pending:
+    while pending and not stop.is_set():
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
             json.dump({"tasks": pending, "runs": runs, "hang_ns": hang_ns}, spec)
         try:
-            child = subprocess.run([sys.executable, "-m", "walkfuzz.triage.worker", spec.name],
-                                   capture_output=True, text=True)
+            # in a session of its own, killed once `stop` is set
+            child = run_child([sys.executable, "-m", "walkfuzz.triage.worker", spec.name],
+                              None, on_status, stop=stop)
         finally:
             os.unlink(spec.name)
         began, done = None, set()
+        returncode, stderr = child.returncode, child.stderr
         for line in child.stdout.splitlines():
             doc = json.loads(line)
             if "begin" in doc:
@@ -82,28 +92,39 @@ def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int) -> list[dic
             else:
                 results.append(doc)
                 done.add(doc["id"])
-        if child.returncode == 0 and len(done) == len(pending):
+        if (returncode == 0 and len(done) == len(pending)) or stop.is_set():
             break
         if began is None or began in done:  # died before or between inputs: not an input's fault
-            tail = (child.stderr.strip().splitlines() or ["no output"])[-1]
-            raise RuntimeError(f"triage replay process failed ({describe_exit(child.returncode)})"
+            tail = (stderr.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"triage replay process failed ({describe_exit(returncode)})"
                                f": {tail}")
-        results.append({"id": began, "died": describe_exit(child.returncode)})
+        results.append({"id": began, "died": describe_exit(returncode)})
         done.add(began)
         pending = [t for t in pending if t["id"] not in done]
     return results
 
 
 def replay_all(specs: Sequence[InputSpec], runs: int = DEFAULT_RUNS, jobs: int = 2,
-               hang_ns: int = DEFAULT_HANG_NS) -> list[dict[str, Any]]:
-    """Result lines (walkfuzz.triage.worker) of every input, in input order."""
+               hang_ns: int = DEFAULT_HANG_NS,
+               on_status: Callable[[dict[str, Any]], None] = lambda status: None,
+               ) -> tuple[list[dict[str, Any] | None], bool]:
+    """Result lines (walkfuzz.triage.worker) of every input, in input order, and whether
+    Ctrl-C or SIGTERM stopped the replays (then the inputs not replayed have None);
+    `on_status` gets each input's status report as it is done (from several threads)."""
     tasks = [{"id": i, **s.to_json()} for i, s in enumerate(specs)]
     jobs = max(1, min(jobs, len(tasks)))
     slices = [tasks[i::jobs] for i in range(jobs)]
+    stop = threading.Event()
     with ThreadPoolExecutor(jobs) as pool:
-        parts = list(pool.map(lambda part: _run_slice(part, runs, hang_ns), slices))
+        futures = [pool.submit(_run_slice, part, runs, hang_ns, on_status, stop)
+                   for part in slices]
+        try:
+            parts = [f.result() for f in futures]
+        except KeyboardInterrupt:
+            stop.set()
+            parts = [f.result() for f in futures]
     by_id = {r["id"]: r for part in parts for r in part}
-    return [by_id[t["id"]] for t in tasks]
+    return [by_id.get(t["id"]) for t in tasks], stop.is_set()
 
 
 # ---- from result lines to members --------------------------------------------------------------
@@ -126,19 +147,24 @@ def _member(spec: InputSpec, result: dict[str, Any]) -> Member:
         harness=str(f["harness"]), signature=signature, kind=str(f["kind"]),
         location=str(f["location"]), shape=tuple(f["shape"]), klass=str(result["class"]),
         why=str(result["why"]), reliable=reproduced == result["runs"], reproduced=reproduced,
-        runs=int(result["runs"]), stored_signature=spec.stored_signature)
+        runs=int(result["runs"]), stored_signature=spec.stored_signature,
+        source=(f.get("details") or {}).get("source"))
 
 
 def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
            runs: int = DEFAULT_RUNS, jobs: int = 2, hang_ns: int = DEFAULT_HANG_NS,
-           on_error: Callable[[FileError], None] | None = None) -> Outcome:
-    """Replay, classify and cluster `specs`; a bad input becomes a FileError and the rest go on."""
+           on_error: Callable[[FileError], None] | None = None,
+           on_status: Callable[[dict[str, Any]], None] = lambda status: None) -> Outcome:
+    """Replay, classify and cluster `specs`; a bad input becomes a FileError and the rest go on.
+    `on_status` gets each input's status report as it is replayed (from several threads)."""
     started = time.monotonic()
     defaults = defaults or Defaults()
     resolved = [resolve(s, defaults) for s in specs]
-    results = replay_all(resolved, runs, jobs, hang_ns) if resolved else []
+    results, interrupted = (replay_all(resolved, runs, jobs, hang_ns, on_status) if resolved
+                            else ([], False))
+    replayed = [(s, r) for s, r in zip(resolved, results, strict=True) if r is not None]
     members, errors, clean, mismatched = [], [], [], []
-    for spec, result in zip(resolved, results, strict=True):
+    for spec, result in replayed:
         if "error" in result:
             error = FileError(spec.path, str(result["error"]))
             errors.append(error)
@@ -151,8 +177,8 @@ def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
                 mismatched.append((spec.path, spec.stored_signature, member.signature))
         else:
             clean.append(spec.path)
-    return Outcome(len(resolved), cluster(members), errors, clean, mismatched,
-                   time.monotonic() - started, runs)
+    return Outcome(len(replayed), cluster(members), errors, clean, mismatched,
+                   time.monotonic() - started, runs, interrupted=interrupted)
 
 
 # ---- presenting -------------------------------------------------------------------------------

@@ -2,12 +2,15 @@
 
 Accepted arguments, each a file or a directory:
   - a walkfuzz output directory (it has `findings/`): every `findings/<signature>/<sha1>.bin`
-    with the description next to it (target, harness, walker, stored signature), plus the
-    top-level `crash-*` files that are not copies of those;
-  - any other directory: its `crash-*` / `timeout-*` files (libFuzzer artifacts), or, if it
-    has none, every regular file in it (a corpus, e.g. corpora/<harness>/regressions/);
+    with the description next to it (target, harness, walker, stored signature), plus every
+    other top-level file (`crash-*`, `timeout-*`, anything put there) that is not a copy of
+    those nor one of the run's own files;
+  - any other directory: every regular file in it, whatever its name (libFuzzer artifacts, a
+    corpus such as corpora/<harness>/regressions/, `testcase-1`);
   - `<out>/findings` or one `findings/<signature>/` directory: its described inputs;
   - a file: one input; a `<sha1>.bin` of a findings directory brings its description.
+In a directory, what is plainly no input is skipped and `Found.skipped` says which file and
+why: a hidden file, a description next to its input, a log, a report or another JSON file.
 An input without a description takes --target/--harness/--walker from the command line;
 a case file (magic "WFCS") needs no --harness (it is the `bytes` harness's input).
 """
@@ -16,13 +19,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR
+from walkfuzz.engine.campaign import CAMPAIGN_FILE
+from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR, TIMEOUT_PREFIX
+from walkfuzz.report.files import REPORT_STEM
+from walkfuzz.targets.harness_replay import CASE_MAGIC, harness_of_path
 
-ARTIFACT_PREFIXES = (CRASH_PREFIX, "timeout-", "oom-", "leak-")
+ARTIFACT_PREFIXES = (CRASH_PREFIX, TIMEOUT_PREFIX, "oom-", "leak-")
+# Files of a directory that are no input, by suffix: why.
+NOT_INPUT_SUFFIXES = {".log": "a log", ".json": "a JSON file (a description or report)",
+                      ".jsonl": "a JSON-lines file (a run's time series)",
+                      ".md": "a report", ".html": "a report", ".sarif": "a SARIF log",
+                      ".xml": "an XML file (a JUnit report)"}
+RUN_FILES = frozenset({".lock"})  # a campaign's own files that have no telling suffix
 
 
 @dataclass(frozen=True)
@@ -75,14 +87,55 @@ def _sha1(path: Path) -> str | None:
         return None
 
 
-def _output_dir(directory: Path) -> list[InputSpec]:
-    found = [_described(b) for b in sorted((directory / FINDINGS_DIR).glob("*/*.bin"))]
-    stored = {Path(s.path).stem for s in found}
-    for artifact in sorted(directory.glob(f"{CRASH_PREFIX}*")):
-        name = artifact.name.removeprefix(CRASH_PREFIX)
-        if artifact.is_file() and name not in stored and _sha1(artifact) not in stored:
-            found.append(InputSpec(str(artifact)))
-    return found
+def is_output_dir(directory: Path) -> bool:
+    """A walkfuzz run's output folder (a campaign's or a stress run's), findings or none: a
+    clean run has no findings/, but its campaign.json or report.json says what it is."""
+    return directory.is_dir() and any(
+        (directory / name).exists()
+        for name in (FINDINGS_DIR, CAMPAIGN_FILE, f"{REPORT_STEM}.json"))
+
+
+def _not_input(path: Path) -> str | None:
+    """Why a file of a directory is no input (None: it is one)."""
+    if path.name.startswith("."):
+        return "a hidden file"
+    if _is_description(path):
+        return "the description of the input next to it"
+    return NOT_INPUT_SUFFIXES.get(path.suffix)
+
+
+@dataclass
+class Found:
+    """The inputs named by the arguments, and the files of their directories left out."""
+
+    inputs: list[InputSpec] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+
+    def take_dir(self, directory: Path, exclude: frozenset[str] = frozenset()) -> None:
+        """Every regular file of `directory` but the `exclude`d names and what is no input."""
+        for path in sorted(directory.iterdir()):
+            if not path.is_file() or path.name in exclude:
+                continue
+            why = _not_input(path)
+            if why is None:
+                self.inputs.append(_one_file(path))
+            else:
+                self.skipped.append((str(path), why))
+
+
+def _output_dir(directory: Path, found: Found) -> None:
+    described = [_described(b) for b in sorted((directory / FINDINGS_DIR).glob("*/*.bin"))]
+    found.inputs += described
+    stored = {Path(s.path).stem for s in described}
+    # the libFuzzer-style copies of stored findings (crash-<sha1>) and the run's own files
+    copies = {p.name for p in directory.iterdir()
+              if p.name.startswith(ARTIFACT_PREFIXES) and p.is_file() and
+              (p.name.split("-", 1)[1] in stored or _sha1(p) in stored)}
+    before = len(found.skipped)
+    found.take_dir(directory, frozenset(copies) | RUN_FILES)
+    # the report and state files every run writes are no news to the user
+    found.skipped[before:] = [(p, why) for p, why in found.skipped[before:]
+                              if Path(p).suffix not in NOT_INPUT_SUFFIXES]
 
 
 def _is_description(path: Path) -> bool:
@@ -94,36 +147,53 @@ def _one_file(path: Path) -> InputSpec:
     return _described(path) if described else InputSpec(str(path))
 
 
-def _plain_dir(directory: Path) -> list[InputSpec]:
-    files = sorted(p for p in directory.iterdir()
-                   if p.is_file() and not p.name.startswith(".") and not _is_description(p))
-    artifacts = [p for p in files if p.name.startswith(ARTIFACT_PREFIXES)]
-    return [_one_file(p) for p in (artifacts or files)]
-
-
-def discover(arguments: list[Path]) -> list[InputSpec]:
-    """Every input named by the arguments, in order; UserError for a path that is not there."""
-    found: list[InputSpec] = []
+def find_inputs(arguments: list[Path]) -> Found:
+    """Every input named by the arguments, in order, and what their directories held that is
+    no input; UserError for a path that is not there."""
+    found = Found()
     for argument in arguments:
         if argument.is_dir() and argument.name == FINDINGS_DIR:
-            found += [_described(b) for b in sorted(argument.glob("*/*.bin"))]
+            found.inputs += [_described(b) for b in sorted(argument.glob("*/*.bin"))]
+        elif is_output_dir(argument):
+            _output_dir(argument, found)
         elif argument.is_dir():
-            is_output = (argument / FINDINGS_DIR).is_dir()
-            found += _output_dir(argument) if is_output else _plain_dir(argument)
+            found.take_dir(argument)
         elif argument.is_file():
-            found.append(_one_file(argument))
+            found.inputs.append(_one_file(argument))
         else:
             raise UserError(f"{str(argument)!r} is neither a file nor a directory")
     return found
 
 
+def discover(arguments: list[Path]) -> list[InputSpec]:
+    """Every input named by the arguments (find_inputs without what was skipped)."""
+    return find_inputs(arguments).inputs
+
+
+def _placed_harness(path: Path) -> str | None:
+    """The generator harness of an input that is no case file, known from where it lies
+    (walkfuzz.targets.harness_replay.harness_of_path); None when nothing says."""
+    try:
+        with path.open("rb") as data:
+            if data.read(len(CASE_MAGIC)) == CASE_MAGIC:
+                return None
+    except OSError:
+        return None  # the replay names the unreadable file
+    placed = harness_of_path(path)
+    return placed[0] if placed else None
+
+
 def resolve(spec: InputSpec, defaults: Defaults) -> InputSpec:
     """Fill target/harness/walker from the command line: --walker overrides a description
-    (to replay stored findings on another walker); the others only fill gaps."""
+    (to replay stored findings on another walker); the others only fill gaps, and where
+    nothing says a minivm input's harness, where it lies may (a generator harness's seed in
+    corpora/<harness>/, a campaign folder's campaign.json)."""
+    target = spec.target or defaults.target or "minivm"
     return InputSpec(
         spec.path,
-        target=spec.target or defaults.target or "minivm",
-        harness=spec.harness or defaults.harness,
+        target=target,
+        harness=spec.harness or defaults.harness or
+        (_placed_harness(Path(spec.path)) if target == "minivm" else None),
         walker=defaults.walker or spec.walker or "reference",
         stored_signature=spec.stored_signature,
         error=spec.error,

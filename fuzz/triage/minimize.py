@@ -15,7 +15,9 @@ stays the truth of what is left, the reference walker must still walk it as expe
     stack image from its low end, zero stack words, zero registers and anchor fields.
  3. Bytes: delta debugging (ddmin: remove chunks of halving size) on the encoded case.
 Every candidate is replayed; only candidates that keep the signature are kept. A budget in
-seconds bounds the whole run; the best case so far is the result.
+seconds bounds the whole run; the best case so far is the result, and never anything larger
+than the input: when no case got below the input's size (a generated case is usually larger
+than its generator bytes), the input's bytes, shrunk by ddmin if the budget allows, are.
 """
 
 from __future__ import annotations
@@ -431,5 +433,10 @@ def minimize(data: bytes, harness: str, walker: str, budget: float = DEFAULT_BUD
         if len(smaller) < len(best):
             best = smaller
             passes.append("ddmin-bytes")
+    if len(best) > len(data):
+        # A generated case is often far larger than the generator bytes that made it; when
+        # shrinking did not get below the input, the input's own bytes are the smaller result.
+        best, best_harness = shrink_bytes(oracle, data, harness), harness
+        passes.append("ddmin-input-bytes" if len(best) < len(data) else "kept-input")
     return Result(best, best_harness, signature, len(data), len(case_bytes), oracle.tests,
                   time.monotonic() - started, passes)

@@ -5,8 +5,8 @@ for now). A CI job replays its inputs (a campaign's output, crash files, a regre
 and fails when one reproduces a signature that is not in the baseline:
 
     {"version": 1,
-     "signatures": {"crash.x.so_f_0x1a.compiled.1234abcd":
-                      {"kind": "crash", "location": "x.so!f+0x1a", "class": "wild-read",
+     "signatures": {"crash.step_walker.c_120.compiled.1234abcd":
+                      {"kind": "crash", "location": "step@walker.c:120", "class": "wild-read",
                        "example": "path/of/an/input"}}}
 
 `--update-baseline` adds what was seen (and `--prune` drops what was not), so a baseline is

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.progress import report_status
 from walkfuzz.targets.harness_replay import (
     LibunwindReplayer,
     MinivmReplayer,
@@ -90,8 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     for task in spec["tasks"]:
         out.write(json.dumps({"begin": task["id"]}) + "\n")
         out.flush()
-        out.write(json.dumps(replay_task(task, replayers, int(spec["runs"])), default=str) + "\n")
+        result = replay_task(task, replayers, int(spec["runs"]))
+        out.write(json.dumps(result, default=str) + "\n")
         out.flush()
+        report_status({"finding": "finding" in result, "error": "error" in result})
     return 0
 
 

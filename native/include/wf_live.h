@@ -146,6 +146,13 @@ typedef struct wf_live_result {
     double ns_per_tick;                     /* TSC tick length measured over the run */
 } wf_live_result;
 
+/* A running live stress's counts so far, summed over its workers (racy reads of counters the
+   workers keep writing: each is exact at some recent moment, not all at the same one). */
+typedef struct wf_live_progress {
+    uint64_t delivered, walked, exact, invalid, faults, hangs;
+    int sampling; /* 1 in a sampled phase, 0 in an unsampled one or before the run */
+} wf_live_progress;
+
 /* Run a live stress: generate and map the VM, start the workers, baseline phase, sampled
    phase, stop. 0, or -1 with err set (one line naming the problem). Once per process.
    `walker` NULL = the in-core reference walker, else a library path (wf_walker_load). */
@@ -158,6 +165,9 @@ uint64_t wf_live_capture_bucket_end(uint32_t b);
 const char *wf_live_method_name(uint32_t i);
 /* Kind of method i: "interpreted", "compiled", "native"; NULL if none. */
 const char *wf_live_method_kind(uint32_t i);
+/* The counts so far of the live run going on (or the last one); safe to call from another
+   thread while wf_live_run runs, as the drain does. */
+void wf_live_progress_read(wf_live_progress *out);
 /* cffi:end */
 
 #endif /* WALKFUZZ_WF_LIVE_H */

@@ -78,8 +78,11 @@ typedef struct wf_live_signature {
 int64_t wf_live_drain(wf_live_finding *info, uint8_t *out, size_t cap);
 /* The signature keys counted so far (all workers merged), at most cap; how many there are. */
 uint32_t wf_live_signatures(wf_live_signature *out, uint32_t cap);
-/* Whether the running (or last) run stopped early (stop_on_first). */
+/* Whether the running (or last) run stopped early (stop_on_first, or wf_live_request_stop). */
 int wf_live_stopped_early(void);
+/* End the running run's phases at their next look (every STOP_CHECK_NS), as stop_on_first
+   does: an interrupted stress run still returns its result. Async-signal-safe. */
+void wf_live_request_stop(void);
 /* cffi:end */
 
 #endif /* WALKFUZZ_WF_LIVE_CAPTURE_H */

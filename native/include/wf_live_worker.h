@@ -213,7 +213,7 @@ struct wf_live_run {
     volatile uint32_t sampler_sleeping; /* thread mode: the sampler waits on `doorbell` */
     int sampler_cpu;                    /* thread mode: the CPU it last ran on, -1 unknown */
     struct wf_live_queue_api queue;     /* queue mode */
-    volatile int stop_requested;        /* end the sampled phase now (stop_on_first) */
+    volatile int stop_requested;        /* end the phases now (stop_on_first, an interrupt) */
     uint64_t tsc0, ns0;                 /* TSC and CLOCK_MONOTONIC at the start: capture timing */
 };
 

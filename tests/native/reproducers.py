@@ -29,7 +29,9 @@ NOT_A_USERS = ("WALKFUZZ_NATIVE", "LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS",
 # Documented exit statuses (README, docs/triage.md, docs/targets.md).
 REPLAY_FOUND = 1  # walkfuzz replay: the input is a finding (or walks unlike the spec)
 FUZZ_FOUND = 1  # walkfuzz fuzz: findings
-STRESS_CLEAN, STRESS_FAILED = 0, 1  # walkfuzz stress: a fault, a hang or a dead JVM fail it
+# walkfuzz stress: a fault, a hang, an invalid trace or a dead JVM fail it
+STRESS_CLEAN, STRESS_FAILED = 0, 1
+TRIAGE_FOUND = 1  # walkfuzz triage: findings
 # A copied command may take long on a busy machine (a JVM replay runs 10 s of its own); the
 # cap only stops a hung process.
 TIMEOUT = 1200.0

@@ -25,6 +25,7 @@ from tests.native.reproducers import (
     STRESS_CLEAN,
     STRESS_FAILED,
     TIMEOUT,
+    TRIAGE_FOUND,
     check_replay,
     replayed_signatures,
     report_groups,
@@ -79,7 +80,7 @@ def test_triage_reproducers_replay_the_group(
     outs = [minivm_campaign(bug, harness) for bug, harness in MINIVM_BUGS]
     triage_json = tmp_path / "triage.json"
     done = walkfuzz("triage", *map(str, outs), "--json", str(triage_json))
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == TRIAGE_FOUND, done.stderr[-2000:]
     groups = json.loads(triage_json.read_text())["groups"]
     assert len(groups) >= len(MINIVM_BUGS)
     for group in groups:
@@ -132,7 +133,8 @@ def _check_libunwind_replays(out: Path) -> None:
         # input that reads process state may meet other values in this third process too)
         # (each try checks the status and the signature count; such an input gets COPY_TRIES
         # fresh processes to show the same finding, a stable one shows it at the first)
-        copy = out / f"crash-{Path(group['examples'][0]).stem}"
+        stem = Path(group['examples'][0]).stem  # a hang's copy is timeout-<sha1>
+        copy = out / f"{'timeout' if group['kind'] == 'hang' else 'crash'}-{stem}"
         if copy.exists():
             seen = []
             for _ in range(COPY_TRIES if group["signature"] in signatures else 1):
@@ -229,15 +231,14 @@ def test_hotspot_stress_reproducer_is_the_run_and_finds_the_signature_again(
     assert shlex.split(top["reproducer"])[:4] == ["walkfuzz", "stress", "--target", "hotspot"]
     triage_json = tmp_path / "triage.json"  # triage groups stored hotspot findings unreplayed
     triaged = walkfuzz("triage", str(out), "--json", str(triage_json))
-    assert triaged.returncode == 0, triaged.stderr[-2000:]
+    assert triaged.returncode == TRIAGE_FOUND, triaged.stderr[-2000:]
     by_signature = {s["signature"]: g["reproducer"]
                     for g in json.loads(triage_json.read_text())["groups"] for s in g["signatures"]}
     assert by_signature[top["signature"]] == top["reproducer"]
     for _ in range(ROUNDS):
         rerun = run_reproducer(top["reproducer"])
         report = json.loads((out / "report.json").read_text())
-        failed = any(g["kind"] in ("crash", "hang") for g in report["findings"]) or \
-            not report["counters"]["jvm_alive_at_end"]
+        failed = bool(report["findings"]) or not report["counters"]["jvm_alive_at_end"]
         assert rerun.returncode == (STRESS_FAILED if failed else STRESS_CLEAN), rerun.stderr
         if top["signature"] in report_signatures(out):
             return
@@ -255,7 +256,7 @@ def test_minivm_live_stress_reproducer(tmp_path: Path) -> None:
     _, groups = _run_until(invalid, lambda out: ["stress", "--target", "minivm", "--walker",
                                                  str(walker), "--duration", "2s", "--baseline",
                                                  "0", "--out", str(out)],
-                           tmp_path, (STRESS_CLEAN,))
+                           tmp_path, (STRESS_FAILED,))  # its invalid traces are findings
     group = groups[0]
     replay = run_reproducer(group["reproducer"])
     assert replay.returncode == 1, replay.stderr[-2000:]
@@ -264,8 +265,8 @@ def test_minivm_live_stress_reproducer(tmp_path: Path) -> None:
 
 def test_a_harness_run_by_hand_replays_a_crash_file(
         minivm_campaign: Callable[[str, str], Path], tmp_path: Path) -> None:
-    """docs/fuzzing.md: `harnesses/H.py crash-<sha1>` replays one input (libFuzzer runs the
-    file once, exit 0) and saves what it finds under $WALKFUZZ_OUT."""
+    """docs/fuzzing.md: `harnesses/H.py crash-<sha1>` replays one input (runs the file once,
+    exit 1: it is a finding) and saves what it finds under $WALKFUZZ_OUT."""
     bug, harness = MINIVM_BUGS[1]
     out = minivm_campaign(bug, harness)
     group = next(g for g in report_groups(out) if g["kind"] == "crash")
@@ -276,5 +277,5 @@ def test_a_harness_run_by_hand_replays_a_crash_file(
         text=True, cwd=tmp_path, timeout=TIMEOUT,
         env={**user_env(), "WALKFUZZ_OUT": str(tmp_path / "by-hand"),
              "WALKFUZZ_WALKER": str(walker)})
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 1, done.stderr[-2000:]
     assert {f.signature for f in load_findings(tmp_path / "by-hand")} == {group["signature"]}

@@ -52,6 +52,9 @@ def test_libunwind_campaign_finds_faults_and_its_reproducer_runs(tmp_path: Path)
     assert done.returncode == 1, done.stderr[-2000:]
     group = assert_layout(tmp_path)[0]
     assert group["kind"] in ("crash", "hang", "invalid-trace"), group
+    # the report names the walker the harness ran, not minivm's reference walker
+    assert json.loads((tmp_path / "report.json").read_text())["meta"]["walker"] == "libunwind"
+    assert "| walker | libunwind |" in (tmp_path / "report.md").read_text()
     replay = run_reproducer(str(group["reproducer"]))
     assert replay.returncode in (0, 1), replay.stderr[-2000:]
     assert json.loads(replay.stdout)["case"]["perturbations"]

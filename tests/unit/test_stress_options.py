@@ -6,7 +6,7 @@ import pytest
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
-from walkfuzz.targets.minivm.stress.summary import figures
+from walkfuzz.targets.minivm.stress.summary import figures, slowdown
 
 
 @pytest.mark.parametrize(("field", "value", "named"), [
@@ -27,16 +27,17 @@ def test_figures_rates_and_slowdown() -> None:
         "options": {"interval_ns": 100_000},
         "per_worker": [{}, {}],
         "total": {"wall_ns_run": 2_000_000_000, "cpu_ns_run": 1_000_000_000,
-                  "delivered": 9_000, "walked": 9_000, "invalid": 9,
+                  "requested": 20_000, "delivered": 9_000, "walked": 9_000, "invalid": 9,
                   "exact": 8_901, "frames": 90_000, "iterations_base": 1_000,
                   "cpu_ns_base": 1_000_000_000, "iterations_run": 900},
     }
     f = figures(result)
     assert f["seconds"] == 1.0
     assert f["delivered_per_cpu_second"] == 9_000
-    assert f["delivered_fraction"] == pytest.approx(0.9)
+    assert f["delivered_fraction"] == pytest.approx(9_000 / 20_000)
     assert f["invalid_rate"] == pytest.approx(0.001)
-    assert f["slowdown"] == pytest.approx(0.1)
+    assert slowdown(result["total"]) == pytest.approx(0.1)
+    assert slowdown({**result["total"], "iterations_base": 0, "cpu_ns_base": 0}) is None
 
 
 def test_load_starts_hogs_for_the_block_and_ends_them() -> None:

@@ -80,8 +80,9 @@ def test_cli_prints_one_line_per_bad_file_and_the_table(tmp_path: Path, good_cas
                            "--runs", "2", "--json", str(tmp_path / "t.json"), "--sarif",
                            str(tmp_path / "t.sarif")], capture_output=True, text=True,
                           timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert len(done.stderr.strip().splitlines()) == 4
+    assert done.returncode == 1, done.stderr  # a finding
+    # one line per bad file (the rest of stderr is the progress line, walkfuzz.engine.progress)
+    assert len([ln for ln in done.stderr.splitlines() if ln.startswith("walkfuzz triage:")]) == 4
     assert "crash" in done.stdout and "wild-read" in done.stdout and "reliable" in done.stdout
     doc = json.loads((tmp_path / "t.json").read_text())
     assert doc["findings"] == 1 and len(doc["errors"]) == 4
@@ -233,9 +234,20 @@ def test_sarif_has_the_structure_of_sarif_2_1_0(tmp_path: Path, good_case: Path,
     run = log["runs"][0]  # type: ignore[index]
     result = run["results"][0]
     assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
-    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(
-        "crash-good")
-    assert len(run["invocations"][0]["toolExecutionNotifications"]) == 4
+    # Placed in the walker's source (planted walkers are built from this checkout), the input
+    # a related location; every path relative to the repository root.
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == "native/walkers/reference/ref_walker.c"
+    assert physical["region"]["startLine"] > 0
+    related = result["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert related.endswith("crash-good") and not related.startswith("/")
+    # Four inputs could not be replayed: not a successful execution, and it says why.
+    invocation = run["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    levels = [n["level"] for n in invocation["toolExecutionNotifications"]]
+    assert levels == ["error"] + ["warning"] * 4
+    assert "4 of 5 inputs could not be replayed" in \
+        invocation["toolExecutionNotifications"][0]["message"]["text"]
     assert "wild-read" in table(outcome)
 
 

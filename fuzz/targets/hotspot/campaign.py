@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,7 +121,9 @@ def _write(out_dir: Path, hs: HotspotRun, mode: str, clock: RunClock, argv: list
            series: dict[str, list[tuple[float, float]]], notes: list[str]) -> None:
     summary = hs.run.summary or {}
     groups = group_findings(out_dir, stored_findings(out_dir, hs.findings), run_command=argv)
-    status = "completed" if hs.run.watchdog is None and hs.run.returncode == 0 else "failed"
+    status = ("interrupted" if hs.run.interrupted
+              else "completed" if hs.run.watchdog is None and hs.run.returncode == 0
+              else "failed")
     doc = RunReport(
         meta=RunMeta(run_type="hotspot", command=argv, target="hotspot", mode=mode,
                      started_at=clock.at(clock.origin)[1], ended_at=time.time(),
@@ -141,7 +144,9 @@ def _common_counters(jdk: Jdk, run: JvmRun) -> dict[str, object]:
     cpu = float(str(s.get("process_cpu_s", 0.0)))
     return {
         "jdk": jdk.label, "jdk_version": jdk.version,
-        "jvm_alive_at_end": run.returncode == 0 and run.watchdog is None,
+        # an interrupted JVM was ended by us, not by what it ran
+        "jvm_alive_at_end": run.watchdog is None and (
+            run.returncode == 0 or (run.interrupted and run.hs_err is None)),
         "jvm_exit": -1 if run.returncode is None else run.returncode,
         "watchdog": run.watchdog or "none",
         "wall_s": round(run.wall_s, 2), "process_cpu_s": round(cpu, 2),
@@ -160,6 +165,7 @@ def run_hotspot_fuzz(
     batch: int = DEFAULT_BATCH, interval_us: int = DEFAULT_FUZZ_INTERVAL_US,
     depth: int = 64, strategies: int = 0x1FF, budget_ms: int = 0, examples: int = 3,
     control_timeout_s: float = 60.0, argv: list[str] | None = None,
+    on_tick: Callable[[dict[str, object]], None] | None = None,
 ) -> HotspotRun:
     """Perturbed-context ASGCT calls on the workload's threads, inside the JVM-aware guard.
     With control=True, then the same calls unguarded, expected to crash the VM (hs_err)."""
@@ -173,7 +179,7 @@ def run_hotspot_fuzz(
     if corpus_file:
         options["corpus"] = corpus_file
     run = run_jvm(the_jdk, agent, workload, out_dir / "jvm", options, threads=threads,
-                  millis=int(duration_s * 1000), seed=seed)
+                  millis=int(duration_s * 1000), seed=seed, on_tick=on_tick)
     findings = list(results.fault_findings(the_jdk, run, "perturb"))
     for extra in (results.watchdog_finding(the_jdk, run, "perturb"),
                   results.crash_finding(the_jdk, run, "perturb")):
@@ -188,7 +194,7 @@ def run_hotspot_fuzz(
     counters["faults_by_signature"] = dict(results.signature_counts(findings))
     hs = HotspotRun(the_jdk, run, findings, counters)
     saved = [(run, list(findings))]
-    if control:
+    if control and not run.interrupted:
         hs.control = _control(the_jdk, agent, workload, out_dir, seed, threads, control_timeout_s)
         crash = results.crash_finding(the_jdk, hs.control, "perturb-unguarded")
         counters["control_crashed_vm"] = hs.control.hs_err is not None
@@ -221,6 +227,7 @@ def run_hotspot_stress(
     out_dir: Path, *, jdk: str | None = None, duration_s: float = 10.0, seed: int = 1,
     threads: int = 2, interval_us: int = 100, check_every_ms: int = 5,
     debug_non_safepoints: bool = True, examples: int = 3, argv: list[str] | None = None,
+    on_tick: Callable[[dict[str, object]], None] | None = None,
 ) -> HotspotRun:
     """Per-thread sampling at interval_us; every trace checked against the shadow stack, and
     some against JVMTI GetStackTrace (held: exact; running: bottom frame)."""
@@ -231,7 +238,7 @@ def run_hotspot_stress(
                "check_every_ms": check_every_ms}
     flags = DEBUG_NON_SAFEPOINTS if debug_non_safepoints else ()
     run = run_jvm(the_jdk, agent, workload, out_dir / "jvm", options, threads=threads,
-                  millis=int(duration_s * 1000), seed=seed, jvm_flags=flags)
+                  millis=int(duration_s * 1000), seed=seed, jvm_flags=flags, on_tick=on_tick)
     findings = [*results.fault_findings(the_jdk, run, "stress"),
                 *results.invalid_findings(the_jdk, run, "stress")]
     for extra in (results.watchdog_finding(the_jdk, run, "stress"),

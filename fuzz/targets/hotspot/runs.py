@@ -3,7 +3,8 @@
 `walkfuzz fuzz|stress|replay --target hotspot` end here:
 
     fuzz     0 no findings, 1 findings (or the JVM did not survive)
-    stress   0 clean, 1 a fault, a hang, a dead JVM, or an invalid-trace rate above the limit
+    stress   0 clean, 1 a fault, a hang, a dead JVM, or an invalid trace (with
+             --max-invalid-rate: an invalid-trace rate above it)
     replay   0 the record ran clean, 1 it faulted again
 """
 
@@ -12,9 +13,12 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
+from walkfuzz.engine.progress import Progress, human
 from walkfuzz.targets.hotspot.campaign import (
     DEFAULT_BATCH,
     DEFAULT_FUZZ_INTERVAL_US,
@@ -31,14 +35,65 @@ CORPUS_ONLY = 1 << 8
 REPLAY_SECONDS = 10.0
 
 
+def interval_us(interval_ns: int) -> int:
+    """--interval in the whole microseconds the agent takes; UserError naming it if below 1 us."""
+    if interval_ns < 1000:
+        raise UserError(f"--interval {interval_ns}ns is below 1us, the finest interval of the "
+                        "hotspot target")
+    return interval_ns // 1000
+
+
 def check_threads(threads: int) -> None:
     if not 1 <= threads <= MAX_THREADS:
         raise UserError(f"threads {threads} is outside 1..{MAX_THREADS}")
 
 
-def _print_summary(hs: HotspotRun) -> None:
-    print(json.dumps(hs.counters, indent=1, default=str))
+def _jvm_end(hs: HotspotRun) -> str:
+    c = hs.counters
+    if c.get("jvm_alive_at_end"):
+        return "the JVM ran to its end"
+    return f"the JVM DIED (exit {c.get('jvm_exit')}, watchdog {c.get('watchdog')})"
+
+
+def fuzz_summary(hs: HotspotRun) -> str:
+    """The one summary line of a fuzz run (every counter is in the report)."""
+    c = hs.counters
+    return (f"hotspot fuzz ({c['jdk']}): {c['asgct_calls']} perturbed AsyncGetCallTrace calls "
+            f"in {c['wall_s']} s ({c['perturbed_calls_per_s']}/s, {c['threads']} threads); "
+            f"faults caught {c['faults']}, {len({f.signature for f in hs.findings})} finding "
+            f"signatures; {_jvm_end(hs)}")
+
+
+def stress_summary(hs: HotspotRun) -> str:
+    """The one summary line of a stress run (every counter is in the report)."""
+    c = hs.counters
+    rate = float(str(c.get("invalid_rate", 0.0)))
+    return (f"hotspot stress ({c['jdk']}): {c['samples']} samples ({c['samples_per_cpu_s']}"
+            f"/CPU-s), {c['traces_compared']} traces compared, invalid {c['invalid_traces']} "
+            f"({100 * rate:.3f}%); faults {c['faults']}; {_jvm_end(hs)}")
+
+
+def _print_summary(hs: HotspotRun, line: str) -> None:
+    print(line)
     print(f"report: {hs.report.get('html')}")
+    if hs.run.interrupted:
+        print("interrupted: the report has what the JVM ran until then", file=sys.stderr)
+
+
+def _tick_line(mode: str, tick: dict[str, object]) -> str:
+    signals, calls = float(str(tick.get("signals", 0))), float(str(tick.get("calls", 0)))
+    done = f"calls {human(calls)}" if mode == "fuzz" else f"samples {human(signals)}"
+    return (f"{done}  faults caught {tick.get('faults', 0)}  signals outside Java "
+            f"{human(float(str(tick.get('skipped_not_java', 0))))}  threads "
+            f"{tick.get('threads', 0)}")
+
+
+def _ticks(progress: Progress, mode: str) -> Callable[[dict[str, object]], None]:
+    # a fault in stress is news (a line of its own); fuzzing catches hundreds a second
+    def show(tick: dict[str, object]) -> None:
+        progress.update(float(str(tick.get("t", 0))), _tick_line(mode, tick),
+                        tick.get("faults") if mode == "stress" else None)
+    return show
 
 
 def fuzz_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int, threads: int,
@@ -53,34 +108,49 @@ def fuzz_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int, 
         raise UserError("--corpus-only needs --corpus")
     if interval_us < 1:
         raise UserError(f"interval {interval_us} us must be at least 1 us")
-    hs = run_hotspot_fuzz(out, jdk=jdk, duration_s=duration_s, seed=seed, threads=threads,
-                          corpus=corpus, control=control, batch=batch, interval_us=interval_us,
-                          strategies=CORPUS_ONLY if corpus_only else ALL_STRATEGIES, argv=argv)
-    _print_summary(hs)
+    with Progress() as progress:
+        hs = run_hotspot_fuzz(out, jdk=jdk, duration_s=duration_s, seed=seed, threads=threads,
+                              corpus=corpus, control=control, batch=batch,
+                              interval_us=interval_us, argv=argv, on_tick=_ticks(progress, "fuzz"),
+                              strategies=CORPUS_ONLY if corpus_only else ALL_STRATEGIES)
+    _print_summary(hs, fuzz_summary(hs))
+    if hs.run.interrupted:
+        return INTERRUPTED
     alive = bool(hs.counters.get("jvm_alive_at_end"))
-    return 1 if hs.findings or not alive else 0
+    return judged(bool(hs.findings) or not alive)
 
 
 def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int, threads: int,
                      interval_us: int, argv: list[str], max_invalid_rate: float | None = None,
                      debug_non_safepoints: bool = True) -> int:
     """A sampled run checked against the oracles: 1 on a fault, a hang, a dead JVM or an
-    invalid-trace rate above max_invalid_rate, else 0."""
+    invalid trace (a rate above max_invalid_rate when given), else 0."""
     check_threads(threads)
     if interval_us < 1:
         raise UserError(f"interval {interval_us} us must be at least 1 us")
-    hs = run_hotspot_stress(out, jdk=jdk, duration_s=duration_s, seed=seed, threads=threads,
-                            interval_us=interval_us, debug_non_safepoints=debug_non_safepoints,
-                            argv=argv)
-    _print_summary(hs)
-    faults = [f for f in hs.findings if f.kind in ("crash", "hang")]
-    failed = bool(faults) or not hs.counters.get("jvm_alive_at_end")
-    rate = hs.counters.get("invalid_rate", 0.0)
-    if max_invalid_rate is not None and isinstance(rate, float) and rate > max_invalid_rate:
+    with Progress() as progress:
+        hs = run_hotspot_stress(out, jdk=jdk, duration_s=duration_s, seed=seed, threads=threads,
+                                interval_us=interval_us, argv=argv,
+                                debug_non_safepoints=debug_non_safepoints,
+                                on_tick=_ticks(progress, "stress"))
+    _print_summary(hs, stress_summary(hs))
+    if hs.run.interrupted:
+        return INTERRUPTED
+    if not hs.counters.get("samples"):  # a run that did no work is an error, never clean
+        raise UserError(f"no sample was taken in --duration {duration_s:g}s at --interval "
+                        f"{interval_us}us per thread")
+    # Every finding fails the run but the invalid traces --max-invalid-rate tolerates.
+    others = [f for f in hs.findings if f.kind != "invalid-trace"]
+    failed = bool(others) or not hs.counters.get("jvm_alive_at_end")
+    invalid, compared = (int(str(hs.counters.get(k, 0)))
+                         for k in ("invalid_traces", "traces_compared"))
+    rate = invalid / compared if compared else 0.0  # the counter's is rounded to 6 places
+    over = (invalid_rate_fails(rate, max_invalid_rate) if max_invalid_rate is not None
+            else len(others) < len(hs.findings) or invalid > 0)
+    if over and max_invalid_rate is not None:
         print(f"invalid-trace rate {rate} above --max-invalid-rate {max_invalid_rate}",
               file=sys.stderr)
-        failed = True
-    return 1 if failed else 0
+    return judged(failed or over)
 
 
 def _stored_description(finding: Path) -> dict[str, object]:
@@ -124,4 +194,4 @@ def replay_and_judge(finding: Path, jdk: str | None = None,
            "reproduced": isinstance(signatures, dict) and stored.get("signature") in signatures,
            "jvm_alive_at_end": hs.counters.get("jvm_alive_at_end")}
     print(json.dumps(doc, indent=1, default=str))
-    return 1 if hs.findings else 0
+    return INTERRUPTED if hs.run.interrupted else judged(bool(hs.findings))

@@ -67,6 +67,7 @@ class LibunwindFuzzResult:
     deaths: list[dict[str, Any]]
     findings: list[Finding]
     series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    interrupted: bool = False  # Ctrl-C or SIGTERM ended it before its time
 
     @property
     def walks_per_second(self) -> float:
@@ -186,6 +187,7 @@ def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int =
                                                     "findings": []}
     next_sample, last_execs = start + SAMPLE_EVERY, 0
     run.pool.start_all()
+    interrupted = False
     try:
         while time.monotonic() < deadline:
             time.sleep(POLL)
@@ -204,6 +206,8 @@ def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int =
                 next_sample += SAMPLE_EVERY
                 if progress is not None:
                     progress(now - start, counters)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the workers stop, what they found is kept
+        interrupted = True
     finally:
         run.pool.stop()
     elapsed = time.monotonic() - start
@@ -215,4 +219,4 @@ def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int =
     signatures = {f.signature: hits[f.signature].count for f in findings if f.signature in hits}
     return LibunwindFuzzResult(seconds=elapsed, jobs=jobs, counters=counters,
                                signatures=signatures, deaths=run.deaths, findings=findings,
-                               series=series)
+                               series=series, interrupted=interrupted)

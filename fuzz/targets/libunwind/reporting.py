@@ -44,7 +44,8 @@ def fuzz_report(out_dir: Path, result: LibunwindFuzzResult, command: list[str],
     groups = group_findings(out_dir, result.findings, run_command=command)
     doc = RunReport(
         meta=RunMeta(run_type=RUN_TYPE, command=command, target="libunwind", mode="perturb",
-                     started_at=started_at, ended_at=time.time(), walker="libunwind"),
+                     started_at=started_at, ended_at=time.time(), walker="libunwind",
+                     status="interrupted" if result.interrupted else "completed"),
         series={k: list(v) for k, v in result.series.items()},
         counters=counters, findings=groups,
         notes=["perturbed contexts walked with unw_init_local2(UNW_INIT_SIGNAL_FRAME) + "
@@ -74,7 +75,8 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
         "interval_p99_ns_le": percentile_ns(result.interval_hist, 0.99),
         "walk_p50_ns_le": percentile_ns(result.latency_hist, 0.5),
         "walk_p99_ns_le": percentile_ns(result.latency_hist, 0.99),
-        "workload_slowdown": round(result.slowdown, 4),
+        "workload_slowdown": ("no baseline" if result.slowdown is None
+                              else round(result.slowdown, 4)),
     }
     if result.died is not None:
         counters["child_exit_status"] = result.died
@@ -88,7 +90,9 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
     doc = RunReport(
         meta=RunMeta(run_type=RUN_TYPE, command=command, target="libunwind", mode="stress",
                      started_at=started_at, ended_at=time.time(), walker="libunwind",
-                     status="failed" if result.died is not None else "completed"),
+                     status="interrupted" if result.interrupted
+                     else "failed" if result.died is not None or not result.walked
+                     else "completed"),
         counters=counters,
         histograms={"interval_ns": _log2_histogram(result.interval_hist),
                     "walk_latency_ns": _log2_histogram(result.latency_hist)} if result.walked

@@ -3,7 +3,8 @@
 and `walkfuzz replay --target libunwind` end here:
 
     fuzz     0 no findings, 1 findings
-    stress   0 clean, 1 a fault, a hang, a dead child, or an invalid-trace rate above the limit
+    stress   0 clean, 1 a fault, a hang, a dead child, or an invalid trace (with
+             --max-invalid-rate: an invalid-trace rate above it)
     replay   0 a clean walk, 1 a finding (or the child died)
 
 (`walkfuzz fuzz --target libunwind` with its default engine is a libFuzzer campaign on
@@ -18,11 +19,19 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.core.exit_status import (
+    FINDINGS,
+    INTERRUPTED,
+    describe_exit,
+    invalid_rate_fails,
+    judged,
+)
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.findings.finding import RunClock
+from walkfuzz.report.figures import slowdown_text
 
 
 def _positive(name: str, value: float) -> None:
@@ -41,16 +50,15 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
     _positive("--jobs", jobs)
     _positive("--walk-budget (ms)", budget_ms)
     load()  # fail here, naming the module, rather than in every worker
-    progress = Progress()
     started = time.time()
+    with Progress() as progress:
+        def tick(elapsed: float, c: dict[str, object]) -> None:
+            progress.update(elapsed, f"walks {human(float(str(c['walks'])))}  faults "
+                            f"{c['faults']}  hangs {c['hangs']}  invalid {c['invalid']}",
+                            (c["faults"], c["hangs"], c["invalid"]))
 
-    def tick(elapsed: float, c: dict[str, object]) -> None:
-        progress.update(elapsed, f"walks {human(float(str(c['walks'])))}  faults {c['faults']}  "
-                        f"hangs {c['hangs']}  invalid {c['invalid']}")
-
-    result = run_libunwind_fuzz(out, seconds, jobs=jobs, seed=seed, budget_ms=budget_ms,
-                                progress=tick)
-    progress.close()
+        result = run_libunwind_fuzz(out, seconds, jobs=jobs, seed=seed, budget_ms=budget_ms,
+                                    progress=tick)
     paths = fuzz_report(out, result, argv, started)
     c = result.counters
     print(f"libunwind fuzz: {c['walks']} walks in {result.seconds:.1f}s "
@@ -60,7 +68,10 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
     for signature, count in sorted(result.signatures.items(), key=lambda kv: -kv[1]):
         print(f"  {count:8d}  {signature}")
     print(f"report: {paths['html']}")
-    return 1 if result.findings else 0
+    if result.interrupted:
+        print("interrupted: the report has the walks done until then", file=sys.stderr)
+        return INTERRUPTED
+    return judged(bool(result.findings))
 
 
 def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: float, mode: str,
@@ -69,31 +80,42 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
     """Workload threads sampled every `interval_us`, walked from the handler and checked."""
     from walkfuzz.targets.libunwind.native import load
     from walkfuzz.targets.libunwind.reporting import stress_report
-    from walkfuzz.targets.libunwind.stress import StressConfig, run_libunwind_stress
+    from walkfuzz.targets.libunwind.stress import StressConfig, run_libunwind_stress, status_line
 
     load()
     cfg = StressConfig(seconds=seconds, threads=threads, interval_us=interval_us, mode=mode,
                        max_depth=max_depth, seed=seed, baseline_seconds=baseline_seconds,
                        budget_ms=budget_ms)
     clock = RunClock.start()
-    result = run_libunwind_stress(cfg)
+    started = time.monotonic()
+    with Progress() as progress:
+        def show(status: dict[str, Any]) -> None:
+            progress.update(time.monotonic() - started, status_line(status),
+                            (status.get("faults"), status.get("hangs")))
+
+        result = run_libunwind_stress(cfg, show)
     paths = stress_report(out, result, argv, clock)
     c = result.counters
     if result.died is not None:
         print(f"libunwind stress: the child died (status {result.died})")
         print(f"report: {paths['html']}")
-        return 1
+        return FINDINGS
     print(f"libunwind stress: {c['walked']} samples walked of {c['requested']} requested "
           f"({c['delivered']} delivered, {c['overruns']} overruns); match "
           f"{result.match_rate:.5%}, invalid {result.invalid} ({result.invalid_rate:.5%}) "
           f"{c['invalid_kinds']}; faults {c['faults']}, hangs {c['hangs']}; "
-          f"slowdown {result.slowdown:.1%}")
+          f"slowdown {slowdown_text(result.slowdown)}")
     print(f"report: {paths['html']}")
+    if result.interrupted:
+        print("interrupted: the report has the samples walked until then", file=sys.stderr)
+        return INTERRUPTED
+    if not c["walked"]:  # a run that did no work is an error, never a clean run
+        raise UserError(f"no sample was walked in --duration {seconds:g}s at --interval "
+                        f"{interval_us:.0f}us per thread")
     failed = int(c["faults"]) + int(c["hangs"]) > 0
-    if max_invalid_rate is not None and result.invalid_rate > max_invalid_rate:
+    if max_invalid_rate is not None and invalid_rate_fails(result.invalid_rate, max_invalid_rate):
         print(f"invalid-trace rate {result.invalid_rate:.5%} is above {max_invalid_rate:.5%}")
-        failed = True
-    return 1 if failed else 0
+    return judged(failed or invalid_rate_fails(result.invalid_rate, max_invalid_rate))
 
 
 def replay_and_judge(path: Path) -> int:

@@ -18,10 +18,15 @@ import json
 import signal
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.interrupt import stop_on_interrupt
+from walkfuzz.engine.progress import STATUS_EVERY, human, report_status, run_child
 from walkfuzz.findings.finding import Finding, Hits, RunClock
 from walkfuzz.targets.libunwind.native import load
 from walkfuzz.targets.libunwind.outcome import INVALID_NAMES, STOP_NAMES, TARGET, Namer
@@ -31,6 +36,8 @@ HARNESS = "stress"
 HIST_BUCKETS = 32
 KEPT = 16  # WF_UW_KEPT_INVALID: invalid samples kept as examples, per run
 CHILD_GRACE = 30.0  # seconds beyond the run's own length before the child is killed
+PROGRESS_FIELDS = ("delivered", "walked", "matched", "tolerated", "faults", "hangs")
+STOP_POLL_SECONDS = 0.02  # how often the main thread may run a signal handler during a run
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ class LibunwindStressResult:
     kept: list[dict[str, Any]]
     baseline_units_per_cpu_s: float
     died: int | None = None  # the child's exit status if it did not finish
+    interrupted: bool = False  # Ctrl-C or SIGTERM ended the sampled time early
     findings: list[Finding] = field(default_factory=list)
     signature_counts: list[dict[str, Any]] = field(default_factory=list)
 
@@ -107,12 +115,13 @@ class LibunwindStressResult:
         return self.invalid / self.walked if self.walked else 0.0
 
     @property
-    def slowdown(self) -> float:
-        """Workload progress per CPU-second lost to sampling (0.25 = a quarter slower)."""
+    def slowdown(self) -> float | None:
+        """Workload progress per CPU-second lost to sampling (0.25 = a quarter slower); None
+        without a baseline phase (or without CPU time) to compare with."""
         cpu_s = float(self.counters.get("cpu_ns", 0)) / 1e9
         units = float(self.counters.get("work_units", 0))
         if not cpu_s or not self.baseline_units_per_cpu_s:
-            return 0.0
+            return None
         return 1.0 - (units / cpu_s) / self.baseline_units_per_cpu_s
 
 
@@ -142,15 +151,50 @@ def percentile_ns(hist: list[int], q: float) -> int:
 # ---- the child ---------------------------------------------------------------------------
 
 def _run_native(native: Any, cfg: StressConfig, seconds: float, interval_ns: int) -> Any:
+    """One phase (interval_ns 0: unsampled), its counts reported on stderr as it runs."""
     ffi, lib = native.ffi, native.lib
     c = ffi.new("wf_uw_stress_config *")
     c.threads, c.interval_ns, c.duration_ns = cfg.threads, interval_ns, int(seconds * 1e9)
     c.max_depth, c.spin, c.signo = cfg.max_depth, cfg.spin, cfg.signo
     c.mode, c.seed, c.walk_budget_ns = MODES.index(cfg.mode), cfg.seed, int(cfg.budget_ms * 1e6)
     stats = ffi.new("wf_uw_stress_stats *")
-    if lib.wf_uw_stress_run(c, stats) != 0:
+    # On a thread of its own (cffi releases the GIL), so that this one reports its counts
+    # and runs the signal handler of stop_on_interrupt while it goes on.
+    rc: list[int] = []
+    run = threading.Thread(target=lambda: rc.append(lib.wf_uw_stress_run(c, stats)),
+                           name="wf_uw_stress_run")
+    run.start()
+    counts = ffi.new("wf_uw_stress_stats *")
+    reported = time.monotonic()  # the first report after STATUS_EVERY
+    while run.is_alive():
+        run.join(STOP_POLL_SECONDS)
+        if run.is_alive() and time.monotonic() - reported >= STATUS_EVERY:
+            reported = time.monotonic()
+            lib.wf_uw_stress_progress(counts)
+            report_status({"sampling": interval_ns != 0, **progress_of(counts)})
+    if rc != [0]:
         raise UserError(f"libunwind stress could not run: {ffi.string(stats.error).decode()}")
+    if interval_ns != 0:  # the sampled phase's final counts: the line ends on what it did
+        report_status({"sampling": True, **progress_of(stats)})
     return stats
+
+
+def progress_of(counts: Any) -> dict[str, int]:
+    """The counts so far of a running stress (wf_uw_stress_progress)."""
+    doc = {f: int(getattr(counts, f)) for f in PROGRESS_FIELDS}
+    doc["invalid"] = sum(int(counts.invalid_kinds[i]) for i in range(1, len(INVALID_NAMES)))
+    return doc
+
+
+def status_line(status: dict[str, Any]) -> str:
+    """The progress line of a running libunwind stress, from the child's status report."""
+    if not status.get("sampling"):
+        return "unsampled baseline phase (the workload's own speed)"
+    walked, invalid = int(status["walked"]), int(status["invalid"])
+    matched = int(status["matched"]) + int(status["tolerated"])  # as the summary counts
+    return (f"walks {human(walked)}  match {human(matched)}  invalid "
+            f"{human(invalid)} ({100 * invalid / walked if walked else 0:.2f}%)  faults "
+            f"{status['faults']}  hangs {status['hangs']}")
 
 
 def _kept(stats: Any, namer: Namer) -> list[dict[str, Any]]:
@@ -183,10 +227,13 @@ def _signature_counts(stats: Any, namer: Namer) -> list[dict[str, Any]]:
 def child_run(cfg: StressConfig) -> dict[str, Any]:
     native = load()
     baseline_rate = 0.0
-    if cfg.baseline_seconds > 0:
-        base = _run_native(native, cfg, cfg.baseline_seconds, 0)
-        baseline_rate = base.work_units / (base.cpu_ns / 1e9) if base.cpu_ns else 0.0
-    stats = _run_native(native, cfg, cfg.seconds, int(cfg.interval_us * 1000))
+    # Ctrl-C or SIGTERM ends the run early (a stop in the baseline skips the sampled time
+    # too): the stats so far are still the result.
+    with stop_on_interrupt(native.lib.wf_uw_stress_request_stop) as interrupted:
+        if cfg.baseline_seconds > 0:
+            base = _run_native(native, cfg, cfg.baseline_seconds, 0)
+            baseline_rate = base.work_units / (base.cpu_ns / 1e9) if base.cpu_ns else 0.0
+        stats = _run_native(native, cfg, cfg.seconds, int(cfg.interval_us * 1000))
     names = ("requested", "delivered", "overruns", "walked", "matched", "tolerated", "faults",
              "hangs", "frames", "work_units", "elapsed_ns", "cpu_ns")
     counters: dict[str, Any] = {n: int(getattr(stats, n)) for n in names}
@@ -202,6 +249,7 @@ def child_run(cfg: StressConfig) -> dict[str, Any]:
         "kept": _kept(stats, namer),
         "signature_counts": _signature_counts(stats, namer),
         "baseline_units_per_cpu_s": baseline_rate,
+        "interrupted": bool(interrupted),
     }
 
 
@@ -218,24 +266,29 @@ def _findings(kept: list[dict[str, Any]]) -> list[Finding]:
     return findings
 
 
-def run_libunwind_stress(cfg: StressConfig) -> LibunwindStressResult:
-    """Run the stress job in a child process and return what its samples found."""
+def run_libunwind_stress(cfg: StressConfig,
+                         on_status: Callable[[dict[str, Any]], None] | None = None,
+                         ) -> LibunwindStressResult:
+    """Run the stress job in a child process and return what its samples found; `on_status`
+    gets the child's counts so far while it runs (progress_of)."""
     cfg.check()
     argv = [sys.executable, "-m", "walkfuzz.targets.libunwind.stress", json.dumps(cfg.__dict__)]
     timeout = cfg.seconds + cfg.baseline_seconds + CHILD_GRACE
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+        # graceful: a Ctrl-C or SIGTERM still gets the result, marked interrupted
+        done = run_child(argv, timeout, on_status or (lambda status: None), graceful=True)
     except subprocess.TimeoutExpired:
         return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=-int(signal.SIGKILL))
     if done.returncode != 0:
-        sys.stderr.write(done.stderr.decode(errors="replace")[-2000:])
+        sys.stderr.write(done.stderr[-2000:])
         return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=done.returncode)
     doc = json.loads(done.stdout)
     return LibunwindStressResult(
         config=cfg, counters=doc["counters"], interval_hist=doc["interval_hist"],
         latency_hist=doc["latency_hist"], kept=doc["kept"],
         baseline_units_per_cpu_s=doc["baseline_units_per_cpu_s"],
-        findings=_findings(doc["kept"]), signature_counts=doc["signature_counts"])
+        findings=_findings(doc["kept"]), signature_counts=doc["signature_counts"],
+        interrupted=bool(doc.get("interrupted")))
 
 
 def main(argv: list[str] | None = None) -> int:

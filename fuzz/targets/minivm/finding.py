@@ -3,15 +3,16 @@
 The campaign harness (walkfuzz.targets.minivm.harness) and triage's replay
 (walkfuzz.targets.harness_replay)
 both describe a finding with `to_finding`, so a replayed input gets the very signature its
-campaign stored: same details keys, same location (the symbolized faulting pc for a crash or
-hang, `check:<name>` of the failed check otherwise), same shape.
+campaign stored: same details keys, same location (for a crash the faulting pc's function and
+source line, for a hang its function: walkfuzz.core.symbolize, the source file and line also in
+details["source"]; `check:<name>` of the failed check otherwise), same shape.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from walkfuzz.core.symbolize import symbolize
+from walkfuzz.core.symbolize import locate
 from walkfuzz.findings.finding import Finding, FindingKind
 
 KINDS: dict[int, FindingKind] = {1: "crash", 2: "hang", 3: "invalid-trace", 4: "contract"}
@@ -61,7 +62,10 @@ def to_finding(ffi: Any, lib: Any, r: Any, data: bytes, harness: str, walker: st
         details.update(signal=r.fault.signo, si_code=r.fault.si_code,
                        addr=hex(r.fault.addr), pc=hex(r.fault.pc),
                        frames_before_fault=r.fault.frames)
-        location = symbolize(r.fault.pc, with_offset=kind == "crash")
+        located = locate(int(r.fault.pc), hang=kind == "hang")
+        location = located.location
+        if located.source is not None:
+            details["source"] = located.source
     else:
         location = f"check:{check}"
     return Finding(kind=kind, target="minivm", harness=harness, location=location,

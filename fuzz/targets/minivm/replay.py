@@ -38,25 +38,41 @@ def _input(path: str) -> bytes:
         raise CaseFormatError(path, f"cannot read: {err.strerror}") from err
 
 
-def hot_path(args: argparse.Namespace) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
-    """Run FILE as its harness did: the case file it maps to (FILE, or for a generator
-    harness's input the case generated from it, written to a temporary .case file named on
-    stderr), the finding it makes (None: none), and for a live capture what the live oracle
-    said of its walk (None for any other input)."""
+def _harness(args: argparse.Namespace, data: bytes) -> str:
+    """--harness, else the generator harness FILE's place names (said on stderr: a case file
+    replayed as `bytes` would only be "bad-magic"), else `bytes`."""
     import sys
-    import tempfile
 
+    from walkfuzz.targets.harness_replay import harness_of_path
+
+    if args.harness:
+        return str(args.harness)
+    inferred = None if data[:4] == C.MAGIC else harness_of_path(Path(args.file))
+    if inferred is None:
+        return "bytes"
+    harness, why = inferred
+    print(f"walkfuzz replay: {args.file} is an input of the {harness} harness ({why}); "
+          f"replayed as --harness {harness}", file=sys.stderr)
+    return harness
+
+
+def hot_path(args: argparse.Namespace) -> tuple[bytes | None, dict[str, Any] | None,
+                                                  dict[str, Any] | None]:
+    """Run FILE as its harness did: the case it maps to (None: FILE itself; for a generator
+    harness's input the case generated from it, kept in memory: nothing is left on disk), the
+    finding it makes (None: none), and for a live capture what the live oracle said of its walk
+    (None for any other input)."""
     from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer
     from walkfuzz.targets.minivm.case.expected import has_expected
 
     data = _input(args.file)
-    harness = args.harness or "bytes"
+    harness = _harness(args, data)
     if harness in ("bytes", LIVE_HARNESS) and has_expected(data):
         harness = LIVE_HARNESS                  # a live capture says what it is
     walker = str(Path(args.walker).resolve()) if args.walker else "reference"
     replayer = MinivmReplayer()
     if harness == "bytes" and not data:
-        return str(args.file), None, None  # read_case names the problem
+        return None, None, None  # read_case names the problem
     replay = replayer.run(data, harness, walker, args.file)
     found = replay.finding
     finding = None if found is None else {"kind": found.kind, "signature": found.signature,
@@ -64,22 +80,16 @@ def hot_path(args: argparse.Namespace) -> tuple[str, dict[str, Any] | None, dict
     if harness == LIVE_HARNESS:
         live = {**replay.extra, "why": replay.why,
                 "finding": None if finding is None else {**finding, "class": replay.klass}}
-        return str(args.file), finding, live
+        return None, finding, live
     if harness == "bytes":
-        return str(args.file), finding, None
-    case = replayer.materialize(data, harness, walker, args.file)
-    with tempfile.NamedTemporaryFile("wb", suffix=".case", delete=False) as out:
-        out.write(case)
-    print(f"walkfuzz replay: {args.file} ({harness} harness) generates the case "
-          f"{out.name}", file=sys.stderr)
-    return out.name, finding, None
+        return None, finding, None
+    return replayer.materialize(data, harness, walker, args.file), finding, None
 
 
-def read_case(path: str) -> tuple[bytes, C.Case]:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise CaseFormatError(path, f"cannot read: {err.strerror}") from err
+def read_case(path: str, data: bytes | None = None) -> tuple[bytes, C.Case]:
+    """The case of `path` (or `data`, the case generated from it), decoded."""
+    if data is None:
+        data = _input(path)
     if not data:
         raise CaseFormatError(path, "empty file (truncated: a case needs at least 8 bytes)")
     return data, dec.decode(data, source=path)
@@ -110,8 +120,10 @@ def first_difference(native: case_native.NativeRun, want: spec.WalkResult) -> di
     return None
 
 
-def replay_report(path: str, walker: str | None) -> dict[str, Any]:
-    data, case = read_case(path)
+def replay_report(path: str, walker: str | None,
+                  generated: bytes | None = None) -> dict[str, Any]:
+    """The report of the case in `path`, or of the case `generated` from it."""
+    data, case = read_case(path, generated)
     native_status = case_native.decode(data)
     if native_status.status != 0:
         raise CaseFormatError(path, f"the C decoder refuses it: {native_status.message}")
@@ -168,13 +180,27 @@ def _summary(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _with_harness_hint(err: CaseFormatError, args: argparse.Namespace) -> CaseFormatError:
+    """A file no --harness named that is no case file: it may be a generator harness's."""
+    from walkfuzz.targets.harness_replay import GENERATOR_HARNESSES
+
+    if args.harness or err.problem.startswith(("empty", "truncated")):
+        return err
+    return CaseFormatError(err.source, f"{err.problem}; if it is the input of a generator "
+                           f"harness, pass --harness ({', '.join(sorted(GENERATOR_HARNESSES))})")
+
+
 def replay_minivm(args: argparse.Namespace) -> int:
     """Print FILE's case as JSON (or, with --json, the whole report) and the comparison."""
     # the --walker check of fuzz and stress: one line naming a missing symbol, and a walker
     # built for coverage (-fsanitize=fuzzer-no-link) loads because it loads libFuzzer first
     walker = str(check_walker_library(args.walker)) if args.walker else None
-    path, finding, live = hot_path(args)
-    report = replay_report(path, walker)
+    try:
+        generated, finding, live = hot_path(args)
+        label = args.file if generated is None else f"{args.file} (the case it generates)"
+        report = replay_report(label, walker, generated)
+    except CaseFormatError as err:
+        raise _with_harness_hint(err, args) from None
     report["finding"] = finding
     report["live"] = live
     if args.json:

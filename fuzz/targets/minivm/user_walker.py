@@ -4,9 +4,18 @@
 A walker library is C sources compiled against native/include (asgst.h for the API, wf_vm.h
 for the VM it walks) into a shared library that wf_walker_load can dlopen. Two flavours:
 
-  plain  cc, -O2: loads anywhere (replay, tests, stress, fuzz without coverage feedback)
-  cov    clang -fsanitize=fuzzer-no-link: `walkfuzz fuzz` gets coverage feedback from the
-         walker's own branches; it only loads where libFuzzer is (a fuzz worker, --walker check)
+  plain  clang (or $CC), -O2 -g: no coverage instrumentation
+  cov    clang (or $CLANG) -fsanitize=fuzzer-no-link: `walkfuzz fuzz` gets coverage feedback
+         from the walker's own branches; it needs libFuzzer's coverage runtime, which
+         walkfuzz.targets.minivm.walker_library loads into whatever process loads the walker
+
+Both flavours default to the same compiler and flags but the instrumentation, so a fault
+lands on the same source line in both and gets the same signature (walkfuzz.core.symbolize):
+gcc and clang attribute some instructions to different lines (clang gives a load it merged
+from two inlined copies no line at all, gcc keeps the line of one).
+
+A library is built under a temporary name, loaded as --walker will load it, and only then
+renamed to its path: a library that does not load never lands there.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from pathlib import Path
 
 from walkfuzz.core.errors import MissingDependencyError, UserError
 from walkfuzz.core.paths import ROOT
+from walkfuzz.targets.minivm.walker_library import check_walker_library
 
 INCLUDE = ROOT / "native" / "include"
 EXAMPLE_SOURCE = ROOT / "examples" / "walker" / "example_walker.c"
@@ -28,24 +38,30 @@ BUILD_DIR = ROOT / "build" / "walkers"
 CFLAGS = ["-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-Werror"]
 # flavour: (compiler environment variable, default compiler, extra flags)
 FLAVOURS: dict[str, tuple[str, str, list[str]]] = {
-    "plain": ("CC", "cc", []),
+    "plain": ("CC", "clang", []),
     "cov": ("CLANG", "clang", ["-fsanitize=fuzzer-no-link"]),
 }
 
 
 def _compiler(flavour: str) -> list[str]:
     variable, default, _ = FLAVOURS[flavour]
-    command = shlex.split(os.environ.get(variable, default))
-    if not command or shutil.which(command[0]) is None:
+    command = shlex.split(os.environ.get(variable) or default)
+    if not command:
+        raise UserError(f"${variable} names no compiler (it is blank)")
+    if shutil.which(command[0]) is None:
+        given = f"from ${variable}={os.environ[variable]!r}" if os.environ.get(variable) else \
+            f"the default; set ${variable} to use another"
         raise MissingDependencyError(
-            f"compiler {default!r} not found on PATH (set ${variable}; needed for the "
-            f"{flavour} flavour of a walker library)")
+            f"compiler {command[0]!r} not found on PATH ({given}), needed for the {flavour} "
+            "flavour of a walker library")
     return command
 
 
 def build_walker(sources: Sequence[Path], out: Path, flavour: str = "plain",
-                 extra_flags: Sequence[str] = ()) -> Path:
-    """Compile `sources` into the walker library `out`."""
+                 extra_flags: Sequence[str] = (), check: bool = True) -> Path:
+    """Compile `sources` into the walker library `out` and check that it loads as a walker;
+    WalkerLibraryError (nothing written to `out`) when it does not. `check=False` builds a
+    library meant not to load (the loader's own tests: a walker missing a symbol)."""
     if flavour not in FLAVOURS:
         raise UserError(f"unknown walker flavour {flavour!r}; one of {sorted(FLAVOURS)}")
     for source in sources:
@@ -60,6 +76,12 @@ def build_walker(sources: Sequence[Path], out: Path, flavour: str = "plain",
         tmp.unlink(missing_ok=True)
         first = (result.stderr.strip().splitlines() or ["no compiler output"])[0]
         raise UserError(f"building walker {out.name!r} failed: {first}")
+    try:
+        if check:
+            check_walker_library(str(tmp), shown_as=str(out))
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(out)
     return out
 

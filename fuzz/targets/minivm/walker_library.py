@@ -2,11 +2,14 @@
 the size of every error line a C call fills.
 
 `load_walker` is wf_walker_load (dlopen, then every ASGST symbol the walker table needs) with
-the checks around it: the path exists, and a walker built for coverage feedback
-(-fsanitize=fuzzer-no-link), which only loads once libFuzzer is in the process, gets libFuzzer
-loaded first. `check_walker_library` runs it once up front, before a command starts on a
-library, so that a bad one is one error line naming every missing symbol, not a worker that
-dies at start-up.
+the checks around it: the path is a file, and a walker built for coverage feedback
+(-fsanitize=fuzzer-no-link, `build-walker --flavour cov`), which calls libFuzzer's coverage
+callbacks and reads its `__sancov_lowest_stack`, gets the runtime that defines them (atheris's
+libFuzzer, loaded RTLD_GLOBAL) loaded first. So every flavour loads in every command.
+`check_walker_library` runs it once up front, before a command starts on a library, so that a
+bad one is one error line naming every missing symbol, not a worker that dies at start-up; it
+leaves the runtime loaded, so C code of the same process that dlopens the library itself (a
+live stress run: wf_live_run) finds it too.
 """
 
 from __future__ import annotations
@@ -31,8 +34,7 @@ def load_walker(path: str, core: native.Native | None = None) -> Any:
     """A new `wf_walker *` filled from the library at `path` by `core` (default: this
     process's, walkfuzz.core.native.load()); the caller keeps it alive. WalkerLibraryError names
     the library and what is wrong with it."""
-    if not os.path.isfile(path):
-        raise WalkerLibraryError(f"walker library {path!r} does not exist")
+    _require_file(path)
     ffi, lib = core or native.load()
     table = ffi.new("wf_walker *")
     err = ffi.new("char[]", ERROR_LEN)
@@ -45,14 +47,31 @@ def load_walker(path: str, core: native.Native | None = None) -> Any:
     return table
 
 
-def check_walker_library(path: str) -> Path:
-    """The resolved library path; raises WalkerLibraryError naming what is wrong."""
+def _require_file(path: str, shown_as: str | None = None) -> None:
+    """WalkerLibraryError unless `path` is a file: a folder or a missing path, said as such."""
+    shown = shown_as or path
+    if os.path.isdir(path):
+        raise WalkerLibraryError(f"walker library {shown!r} is a directory, not a shared library "
+                                 f"(build one with `walkfuzz build-walker SOURCE.c -o PATH.so`)")
+    if not os.path.isfile(path):
+        raise WalkerLibraryError(f"walker library {shown!r} does not exist")
+
+
+def check_walker_library(path: str, shown_as: str | None = None) -> Path:
+    """The resolved library path; raises WalkerLibraryError naming what is wrong (naming the
+    library `shown_as`, when given: build-walker checks a library under a temporary name)."""
+    shown = shown_as or path
+    _require_file(path, shown)
     library = Path(path).resolve()
-    if not library.is_file():
-        raise WalkerLibraryError(f"walker library {path!r} does not exist")
     with library.open("rb") as f:
         if f.read(4) != ELF_MAGIC:
-            raise WalkerLibraryError(f"walker library {path!r} is not an ELF shared library")
+            raise WalkerLibraryError(f"walker library {shown!r} is not an ELF shared library")
     core = native.load()
-    core.lib.wf_walker_unload(load_walker(str(library), core))
+    try:
+        core.lib.wf_walker_unload(load_walker(str(library), core))
+    except WalkerLibraryError as err:
+        if shown_as is None:
+            raise
+        raise WalkerLibraryError(str(err).replace(str(library), shown_as)
+                                 .replace(path, shown_as)) from None
     return library

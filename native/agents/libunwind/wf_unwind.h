@@ -222,9 +222,18 @@ typedef struct wf_uw_stress_stats {
     char error[128];                            /* set when the run could not start */
 } wf_uw_stress_stats;
 
-/* Start the workload threads and their timers, run for duration, stop, join, sum up.
-   Returns 0, or -1 with stats->error naming what failed. */
+/* Start the workload threads and their timers, run for duration (or until
+   wf_uw_stress_request_stop), stop, join, sum up. Returns 0, or -1 with stats->error naming
+   what failed. */
 int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats);
+/* The running stress's counts so far, summed over its threads (racy reads of counters the
+   threads keep writing), into the same-named fields of `out`; all 0 when no run goes on. Safe
+   to call from another thread while wf_uw_stress_run runs. */
+void wf_uw_stress_progress(wf_uw_stress_stats *out);
+/* End the running (and any later) stress run's sampled time at its next look, within
+   WF_UW_STOP_CHECK_NS: an interrupted stress child still returns its stats.
+   Async-signal-safe. */
+void wf_uw_stress_request_stop(void);
 /* cffi:end */
 
 #endif

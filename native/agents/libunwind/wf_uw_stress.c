@@ -81,17 +81,21 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void sleep_ns(uint64_t ns) {
-    struct timespec end;
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    end.tv_sec += (time_t)(ns / 1000000000u);
-    end.tv_nsec += (long)(ns % 1000000000u);
-    if (end.tv_nsec >= 1000000000L) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000L;
+#define WF_UW_STOP_CHECK_NS 10000000ull /* how often the sampled time looks for a stop */
+
+static volatile sig_atomic_t stop_requested;
+
+void wf_uw_stress_request_stop(void) { stop_requested = 1; }
+
+/* Sleep for ns, in slices of WF_UW_STOP_CHECK_NS, until a stop request; the ns slept. */
+static uint64_t sleep_ns(uint64_t ns) {
+    uint64_t start = wf_uw_now_ns(), end = start + ns;
+    for (uint64_t now = start; now < end && !stop_requested; now = wf_uw_now_ns()) {
+        uint64_t slice = end - now < WF_UW_STOP_CHECK_NS ? end - now : WF_UW_STOP_CHECK_NS;
+        struct timespec ts = {(time_t)(slice / 1000000000ull), (long)(slice % 1000000000ull)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
     }
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) == EINTR)
-        ;
+    return wf_uw_now_ns() - start;
 }
 
 static void add_signatures(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t) {
@@ -137,6 +141,36 @@ static void add_stats(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t) {
     for (uint32_t i = 0; i < t->kept && sum->kept < WF_UW_KEPT_INVALID; i++)
         sum->kept_samples[sum->kept++] = t->kept_samples[i];
     add_signatures(sum, t);
+}
+
+/* The samplers of the run going on, for wf_uw_stress_progress on another thread; the lock
+   keeps them from being freed while it reads. */
+static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
+static const wf_uw_sampler *progress_samplers;
+static int progress_count;
+
+static void publish(const wf_uw_sampler *samplers, int count) {
+    pthread_mutex_lock(&progress_lock);
+    progress_samplers = samplers;
+    progress_count = count;
+    pthread_mutex_unlock(&progress_lock);
+}
+
+void wf_uw_stress_progress(wf_uw_stress_stats *out) {
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&progress_lock);
+    for (int i = 0; i < progress_count; i++) {
+        const wf_uw_stress_stats *t = &progress_samplers[i].stats;
+        out->delivered += __atomic_load_n(&t->delivered, __ATOMIC_RELAXED);
+        out->walked += __atomic_load_n(&t->walked, __ATOMIC_RELAXED);
+        out->matched += __atomic_load_n(&t->matched, __ATOMIC_RELAXED);
+        out->tolerated += __atomic_load_n(&t->tolerated, __ATOMIC_RELAXED);
+        out->faults += __atomic_load_n(&t->faults, __ATOMIC_RELAXED);
+        out->hangs += __atomic_load_n(&t->hangs, __ATOMIC_RELAXED);
+        for (int k = 0; k < WF_UW_INVALID_KINDS; k++)
+            out->invalid_kinds[k] += __atomic_load_n(&t->invalid_kinds[k], __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&progress_lock);
 }
 
 static const char *check_config(const wf_uw_stress_config *cfg) {
@@ -201,7 +235,8 @@ int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats) 
     }
     uint64_t start = wf_uw_now_ns();
     int started = start_workers(cfg, samplers, stats);
-    if (started == (int)cfg->threads) sleep_ns(cfg->duration_ns);
+    publish(samplers, started);
+    uint64_t sampled_ns = started == (int)cfg->threads ? sleep_ns(cfg->duration_ns) : 0;
     /* Disarm first: at intervals near the walk time the handlers leave the workload no time to
        reach its root and see the stop flag. */
     static const struct itimerspec disarmed;
@@ -217,8 +252,9 @@ int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats) 
     stats->elapsed_ns = wf_uw_now_ns() - start;
     if (cfg->interval_ns != 0) {
         sigaction(cfg->signo, &old, NULL);
-        stats->requested = (uint64_t)started * (cfg->duration_ns / cfg->interval_ns);
+        stats->requested = (uint64_t)started * (sampled_ns / cfg->interval_ns);
     }
+    publish(NULL, 0);
     free(samplers);
     return started == (int)cfg->threads ? 0 : -1;
 }

@@ -286,3 +286,5 @@ uint32_t wf_live_signatures(wf_live_signature *out, uint32_t cap) {
 }
 
 int wf_live_stopped_early(void) { return wf_live_current_run.stop_requested; }
+
+void wf_live_request_stop(void) { wf_live_current_run.stop_requested = 1; }

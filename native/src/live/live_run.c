@@ -304,6 +304,23 @@ int wf_live_run(const wf_live_config *cfg, const char *walker, wf_live_result *o
     return rc;
 }
 
+void wf_live_progress_read(wf_live_progress *out) {
+    const struct wf_live_run *run = &wf_live_current_run;
+    memset(out, 0, sizeof *out);
+    /* worker_count is published (release) after each worker's slot is set up */
+    int n = __atomic_load_n(&run->worker_count, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        const wf_live_stats *s = &run->workers[i].st;
+        out->delivered += __atomic_load_n(&s->delivered, __ATOMIC_RELAXED);
+        out->walked += __atomic_load_n(&s->walked, __ATOMIC_RELAXED);
+        out->exact += __atomic_load_n(&s->exact, __ATOMIC_RELAXED);
+        out->invalid += __atomic_load_n(&s->invalid, __ATOMIC_RELAXED);
+        out->faults += __atomic_load_n(&s->faults, __ATOMIC_RELAXED);
+        out->hangs += __atomic_load_n(&s->hangs, __ATOMIC_RELAXED);
+    }
+    out->sampling = run->phase == WF_LIVE_SAMPLING;
+}
+
 static const char *KIND[] = {"interpreted", "compiled", "native"};
 
 const char *wf_live_method_name(uint32_t i) {

@@ -1,5 +1,6 @@
 """`python -m walkfuzz.targets.minivm.stress.child OPTIONS_JSON`: one live stress run, its result as
-one JSON document on stdout. A bad option prints one line on stderr and exits 2."""
+one JSON document on stdout, and its counts so far on stderr while it runs
+(walkfuzz.engine.progress.report_status). A bad option prints one line on stderr and exits 2."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import sys
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.progress import report_status
 from walkfuzz.targets.minivm.stress.live import run_live
 from walkfuzz.targets.minivm.stress.options import StressOptions
 
@@ -16,7 +18,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m walkfuzz.targets.minivm.stress.child OPTIONS_JSON", file=sys.stderr)
         return 2
     try:
-        result = run_live(StressOptions.from_json(json.loads(argv[1])))
+        result = run_live(StressOptions.from_json(json.loads(argv[1])), report_status)
     except UserError as err:
         print(f"walkfuzz stress: {err}", file=sys.stderr)
         return 2

@@ -15,7 +15,7 @@ from typing import Any
 
 from walkfuzz.findings.finding import save_finding
 from walkfuzz.targets.minivm.stress.hits import RunClock, signature_hits, write_hits
-from walkfuzz.targets.minivm.stress.signature import FAULT, HANG, class_name, live_finding
+from walkfuzz.targets.minivm.stress.signature import FAULT, HANG, class_name, live_finding, located
 
 POLL_SECONDS = 0.02
 HITS_EVERY_SECONDS = 1.0       # how often stored descriptions get their signature's hits
@@ -59,8 +59,6 @@ def frames_json(frames: Any, count: int, names: MethodNames) -> list[dict[str, A
 
 def describe(info: Any, names: MethodNames, clock: RunClock) -> dict[str, Any]:
     """A drained capture (wf_live_finding) as a JSON-able description."""
-    from walkfuzz.core.symbolize import symbolize
-
     cls = int(info.cls)
     seconds, wall = clock.at(int(info.t_ns))
     return {
@@ -74,7 +72,7 @@ def describe(info: Any, names: MethodNames, clock: RunClock) -> dict[str, Any]:
         "thread_flags": int(info.thread_flags), "pc": int(info.pc), "sp": int(info.sp),
         "fp": int(info.fp), "fault_pc": int(info.fault_pc), "fault_addr": int(info.fault_addr),
         "fault_signo": int(info.fault_signo),
-        "fault_location": (symbolize(int(info.fault_pc), with_offset=cls == FAULT)
+        "fault_location": (located(cls, int(info.fault_pc)).location
                            if cls in (FAULT, HANG) else ""),
         "walked_count": int(info.walked_count), "expected_count": int(info.expected_count),
         "walked": frames_json(info.walked, int(info.walked_count), names),

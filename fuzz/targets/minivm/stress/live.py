@@ -7,18 +7,23 @@ and SIGPROF, so callers other than tests use the child process
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.native import load
+from walkfuzz.engine.interrupt import stop_on_interrupt
+from walkfuzz.engine.progress import STATUS_EVERY
 from walkfuzz.targets.minivm.stress.drain import ERROR_NAMES, POLL_SECONDS, WINDOW_NAMES, Drain
 from walkfuzz.targets.minivm.stress.hits import RunClock
 from walkfuzz.targets.minivm.stress.options import MODES, WORKLOADS, StressOptions
 from walkfuzz.targets.minivm.stress.signature import CLASS_NAMES
-from walkfuzz.targets.minivm.walker_library import ERROR_LEN
+from walkfuzz.targets.minivm.walker_library import ERROR_LEN, check_walker_library
 
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+PROGRESS_FIELDS = ("delivered", "walked", "exact", "invalid", "faults", "hangs")
 # Histogram edges in ns, 1 µs .. 100 ms, roughly three per decade; the last bucket is open.
 HISTOGRAM_EDGES_NS = (0, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000,
                       500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, 100_000_000)
@@ -129,10 +134,21 @@ def _run_in_thread(lib: Any, args: tuple[Any, ...]) -> tuple[threading.Thread, l
     return thread, rc
 
 
-def run_live(options: StressOptions) -> dict[str, Any]:
+def progress_of(lib: Any, counts: Any, drain: Drain) -> dict[str, Any]:
+    """The run's counts so far (wf_live_progress_read) and the signatures it stored."""
+    lib.wf_live_progress_read(counts)
+    doc: dict[str, Any] = {f: int(getattr(counts, f)) for f in PROGRESS_FIELDS}
+    doc["sampling"] = bool(counts.sampling)
+    doc["signatures_stored"] = len(drain.stored)
+    return doc
+
+
+def run_live(options: StressOptions,
+             on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run `options` here and return the result document (see
     walkfuzz.targets.minivm.stress.summary).
-    Failed samples are drained while the run goes on and saved under options.out, if set."""
+    Failed samples are drained while the run goes on and saved under options.out, if set;
+    `on_progress` gets the counts so far (progress_of) every STATUS_EVERY seconds."""
     options.check()
     ffi, lib = load()
     cfg = ffi.new("wf_live_config *", {
@@ -144,16 +160,25 @@ def run_live(options: StressOptions) -> dict[str, Any]:
         "capture": int(options.capture), "stop_on_first": int(options.stop_on_first)})
     out = ffi.new("wf_live_result *")
     err = ffi.new("char[]", ERROR_LEN)
+    if options.walker:  # loads the runtime a cov-built walker needs before C dlopens it
+        check_walker_library(options.walker)
     walker = ffi.new("char[]", options.walker.encode()) if options.walker else ffi.NULL
     clock = RunClock.start()
     drain = Drain(ffi, lib, clock, Path(options.out) if options.out else None,
                   {"walker": options.walker or "reference", "workload": options.workload,
                    "seed": options.seed, "interval_ns": options.interval_ns})
-    thread, rc = _run_in_thread(lib, (cfg, walker, out, err, len(err)))
-    while thread.is_alive():
-        if not drain.take():
-            thread.join(POLL_SECONDS)
-    thread.join()
+    # Ctrl-C or SIGTERM ends the run's phases early: the result is still returned.
+    with stop_on_interrupt(lib.wf_live_request_stop) as interrupted:
+        thread, rc = _run_in_thread(lib, (cfg, walker, out, err, len(err)))
+        # the first report after STATUS_EVERY: a run that fails at once shows only its error
+        counts, reported = ffi.new("wf_live_progress *"), time.monotonic()
+        while thread.is_alive():
+            if on_progress is not None and time.monotonic() - reported >= STATUS_EVERY:
+                reported = time.monotonic()
+                on_progress(progress_of(lib, counts, drain))
+            if not drain.take():
+                thread.join(POLL_SECONDS)
+        thread.join()
     if rc != [0]:
         raise UserError(ffi.string(err).decode(errors="replace"))
     drain.take()
@@ -165,7 +190,8 @@ def run_live(options: StressOptions) -> dict[str, Any]:
     return {
         "options": options.to_json(),
         "started_at": clock.start_wall,
-        "stopped_early": bool(lib.wf_live_stopped_early()),
+        "stopped_early": bool(lib.wf_live_stopped_early()) and not interrupted,
+        "interrupted": bool(interrupted),
         "total": _stats(out.total, float(out.ns_per_tick)),
         "capture": capture_summary(lib, _stats(out.total), float(out.ns_per_tick)),
         "per_worker": [_stats(out.per_worker[i], float(out.ns_per_tick))

@@ -32,7 +32,7 @@ from walkfuzz.report.document import (
 from walkfuzz.report.files import write_report
 from walkfuzz.targets.minivm.stress.hits import HITS
 from walkfuzz.targets.minivm.stress.signature import HARNESS, TARGET
-from walkfuzz.targets.minivm.stress.summary import figures
+from walkfuzz.targets.minivm.stress.summary import figures, slowdown
 
 
 def _stored(example: dict[str, Any]) -> Finding | None:
@@ -95,6 +95,8 @@ def counters_of(result: dict[str, Any]) -> dict[str, Any]:
                               "invalid_in_window", "queue_rejected", "queue_gone",
                               "queue_resizes", "queue_checks", "queue_miscounts")}
     counters.update({k: round(v, 6) for k, v in figures(result).items()})
+    lost = slowdown(total)
+    counters["slowdown"] = "no baseline" if lost is None else round(lost, 6)
     counters["invalid_by_class"] = total["invalid_by_class"]
     counters["window_samples"] = total["window_samples"]
     counters["end_codes"] = total["end_codes"]
@@ -106,11 +108,19 @@ def counters_of(result: dict[str, Any]) -> dict[str, Any]:
     return counters
 
 
+def run_status(result: dict[str, Any]) -> str:
+    """The report's status: a run that walked no sample did no work, and failed."""
+    if result.get("interrupted"):
+        return "interrupted"
+    return "completed" if result["total"]["walked"] else "failed"
+
+
 def build_report(out_dir: Path, result: dict[str, Any], command: list[str], started: float,
                  walker: str, found: list[Finding]) -> RunReport:
     options = result["options"]
     meta = RunMeta(run_type="stress", command=command, target=TARGET, mode=options["mode"],
-                   started_at=started, ended_at=time.time(), walker=walker)
+                   started_at=started, ended_at=time.time(), walker=walker,
+                   status=run_status(result))
     notes = [f"workload {options['workload']}, {len(result['methods'])} methods, seed "
              f"{options['seed']}, {len(result['per_worker'])} threads, interval "
              f"{options['interval_ns']} ns",

@@ -5,8 +5,9 @@ or its case was replayed (walkfuzz.targets.harness_replay: wf_live_replay), so b
 signature.
 
   class (WF_LIVE_CLS_*)  -> kind invalid-trace (contract: contract), location check:live-<class>
-  fault                  -> kind crash, location the symbolized faulting pc (function+offset)
+  fault                  -> kind crash, location the faulting pc's function and source line
   hang                   -> kind hang, location the function the watchdog stopped
+  (walkfuzz.core.symbolize; the source file and line also go into details["source"])
   shape                  -> wf_shape_kind of the walked frames up to the first difference
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from walkfuzz.core.symbolize import symbolize
+from walkfuzz.core.symbolize import Located, locate
 from walkfuzz.findings.finding import Finding, FindingKind
 from walkfuzz.targets.minivm.finding import SHAPE_NAMES
 
@@ -39,10 +40,11 @@ def kind_of(cls: int) -> FindingKind:
     return "contract" if cls == CONTRACT else "invalid-trace"
 
 
-def location_of(cls: int, fault_pc: int) -> str:
+def located(cls: int, fault_pc: int) -> Located:
+    """The location of a failed sample, with the faulting pc's source line for a fault or hang."""
     if cls in (FAULT, HANG):
-        return symbolize(fault_pc, with_offset=cls == FAULT)
-    return f"check:live-{CLASS_NAMES[cls]}"
+        return locate(fault_pc, hang=cls == HANG)
+    return Located(f"check:live-{CLASS_NAMES[cls]}")
 
 
 def shape_of(codes: Iterable[int]) -> tuple[str, ...]:
@@ -52,9 +54,11 @@ def shape_of(codes: Iterable[int]) -> tuple[str, ...]:
 def live_finding(cls: int, fault_pc: int, shape: Iterable[int], data: bytes,
                  details: Mapping[str, object]) -> Finding:
     """The finding of a failed live sample (or of its case replayed)."""
-    return Finding(kind=kind_of(cls), target=TARGET, harness=HARNESS,
-                   location=location_of(cls, fault_pc), shape=shape_of(shape), data=data,
-                   details=details)
+    where = located(cls, fault_pc)
+    if where.source is not None:
+        details = {**details, "source": where.source}
+    return Finding(kind=kind_of(cls), target=TARGET, harness=HARNESS, location=where.location,
+                   shape=shape_of(shape), data=data, details=details)
 
 
 def key_signature(cls: int, fault_pc: int, tail: int) -> Finding:

@@ -2,13 +2,18 @@
 fraction of what was requested, the invalid-trace rate, and the workload's slowdown against
 its own unsampled baseline phase.
 
-Per-thread timers fire on wall time, but on a shared machine a busy thread only gets a share
-of a CPU, so what can be delivered is bounded by the CPU time it got: delivery is judged per
-CPU-second (requested per CPU-second = 1 / interval)."""
+The delivered fraction is samples delivered over samples requested, both counted by the run
+(`requested`: the timer periods of the sampled phase, or the signals thread mode sent), so it
+is the ratio of the two counters the report prints beside it. Per-thread timers fire on wall
+time, but on a shared machine a busy thread only gets a share of a CPU: the rates per
+CPU-second say how much sampling the CPU time a thread got bought."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from walkfuzz.engine.progress import human
+from walkfuzz.report.figures import slowdown_text
 
 NS = 1e9
 
@@ -17,15 +22,23 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else 0.0
 
 
+def slowdown(total: dict[str, Any]) -> float | None:
+    """Root calls per CPU-second lost to sampling against the unsampled rounds; None when the
+    run had none (--baseline 0) and so nothing to compare with."""
+    base_speed = _ratio(total["iterations_base"], total["cpu_ns_base"] / NS)
+    if not base_speed:
+        return None
+    return 1.0 - _ratio(total["iterations_run"], total["cpu_ns_run"] / NS) / base_speed
+
+
 def figures(result: dict[str, Any]) -> dict[str, float]:
+    """The rates and fractions of a result (the slowdown is apart: it may be unknown)."""
     total = result["total"]
     options = result["options"]
     workers = max(1, len(result["per_worker"]))
     wall_s = total["wall_ns_run"] / NS / workers       # the phase's length
     cpu_s = total["cpu_ns_run"] / NS                   # all workers' CPU time in it
     requested_rate = NS / options["interval_ns"]       # per thread, per second
-    base_speed = _ratio(total["iterations_base"], total["cpu_ns_base"] / NS)
-    run_speed = _ratio(total["iterations_run"], cpu_s)
     return {
         "seconds": wall_s,
         "cpu_seconds": cpu_s,
@@ -33,12 +46,11 @@ def figures(result: dict[str, Any]) -> dict[str, float]:
         "delivered_per_second": _ratio(total["delivered"], wall_s),
         "delivered_per_cpu_second": _ratio(total["delivered"], cpu_s),
         "walked_per_cpu_second": _ratio(total["walked"], cpu_s),
-        "delivered_fraction": _ratio(_ratio(total["delivered"], cpu_s), requested_rate),
-        "walked_fraction": _ratio(_ratio(total["walked"], cpu_s), requested_rate),
+        "delivered_fraction": _ratio(total["delivered"], total["requested"]),
+        "walked_fraction": _ratio(total["walked"], total["requested"]),
         "invalid_rate": _ratio(total["invalid"], total["walked"]),
         "exact_rate": _ratio(total["exact"], total["walked"]),
         "frames_per_walk": _ratio(total["frames"], total["walked"]),
-        "slowdown": 1.0 - _ratio(run_speed, base_speed) if base_speed else 0.0,
     }
 
 
@@ -52,7 +64,7 @@ def one_line(result: dict[str, Any]) -> str:
             f"invalid {total['invalid']} "
             f"({100 * f['invalid_rate']:.3f}%), faults {total['faults']}, hangs "
             f"{total['hangs']}; walk p50 {lat.get('p50', 0) / 1e3:.1f}us p99 "
-            f"{lat.get('p99', 0) / 1e3:.1f}us; slowdown {100 * f['slowdown']:.1f}%"
+            f"{lat.get('p99', 0) / 1e3:.1f}us; slowdown {slowdown_text(slowdown(total))}"
             + _paced(total))
 
 
@@ -60,3 +72,19 @@ def _paced(total: dict[str, Any]) -> str:
     """Timer restarts of the pacing: the machine could not keep the interval."""
     paced = int(total.get("paced", 0))
     return f"; timer restarted {paced} times to leave the workload its time" if paced else ""
+
+
+def status_line(status: dict[str, Any]) -> str:
+    """The progress line of a running live stress from its counts so far (live.progress_of)."""
+    walked, invalid = int(status["walked"]), int(status["invalid"])
+    phase = "" if status["sampling"] else \
+        "  (unsampled baseline round)" if walked else "  (starting)"
+    return (f"walks {human(walked)}  exact {human(int(status['exact']))}  invalid "
+            f"{human(invalid)} ({100 * _ratio(invalid, walked):.2f}%)  faults "
+            f"{status['faults']}  hangs {status['hangs']}  signatures "
+            f"{status['signatures_stored']}{phase}")
+
+
+def status_key(status: dict[str, Any]) -> object:
+    """What, when it changes, is worth a line of its own: a new fault, hang or signature."""
+    return (status["faults"], status["hangs"], status["signatures_stored"])

@@ -1,0 +1,142 @@
+"""Progress as a user sees it: while a run goes on, a status line per interval (appended when
+stderr is no terminal, rewritten in place on one), then one summary line; for stress, triage
+and every target's stress."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from walkfuzz.engine.progress import STATUS_PREFIX, report_status, run_child
+
+WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
+ROOT = Path(__file__).resolve().parents[2]
+EVERY = "0.2"  # seconds between appended lines, so a short run shows several
+TIMEOUT = 300
+STATUS_LINE = re.compile(r"^\[\d\d:\d\d\] ")
+
+
+def walkfuzz(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "WALKFUZZ_PROGRESS_EVERY": EVERY}
+    return subprocess.run([str(WALKFUZZ), *args], capture_output=True, text=True, env=env,
+                          timeout=TIMEOUT, check=False)
+
+
+def status_lines(stderr: str, word: str) -> list[str]:
+    return [line for line in stderr.splitlines()
+            if STATUS_LINE.match(line) and f"] {word} " in line]
+
+
+def test_minivm_stress_shows_its_counts_while_it_runs(tmp_path: Path) -> None:
+    done = walkfuzz("stress", "--duration", "1500ms", "--baseline", "0", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = status_lines(done.stderr, "walks")
+    walks = [float(re.sub(r"k$", "e3", line.split()[2])) for line in lines]
+    assert len(lines) >= 2 and walks[-1] > walks[0], done.stderr  # counts that grow
+    summary = [line for line in done.stdout.splitlines() if line.startswith("stress ")]
+    assert len(summary) == 1 and " walks (" in summary[0], done.stdout
+
+
+def test_libunwind_stress_shows_its_counts_while_it_runs(tmp_path: Path) -> None:
+    done = walkfuzz("stress", "--target", "libunwind", "--duration", "1s", "--baseline", "0.3s",
+                    "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert len(status_lines(done.stderr, "walks")) >= 2, done.stderr
+    assert [line for line in done.stdout.splitlines() if line.startswith("libunwind stress: ")]
+
+
+def test_hotspot_stress_prints_progress_and_one_summary_line(tmp_path: Path) -> None:
+    done = walkfuzz("stress", "--target", "hotspot", "--jdk", "17", "--duration", "2s",
+                    "--out", str(tmp_path))
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert status_lines(done.stderr, "samples"), done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, lines  # the summary and where the report is, no JSON dump
+    assert lines[0].startswith("hotspot stress (17): ") and " samples (" in lines[0]
+    assert lines[1] == f"report: {tmp_path.resolve() / 'report.html'}"
+
+
+def test_triage_counts_the_inputs_it_replayed() -> None:
+    corpus = ROOT / "corpora" / "bytes"
+    total = sum(1 for p in corpus.iterdir() if p.is_file())
+    done = walkfuzz("triage", str(corpus), "--runs", "1")
+    lines = status_lines(done.stderr, "replayed")
+    assert lines, done.stderr
+    assert all(re.search(rf"replayed \d+/{total} inputs", line) for line in lines), lines
+
+
+def test_on_a_terminal_the_line_is_rewritten_in_place(tmp_path: Path) -> None:
+    main, side = pty.openpty()
+    child = subprocess.Popen([str(WALKFUZZ), "stress", "--duration", "1s", "--baseline", "0",
+                              "--out", str(tmp_path)], stdin=side, stdout=side, stderr=side)
+    os.close(side)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the terminal closed with the child
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert child.wait(timeout=TIMEOUT) == 0, seen[-2000:]
+    os.close(main)
+    text = seen.decode(errors="replace")
+    assert "\r\x1b[2K[00:0" in text  # back to the start of the line, cleared, redrawn
+    assert text.count("\n") <= 4, text  # the status never scrolled: summary and report only
+    assert "stress signal-" in text
+
+
+def test_a_child_s_status_reports_reach_the_parent_and_leave_its_stderr() -> None:
+    seen: list[dict[str, object]] = []
+    code = ("from walkfuzz.engine.progress import report_status; import sys; "
+            "report_status({'walked': 1}); print('said', file=sys.stderr); "
+            "report_status({'walked': 2}); print('result')")
+    done = run_child([sys.executable, "-c", code], 60, seen.append)
+    assert done.returncode == 0
+    assert seen == [{"walked": 1}, {"walked": 2}]
+    assert (done.stdout, done.stderr) == ("result\n", "said\n")
+    assert STATUS_PREFIX not in done.stderr
+
+
+def test_a_status_report_is_one_line() -> None:
+    class Sink:
+        text = ""
+
+        def write(self, s: str) -> None:
+            self.text += s
+
+        def flush(self) -> None:
+            pass
+
+    sink = Sink()
+    report_status({"walked": 3, "sampling": True}, sink)  # type: ignore[arg-type]
+    assert sink.text == STATUS_PREFIX + '{"walked": 3, "sampling": true}\n'
+
+
+def test_a_minivm_campaign_shows_its_status_and_one_summary(tmp_path: Path) -> None:
+    done = walkfuzz("fuzz", "--harness", "layouts", "--time", "2s", "--out", str(tmp_path))
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert len(status_lines(done.stderr, "execs")) >= 2, done.stderr[-2000:]
+    assert len([ln for ln in done.stdout.splitlines() if " execs in " in ln]) == 1, done.stdout
+
+
+def test_libunwind_generator_fuzz_shows_its_status(tmp_path: Path) -> None:
+    done = walkfuzz("fuzz", "--target", "libunwind", "--engine", "generator", "--time", "1500ms",
+                    "-j", "1", "--out", str(tmp_path))
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert status_lines(done.stderr, "walks"), done.stderr[-2000:]
+    assert [ln for ln in done.stdout.splitlines() if ln.startswith("libunwind fuzz: ")]
+
+
+def test_hotspot_fuzz_prints_progress_and_one_summary_line(tmp_path: Path) -> None:
+    done = walkfuzz("fuzz", "--target", "hotspot", "--jdk", "17", "--time", "2s",
+                    "--out", str(tmp_path))
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert status_lines(done.stderr, "calls"), done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("hotspot fuzz (17): "), lines
