@@ -118,8 +118,10 @@ test-start:
 
 # `build` (not just .stamp-build): the mk/*.mk areas add their extensions and libraries to it,
 # and a test whose module is missing would otherwise skip instead of run.
+# The CLI tests run whole commands (child processes, seconds each): across CORE_JOBS workers.
+CORE_JOBS ?= auto
 test-core: build
-	@$(RUN_PYTEST) core -- $(PYTEST) tests/unit tests/native
+	@$(RUN_PYTEST) core -- $(PYTEST) -n $(CORE_JOBS) tests/unit tests/native
 
 .stamp-asan: .stamp-build $(NATIVE_SOURCES)
 	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py asan
