@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from walkfuzz.engine.progress import STATUS_PREFIX, report_status, run_child
 
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
@@ -51,14 +53,18 @@ def test_libunwind_stress_shows_its_counts_while_it_runs(tmp_path: Path) -> None
     assert [line for line in done.stdout.splitlines() if line.startswith("libunwind stress: ")]
 
 
-def test_hotspot_stress_prints_progress_and_one_summary_line(tmp_path: Path) -> None:
-    done = walkfuzz("stress", "--target", "hotspot", "--jdk", "17", "--duration", "2s",
+@pytest.mark.parametrize(("action", "length", "word", "counted"),
+                         [("stress", "--duration", "samples", " samples ("),
+                          ("fuzz", "--time", "calls", " calls in ")])
+def test_hotspot_prints_progress_and_one_summary_line(tmp_path: Path, action: str, length: str,
+                                                      word: str, counted: str) -> None:
+    done = walkfuzz(action, "--target", "hotspot", "--jdk", "17", length, "2s",
                     "--out", str(tmp_path))
     assert done.returncode in (0, 1), done.stderr[-2000:]
-    assert status_lines(done.stderr, "samples"), done.stderr[-2000:]
+    assert status_lines(done.stderr, word), done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert len(lines) == 2, lines  # the summary and where the report is, no JSON dump
-    assert lines[0].startswith("hotspot stress (17): ") and " samples (" in lines[0]
+    assert lines[0].startswith(f"hotspot {action} (17): ") and counted in lines[0]
     assert lines[1] == f"report: {tmp_path.resolve() / 'report.html'}"
 
 
@@ -133,12 +139,3 @@ def test_libunwind_generator_fuzz_shows_its_status(tmp_path: Path) -> None:
     assert done.returncode in (0, 1), done.stderr[-2000:]
     assert status_lines(done.stderr, "walks"), done.stderr[-2000:]
     assert [ln for ln in done.stdout.splitlines() if ln.startswith("libunwind fuzz: ")]
-
-
-def test_hotspot_fuzz_prints_progress_and_one_summary_line(tmp_path: Path) -> None:
-    done = walkfuzz("fuzz", "--target", "hotspot", "--jdk", "17", "--time", "2s",
-                    "--out", str(tmp_path))
-    assert done.returncode in (0, 1), done.stderr[-2000:]
-    assert status_lines(done.stderr, "calls"), done.stderr[-2000:]
-    lines = done.stdout.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("hotspot fuzz (17): "), lines
