@@ -45,12 +45,19 @@ def one_error_line(done: subprocess.CompletedProcess[str], *named: str) -> str:
     return lines[0]
 
 
+def ctrl_c_as_on_a_terminal() -> None:
+    """In the command's process, before exec: Ctrl-C as a terminal's foreground job gets it. A
+    job a non-interactive shell starts in the background (`make test &`, CI launchers) inherits
+    SIGINT ignored, and an ignored SIGINT stays ignored in every program it runs."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupted(argv: list[str], ready: Callable[[int], bool],
                 signo: int) -> subprocess.CompletedProcess[str]:
     """Run `argv`, wait until `ready(its pid)`, then send `signo`: SIGINT to the whole process
     group, as a terminal's Ctrl-C does; SIGTERM to the command alone, as a CI timeout does."""
     child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             cwd=ROOT, start_new_session=True)
+                             cwd=ROOT, start_new_session=True, preexec_fn=ctrl_c_as_on_a_terminal)
     deadline = time.monotonic() + WAIT_CAP
     while not ready(child.pid):
         if child.poll() is not None or time.monotonic() > deadline:
