@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.exit_status import INTERRUPTED
 from walkfuzz.core.paths import ROOT
 from walkfuzz.engine.libfuzzer_log import parse_status
 from walkfuzz.engine.pool import terminate
@@ -121,8 +122,11 @@ def hunt_bug(bug: planted.PlantedBug, out: Path, runs_cap: int, *, flavour: str 
         try:
             _watch(bug, hunt, process)
         finally:
+            stopped_by_us = process.poll() is None
             terminate([process], STOP_WAIT)
-    if process.returncode not in (0, 1):
+    # A campaign the hunt stops once it has its finding exits as an interrupted one does.
+    accepted = (0, 1, INTERRUPTED) if stopped_by_us else (0, 1)
+    if process.returncode not in accepted:
         raise UserError(f"campaign on {bug.name} failed with exit {process.returncode}: "
                         f"{log.read_text()[-2000:]}")
     hunt.total_execs = _total_execs(out)
