@@ -129,10 +129,10 @@ test-core: build
 	@touch $@
 
 # All of tests/native, but for the tests an mk/*.mk adds to ASAN_DESELECT (test ids), each
-# with its reason there; the README names them.
+# with its reason there; the README names them. Across CORE_JOBS workers, as test-core.
 ASAN_DESELECT :=
 test-asan: build .stamp-asan
-	@$(RUN_PYTEST) asan -- env $(ASAN_TEST_ENV) $(PYTEST) \
+	@$(RUN_PYTEST) asan -- env $(ASAN_TEST_ENV) $(PYTEST) -n $(CORE_JOBS) \
 	  $(addprefix --deselect=,$(ASAN_DESELECT)) tests/native
 
 # --- benchmarks -------------------------------------------------------------------------------

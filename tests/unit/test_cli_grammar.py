@@ -6,6 +6,7 @@ rule where it writes a folder."""
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import subprocess
 import sys
@@ -31,6 +32,7 @@ def option(command: tuple[str, ...], name: str) -> argparse.Action:
     return next(a for a in COMMANDS[command]._actions if name in a.option_strings)
 
 
+@functools.cache  # one process per command's help, however many tests read it
 def help_of(command: tuple[str, ...]) -> str:
     done = subprocess.run([str(WALKFUZZ), *command, "--help"], capture_output=True, text=True,
                           timeout=60, check=False)
