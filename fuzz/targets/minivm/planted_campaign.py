@@ -43,6 +43,7 @@ from walkfuzz.targets.minivm import planted
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
 POLL = 0.5  # seconds between looks at the findings directory
 STOP_WAIT = 60.0  # seconds the stopped campaign gets to write its report
+LOG_WAIT = 60.0  # seconds a stored finding may take to reach the worker's log (a busy machine)
 # A campaign whose input count has not moved for this long is stuck (libFuzzer's -timeout is
 # 25 s, a worker restart a few seconds): the hunt fails instead of waiting for ever.
 STALL = 180.0
@@ -121,6 +122,8 @@ def hunt_bug(bug: planted.PlantedBug, out: Path, runs_cap: int, *, flavour: str 
                                    stderr=stderr)
         try:
             _watch(bug, hunt, process)
+            if hunt.found is not None:
+                _await_logged(out / "workers" / "0" / "log", hunt.found.signature, process)
         finally:
             stopped_by_us = process.poll() is None
             terminate([process], STOP_WAIT)
@@ -153,6 +156,16 @@ def _watch(bug: planted.PlantedBug, hunt: Hunt, process: subprocess.Popen[bytes]
         if ended:
             return
         progress = _check_progress(hunt.out, progress)
+        time.sleep(POLL)
+
+
+def _await_logged(log: Path, signature: str, process: subprocess.Popen[bytes]) -> None:
+    """Wait until the worker's log names the stored finding (it saves the input first, then
+    logs it): stopped in between, the campaign would leave no count of inputs to it."""
+    deadline = time.monotonic() + LOG_WAIT
+    while execs_to(log, signature) is None and time.monotonic() < deadline:
+        if process.poll() is not None:
+            return
         time.sleep(POLL)
 
 
