@@ -8,7 +8,9 @@ Flavours (module name, compiler, flags):
   plain   walkfuzz._native       cc     -O2             tests, stress, replay, triage
   cov     walkfuzz._native_cov   clang  fuzzer-no-link  campaigns (libFuzzer sees branches)
   srccov  walkfuzz._native_srccov clang source-based    `walkfuzz coverage`
-  asan    walkfuzz._native_asan  clang  ASan+UBSan      the sanitizer run of tests/native
+  asan    walkfuzz._native_asan  clang  ASan+UBSan+fuzzer-no-link  the sanitizer run of
+                                        tests/native, and sanitizer campaigns (`walkfuzz fuzz
+                                        --sanitizer`), which need the coverage callbacks too
 
 `pip install` builds `plain` through setup.py's cffi_modules; the others are built in place
 by `python fuzz/core/_build.py FLAVOUR` (the Makefile does this), with CC=clang.
@@ -51,11 +53,14 @@ FLAVOURS: dict[str, tuple[str, list[str], list[str]]] = {
         ["-O1", "-g", "-fprofile-instr-generate", "-fcoverage-mapping"],
         ["-fprofile-instr-generate"],
     ),
+    # One sanitizer build for both of its users: the ASan test run ignores the coverage
+    # callbacks (libFuzzer is then not loaded: the instrumentation's guards stay unset), and a
+    # campaign gets ASan, UBSan and libFuzzer's feedback from the same code.
     "asan": (
         "walkfuzz._native_asan",
-        ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+        ["-O1", "-g", "-fsanitize=address,undefined,fuzzer-no-link", "-fno-omit-frame-pointer",
          "-fno-sanitize-recover=undefined"],
-        ["-fsanitize=address,undefined", "-shared-libasan"],
+        ["-fsanitize=address,undefined,fuzzer-no-link"],
     ),
 }
 

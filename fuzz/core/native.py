@@ -5,7 +5,8 @@ environment variable `WALKFUZZ_NATIVE` unless a caller names one:
 
   plain   walkfuzz._native         tests, stress, replay, triage (the default)
   cov     walkfuzz._native_cov     campaigns; loads atheris's libFuzzer (RTLD_GLOBAL) first
-  asan    walkfuzz._native_asan    the ASan/UBSan run; the ASan runtime must be LD_PRELOADed
+  asan    walkfuzz._native_asan    the ASan/UBSan run and sanitizer campaigns; the ASan runtime
+                                   must be LD_PRELOADed (walkfuzz.core.sanitizer)
   srccov  walkfuzz._native_srccov  source-based coverage reports
 
 `make test` runs tests/native a second time with `WALKFUZZ_NATIVE=asan`, so code that takes its
@@ -182,10 +183,30 @@ def import_extension(name: str, *, global_symbols: bool) -> ModuleType:
     return module
 
 
+def libfuzzer_preloaded() -> bool:
+    """Whether libFuzzer came with a preloaded runtime (a sanitizer campaign's worker:
+    walkfuzz.core.sanitizer): then it is the one the process runs, not atheris's own copy.
+    Asked of the preloaded libraries themselves: once atheris's copy is loaded globally, the
+    process as a whole has the symbol either way."""
+    preloaded = os.environ.get("LD_PRELOAD", "").replace(":", " ").split()
+    for library in preloaded:
+        try:
+            handle = ctypes.CDLL(library, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+        except OSError:
+            continue
+        if hasattr(handle, "LLVMFuzzerRunDriver"):
+            return True
+    return False
+
+
 @cache
 def load_libfuzzer() -> None:
     """atheris's libFuzzer, global: the cov flavour and walker libraries built for coverage
-    (-fsanitize=fuzzer-no-link) call its coverage callbacks, and a harness runs it."""
+    (-fsanitize=fuzzer-no-link) call its coverage callbacks, and a harness runs it. Nothing
+    when a preloaded runtime has libFuzzer already: a second copy would not see the coverage
+    the instrumented code reports to the first."""
+    if libfuzzer_preloaded():
+        return
     try:
         import_extension(LIBFUZZER_MODULE, global_symbols=True)
     except ImportError as err:

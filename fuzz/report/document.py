@@ -168,6 +168,8 @@ def seen(seconds: float | None, wall: float | None) -> str:
 # Inputs `walkfuzz replay` recognizes by their bytes: a live stress capture (a case file with
 # the live oracle's EXPECTED section) needs no --target or --harness.
 SELF_DESCRIBING = frozenset({("minivm", "stress")})
+# A sanitizer's finding kind, and the `--sanitizer` its replay runs under.
+SANITIZER_KINDS = {"asan": "address", "ubsan": "undefined"}
 
 
 def replay_command(target: str, harness: str, walker: str, input_path: str) -> str:
@@ -189,8 +191,13 @@ def reproducer_command(finding: Finding, input_path: Path,
     if not finding.data and run_command:
         return shlex.join(run_command)
     walker = finding.details.get("walker")
-    return replay_command(finding.target, finding.harness,
-                          walker if isinstance(walker, str) else "", str(input_path))
+    command = replay_command(finding.target, finding.harness,
+                             walker if isinstance(walker, str) else "", str(input_path))
+    if finding.kind in SANITIZER_KINDS:  # replayed under the build that reported it
+        command = command.replace("walkfuzz replay ",
+                                  f"walkfuzz replay --sanitizer {SANITIZER_KINDS[finding.kind]} ",
+                                  1)
+    return command
 
 
 def _times_of_examples(group: FindingGroup) -> None:
