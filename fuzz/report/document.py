@@ -172,11 +172,15 @@ SELF_DESCRIBING = frozenset({("minivm", "stress")})
 SANITIZER_KINDS = {"asan": "address", "ubsan": "undefined"}
 
 
-def replay_command(target: str, harness: str, walker: str, input_path: str) -> str:
-    """`walkfuzz replay` of one input, as reports and triage print it."""
+def replay_command(target: str, harness: str, walker: str, input_path: str,
+                   kind: str = "") -> str:
+    """`walkfuzz replay` of one input, as reports and triage print it; a finding of a
+    sanitizer's `kind` is replayed on the sanitizer build that reported it."""
     argv = ["walkfuzz", "replay", "--target", target, "--harness", harness]
     if (target, harness) in SELF_DESCRIBING:
         argv = ["walkfuzz", "replay"]
+    if kind in SANITIZER_KINDS:
+        argv[2:2] = ["--sanitizer", SANITIZER_KINDS[kind]]
     if walker not in ("", "reference"):
         argv += ["--walker", walker]
     argv.append(input_path)
@@ -191,13 +195,8 @@ def reproducer_command(finding: Finding, input_path: Path,
     if not finding.data and run_command:
         return shlex.join(run_command)
     walker = finding.details.get("walker")
-    command = replay_command(finding.target, finding.harness,
-                             walker if isinstance(walker, str) else "", str(input_path))
-    if finding.kind in SANITIZER_KINDS:  # replayed under the build that reported it
-        command = command.replace("walkfuzz replay ",
-                                  f"walkfuzz replay --sanitizer {SANITIZER_KINDS[finding.kind]} ",
-                                  1)
-    return command
+    return replay_command(finding.target, finding.harness,
+                          walker if isinstance(walker, str) else "", str(input_path), finding.kind)
 
 
 def _times_of_examples(group: FindingGroup) -> None:

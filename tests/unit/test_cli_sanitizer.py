@@ -66,6 +66,14 @@ def test_a_write_past_a_buffer_is_an_asan_finding_with_its_report(
     assert again.returncode != CLEAN, again.stderr[-3000:]
     assert "ERROR: AddressSanitizer: heap-buffer-overflow" in again.stderr
     assert "ASGST_NextFrame" in again.stderr
+    # triage replays it on the sanitizer build too: the same signature, the same reproducer
+    result = tmp_path / "triage.json"
+    triaged = walkfuzz("triage", out, "--runs", "1", "-j", "1", "--json", result)
+    assert triaged.returncode == FINDINGS, triaged.stderr[-3000:]
+    doc = json.loads(result.read_text())
+    assert doc["signature_changed"] == [] and doc["findings"] == len(inputs), doc
+    assert [g["kind"] for g in doc["groups"]] == ["asan"]
+    assert doc["groups"][0]["reproducer"].startswith("walkfuzz replay --sanitizer address ")
 
 
 def test_the_same_bug_is_invisible_without_the_sanitizer(
