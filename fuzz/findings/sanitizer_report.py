@@ -14,8 +14,9 @@ the file's base name):
                                                                     signed integer overflow in
                                                                     step@walker.c:88
 
-UBSan's message keeps its words and types; the values in it (numbers, addresses) are dropped,
-so one bug hit with other values has one signature.
+UBSan's message is kept up to its first ": " (the values after it differ from hit to hit), and
+any numbers or addresses left in it are replaced by N, so one bug hit with other values has one
+signature.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ _MESSAGE_MAX = 60  # of a UBSan message kept in the location
 @dataclass(frozen=True)
 class SanitizerReport:
     kind: FindingKind  # "asan" or "ubsan"
-    error: str  # heap-buffer-overflow, SEGV, signed integer overflow: N + N cannot be ...
+    error: str  # heap-buffer-overflow, SEGV, signed integer overflow, load of misaligned ...
     frame: str  # function@file.c:LINE, or "unknown" without a symbolized frame of our code
     text: str  # the whole report
 
@@ -62,7 +63,8 @@ def parse_report(text: str) -> SanitizerReport | None:
                                text)
     ubsan = _UBSAN.search(text)
     if ubsan is not None:
-        message = _VALUE.sub("N", ubsan.group("message").strip())[:_MESSAGE_MAX].rstrip()
+        message = ubsan.group("message").strip().split(": ")[0]
+        message = _VALUE.sub("N", message)[:_MESSAGE_MAX].rstrip()
         return SanitizerReport("ubsan", message, _top_frame(text[ubsan.start():]), text)
     return None
 

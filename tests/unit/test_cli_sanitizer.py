@@ -76,6 +76,19 @@ def test_a_write_past_a_buffer_is_an_asan_finding_with_its_report(
     assert doc["groups"][0]["reproducer"].startswith("walkfuzz replay --sanitizer address ")
 
 
+def test_a_signed_overflow_is_a_ubsan_finding_with_its_report(tmp_path: Path) -> None:
+    overflow = walker(tmp_path, "WF_FIXTURE_INT_OVERFLOW", "asan")
+    out = tmp_path / "ubsan"
+    done = walkfuzz("fuzz", "--harness", "layouts", "--walker", overflow, "--sanitizer",
+                    "undefined", "--runs", RUNS, "--stop-on-first", "--out", out)
+    assert done.returncode == FINDINGS, done.stderr[-3000:]
+    groups = findings_of(out)
+    assert [(g["kind"], str(g["location"]).rsplit(":", 1)[0]) for g in groups] == [
+        ("ubsan", "signed integer overflow in ASGST_NextFrame@sanitizer_walker.c")], groups
+    reports = list(out.glob(f"findings/ubsan.*/*{SANITIZER_REPORT_SUFFIX}"))
+    assert reports and "runtime error: signed integer overflow" in reports[0].read_text()
+
+
 def test_the_same_bug_is_invisible_without_the_sanitizer(
         tmp_path: Path, overflow_walkers: dict[str, Path]) -> None:
     out = tmp_path / "cov"
