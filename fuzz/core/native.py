@@ -1,12 +1,13 @@
 """Which build of the C core a process uses, and loading it: `ffi, lib = native.load()`.
 
-The core is built in four flavours (fuzz/core/_build.py). A process uses one, chosen by the
+The core is built in five flavours (fuzz/core/_build.py). A process uses one, chosen by the
 environment variable `WALKFUZZ_NATIVE` unless a caller names one:
 
   plain   walkfuzz._native         tests, stress, replay, triage (the default)
   cov     walkfuzz._native_cov     campaigns; loads atheris's libFuzzer (RTLD_GLOBAL) first
-  asan    walkfuzz._native_asan    the ASan/UBSan run and sanitizer campaigns; the ASan runtime
-                                   must be LD_PRELOADed (walkfuzz.core.sanitizer)
+  asan    walkfuzz._native_asan    the ASan/UBSan run; the ASan runtime must be LD_PRELOADed
+  sancov  walkfuzz._native_sancov  sanitizer campaigns: ASan/UBSan and coverage; started with
+                                   atheris's asan_with_fuzzer.so preloaded (walkfuzz.core.sanitizer)
   srccov  walkfuzz._native_srccov  source-based coverage reports
 
 `make test` runs tests/native a second time with `WALKFUZZ_NATIVE=asan`, so code that takes its
@@ -36,7 +37,7 @@ from typing import Any, Literal, NamedTuple, get_args
 
 from walkfuzz.core.errors import MissingDependencyError, UserError
 
-Flavour = Literal["plain", "cov", "asan", "srccov"]
+Flavour = Literal["plain", "cov", "asan", "srccov", "sancov"]
 FLAVOURS: tuple[Flavour, ...] = get_args(Flavour)
 FLAVOUR_ENV = "WALKFUZZ_NATIVE"
 DEFAULT_FLAVOUR: Flavour = "plain"
@@ -48,12 +49,14 @@ MODULES: dict[Flavour, str] = {
     "cov": "walkfuzz._native_cov",
     "asan": "walkfuzz._native_asan",
     "srccov": "walkfuzz._native_srccov",
+    "sancov": "walkfuzz._native_sancov",
 }
 TESTING_MODULES: dict[Flavour, str] = {
     "plain": "walkfuzz._native_testing",
     "cov": "walkfuzz._native_testing_cov",
     "asan": "walkfuzz._native_testing_asan",
 }
+SANITIZED: tuple[Flavour, ...] = ("asan", "sancov")  # built with ASan: its runtime comes first
 LIBFUZZER_MODULE = "atheris.core_with_libfuzzer"
 ASAN_RUNTIME_HINT = "LD_PRELOAD=$(clang -print-file-name=libclang_rt.asan-x86_64.so)"
 
@@ -139,7 +142,7 @@ def _function_address(name: str, flavour: Flavour) -> int:
 def _load(flavour: Flavour) -> Native:
     if flavour == "cov":
         load_libfuzzer()
-    if flavour == "asan":
+    if flavour in SANITIZED:
         require_asan_runtime(MODULES[flavour])
     # Global: a walker library may call the VM's functions (wf_vm.h) and resolves them here.
     module = _import_built(MODULES[flavour], flavour, global_symbols=True)

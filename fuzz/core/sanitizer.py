@@ -1,9 +1,9 @@
 """Sanitizer campaigns: which runtime a worker process preloads, the options it runs with, and
 the sanitizer build of the core, built on demand.
 
-A campaign under `--sanitizer address` (or `undefined`) loads the `asan` flavour of the core
-(fuzz/core/_build.py: ASan + UBSan + -fsanitize=fuzzer-no-link, the same build the ASan test run
-uses), so both sanitizers check every input: one build serves both names. Its worker processes
+A campaign under `--sanitizer address` (or `undefined`) loads the `sancov` flavour of the core
+(fuzz/core/_build.py: ASan + UBSan + -fsanitize=fuzzer-no-link), so both sanitizers check every
+input: one build serves both names. Its worker processes
 start with atheris's `asan_with_fuzzer.so` preloaded: the ASan runtime and libFuzzer in one
 library, loaded before Python, as atheris documents for native extensions. One library,
 because the coverage callbacks of the instrumented code bind to the first definition the
@@ -36,7 +36,7 @@ from walkfuzz.core.paths import ROOT
 
 Sanitizer = Literal["address", "undefined"]
 SANITIZERS: tuple[Sanitizer, ...] = get_args(Sanitizer)
-FLAVOUR: Final = "asan"  # the core's flavour every sanitizer campaign loads
+FLAVOUR: Final = "sancov"  # the core's flavour every sanitizer campaign loads
 RUNTIME = "asan_with_fuzzer.so"  # atheris builds it when it is installed from source
 RUNTIME_ENV = "WALKFUZZ_SANITIZER_RUNTIME"
 REPORT_NAME = "sanitizer"  # log_path: the runtime appends .<pid>
@@ -119,9 +119,9 @@ def _stale(library: Path | None) -> bool:
 
 def ensure_built(targets: tuple[str, ...] = (FLAVOUR,),
                  say: Callable[[str], None] | None = None) -> None:
-    """Build each of `targets` (fuzz/core/_build.py names: `asan`, `unwind-asan`) that is
+    """Build each of `targets` (fuzz/core/_build.py names: `sancov`, `unwind-asan`) that is
     missing or older than its sources, saying so through `say`; one build at a time."""
-    modules = {"asan": "_native_asan", "unwind-asan": "_unwind_asan"}
+    modules = {FLAVOUR: "_native_sancov", "unwind-asan": "_unwind_asan"}
     if not any(_stale(_built(modules[t])) for t in targets):
         return
     if shutil.which("clang") is None:

@@ -137,7 +137,7 @@ def test_a_sanitizer_campaign_of_the_shipped_walkers_runs_clean(tmp_path: Path,
     assert done.returncode == CLEAN, done.stderr[-3000:]
     assert findings_of(out) == []
     assert report_of(out)["series"]["execs"][-1][1] >= 3000  # type: ignore[index]
-    assert json.loads((out / "campaign.json").read_text())["spec"]["native"] == "asan"
+    assert json.loads((out / "campaign.json").read_text())["spec"]["native"] == "sancov"
 
 
 def test_an_unknown_sanitizer_is_one_line() -> None:
