@@ -19,6 +19,7 @@ import argparse
 from pathlib import Path
 
 from walkfuzz.core.duration import Nanoseconds, Seconds
+from walkfuzz.core.sanitizer import SANITIZERS
 from walkfuzz.targets.fuzz import ENGINES
 from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
 
@@ -28,6 +29,8 @@ EXAMPLES = (
      "a 10-minute campaign of the layouts harness on the reference walker"),
     ("walkfuzz fuzz --harness bytes --walker my-cov.so --time 90 --out reports/my",
      "90 s (a bare number is seconds) on your walker, built with --flavour cov"),
+    ("walkfuzz fuzz --harness layouts --sanitizer address --walker my-asan.so --time 10m",
+     "10 minutes on your walker built with --flavour asan, under ASan and UBSan"),
     ("walkfuzz fuzz --target libunwind --engine generator --time 1h",
      "an hour of libunwind's generator stream"),
     ("walkfuzz fuzz --target hotspot --jdk 17 --time 5min --interval 500us",
@@ -88,6 +91,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--build", choices=("cov", "plain"),
                    help="native build the workers load: cov (coverage feedback, default) or "
                    "plain (none; for comparison)")
+    p.add_argument("--sanitizer", choices=SANITIZERS,
+                   help="campaigns (minivm, libunwind): run the workers on the sanitizer build "
+                   "(ASan and UBSan both check every input; address or undefined names it), "
+                   "built on first use; a sanitizer report is an asan or ubsan finding")
     p.add_argument("libfuzzer_flags", nargs=argparse.REMAINDER,
                    help="after --: flags passed to libFuzzer as they are")
     p.set_defaults(func=run)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from walkfuzz.core import sanitizer
+from walkfuzz.core.sanitizer import SANITIZERS
 from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
 
 # What --help shows under "examples" (walkfuzz.commands._help).
@@ -23,6 +25,8 @@ EXAMPLES = (
      "decode a case, walk it natively and with the spec, show the first difference"),
     ("walkfuzz replay corpora/layouts/00ef84916b3a5ac6f24e1997006361b012b279d7",
      "a generator harness's input (its harness known from corpora/layouts/)"),
+    ("walkfuzz replay --sanitizer address reports/fuzz-bytes/crash-0123abcd --walker my-asan.so",
+     "an asan finding again on the sanitizer build: the report on stderr"),
     ("walkfuzz replay --target libunwind reports/fuzz-libunwind/crash-0123abcd",
      "a libunwind finding once more in a fresh process"),
 )
@@ -41,8 +45,14 @@ def register(subparsers: Any) -> None:
                    "generator harness (registers, layouts) whose input is first turned into "
                    "the case it generates; a live stress capture (stress) is known by its "
                    "bytes. libunwind and hotspot: perturb (their only one)")
+    p.add_argument("--sanitizer", choices=SANITIZERS,
+                   help="minivm: replay on the sanitizer build (ASan and UBSan), as a "
+                   "`walkfuzz fuzz --sanitizer` campaign ran it; reports print it for its findings")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    return runner_for("replay", args)(args)
+    runner = runner_for("replay", args)  # refuses the flags the target does not take first
+    if args.sanitizer is not None:
+        sanitizer.run_under_runtime()
+    return runner(args)

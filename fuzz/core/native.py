@@ -1,11 +1,13 @@
 """Which build of the C core a process uses, and loading it: `ffi, lib = native.load()`.
 
-The core is built in four flavours (fuzz/core/_build.py). A process uses one, chosen by the
+The core is built in five flavours (fuzz/core/_build.py). A process uses one, chosen by the
 environment variable `WALKFUZZ_NATIVE` unless a caller names one:
 
   plain   walkfuzz._native         tests, stress, replay, triage (the default)
   cov     walkfuzz._native_cov     campaigns; loads atheris's libFuzzer (RTLD_GLOBAL) first
   asan    walkfuzz._native_asan    the ASan/UBSan run; the ASan runtime must be LD_PRELOADed
+  sancov  walkfuzz._native_sancov  sanitizer campaigns: ASan/UBSan and coverage; started with
+                                   atheris's asan_with_fuzzer.so preloaded (walkfuzz.core.sanitizer)
   srccov  walkfuzz._native_srccov  source-based coverage reports
 
 `make test` runs tests/native a second time with `WALKFUZZ_NATIVE=asan`, so code that takes its
@@ -35,7 +37,7 @@ from typing import Any, Literal, NamedTuple, get_args
 
 from walkfuzz.core.errors import MissingDependencyError, UserError
 
-Flavour = Literal["plain", "cov", "asan", "srccov"]
+Flavour = Literal["plain", "cov", "asan", "srccov", "sancov"]
 FLAVOURS: tuple[Flavour, ...] = get_args(Flavour)
 FLAVOUR_ENV = "WALKFUZZ_NATIVE"
 DEFAULT_FLAVOUR: Flavour = "plain"
@@ -47,12 +49,14 @@ MODULES: dict[Flavour, str] = {
     "cov": "walkfuzz._native_cov",
     "asan": "walkfuzz._native_asan",
     "srccov": "walkfuzz._native_srccov",
+    "sancov": "walkfuzz._native_sancov",
 }
 TESTING_MODULES: dict[Flavour, str] = {
     "plain": "walkfuzz._native_testing",
     "cov": "walkfuzz._native_testing_cov",
     "asan": "walkfuzz._native_testing_asan",
 }
+SANITIZED: tuple[Flavour, ...] = ("asan", "sancov")  # built with ASan: its runtime comes first
 LIBFUZZER_MODULE = "atheris.core_with_libfuzzer"
 ASAN_RUNTIME_HINT = "LD_PRELOAD=$(clang -print-file-name=libclang_rt.asan-x86_64.so)"
 
@@ -138,7 +142,7 @@ def _function_address(name: str, flavour: Flavour) -> int:
 def _load(flavour: Flavour) -> Native:
     if flavour == "cov":
         load_libfuzzer()
-    if flavour == "asan":
+    if flavour in SANITIZED:
         require_asan_runtime(MODULES[flavour])
     # Global: a walker library may call the VM's functions (wf_vm.h) and resolves them here.
     module = _import_built(MODULES[flavour], flavour, global_symbols=True)
@@ -182,10 +186,30 @@ def import_extension(name: str, *, global_symbols: bool) -> ModuleType:
     return module
 
 
+def libfuzzer_preloaded() -> bool:
+    """Whether libFuzzer came with a preloaded runtime (a sanitizer campaign's worker:
+    walkfuzz.core.sanitizer): then it is the one the process runs, not atheris's own copy.
+    Asked of the preloaded libraries themselves: once atheris's copy is loaded globally, the
+    process as a whole has the symbol either way."""
+    preloaded = os.environ.get("LD_PRELOAD", "").replace(":", " ").split()
+    for library in preloaded:
+        try:
+            handle = ctypes.CDLL(library, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+        except OSError:
+            continue
+        if hasattr(handle, "LLVMFuzzerRunDriver"):
+            return True
+    return False
+
+
 @cache
 def load_libfuzzer() -> None:
     """atheris's libFuzzer, global: the cov flavour and walker libraries built for coverage
-    (-fsanitize=fuzzer-no-link) call its coverage callbacks, and a harness runs it."""
+    (-fsanitize=fuzzer-no-link) call its coverage callbacks, and a harness runs it. Nothing
+    when a preloaded runtime has libFuzzer already: a second copy would not see the coverage
+    the instrumented code reports to the first."""
+    if libfuzzer_preloaded():
+        return
     try:
         import_extension(LIBFUZZER_MODULE, global_symbols=True)
     except ImportError as err:

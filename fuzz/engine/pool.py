@@ -34,13 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
+from walkfuzz.core import sanitizer
 from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.campaign import CampaignDir, CampaignSpec, Sample
 from walkfuzz.engine.corpus import entries
 from walkfuzz.engine.journal import JOURNAL_NAME, read_execs, read_journal
 from walkfuzz.engine.libfuzzer_log import LogTail, Status, parse_error, parse_status
 from walkfuzz.engine.worker import WorkerEnv
-from walkfuzz.findings.finding import Finding, FindingSink, RunClock
+from walkfuzz.findings.finding import Finding, FindingSink, RunClock, write_atomic
+from walkfuzz.findings.sanitizer_report import SanitizerReport, read_report
 
 ARTIFACT_KINDS = {"crash-": "crash", "timeout-": "hang", "oom-": "crash"}
 STOP_GRACE = 5.0  # seconds a worker gets to exit after SIGTERM before SIGKILL
@@ -48,6 +50,7 @@ LOG_TAIL_LINES = 30  # lines of a dead worker's log kept in its finding
 DEFAULT_TIMEOUT = 25  # libFuzzer -timeout (s) unless the user gives one; the C guard is faster
 PR_SET_PDEATHSIG = 1
 MIN_SESSION_LEFT = 1.0  # don't restart a worker with less than this much time left
+SANITIZER_REPORT_SUFFIX = ".sanitizer.txt"  # a sanitizer finding's report, beside its input
 START_FAILURES = 3  # a worker dying this many times in a row before its first input is fatal
 
 
@@ -263,7 +266,8 @@ class Supervisor:
             slot.tail = LogTail(slot.log)
             slot.tail.offset = slot.log.stat().st_size
         slot.life_execs, slot.error = 0, None
-        return WorkerCommand(argv, slot.log, {**os.environ, **env.to_environ()})
+        extra = sanitizer.environ(slot.directory) if self.spec.native == sanitizer.FLAVOUR else {}
+        return WorkerCommand(argv, slot.log, {**os.environ, **env.to_environ(), **extra})
 
     def start_all(self) -> None:
         for slot in self.slots:
@@ -329,7 +333,9 @@ class Supervisor:
         return f"worker {slot.index}: {slot.last_words()} (log: {slot.log})"
 
     def harvest(self, slot: WorkerSlot, returncode: int, abnormal: bool) -> None:
-        """Findings from libFuzzer's artifacts and, after an abnormal exit, the journal."""
+        """Findings from libFuzzer's artifacts and, after an abnormal exit, the journal; a
+        sanitizer report the life left makes its input an asan or ubsan finding."""
+        report = self._sanitizer_report(slot)
         artifact_sha1s = set()
         for artifact in sorted(slot.directory.iterdir()):
             kind = next((k for p, k in ARTIFACT_KINDS.items() if artifact.name.startswith(p)),
@@ -338,7 +344,7 @@ class Supervisor:
                 continue
             data = artifact.read_bytes()
             artifact_sha1s.add(hashlib.sha1(data).hexdigest())
-            self._save(slot, kind, slot.error or "libfuzzer-artifact", data, returncode)
+            self._save(slot, kind, slot.error or "libfuzzer-artifact", data, returncode, report)
             artifact.unlink()
         if not abnormal:
             return
@@ -347,7 +353,7 @@ class Supervisor:
             sha1 = hashlib.sha1(state.data).hexdigest()
             if sha1 not in artifact_sha1s:
                 self._save(slot, "crash", describe_exit(returncode), state.data,
-                           returncode)
+                           returncode, report)
             self.quarantine(sha1)
         for sha1 in artifact_sha1s:
             self.quarantine(sha1)
@@ -361,18 +367,30 @@ class Supervisor:
             entry.replace(self.out.quarantine / sha1)
             self._note(f"corpus entry {sha1} killed a worker; moved to {self.out.quarantine}")
 
-    def _save(self, slot: WorkerSlot, kind: str, reason: str, data: bytes, rc: int) -> None:
-        location = f"worker:{reason.split(' after ')[0]}"
+    def _sanitizer_report(self, slot: WorkerSlot) -> SanitizerReport | None:
+        """The report the runtime wrote for the life that ended (sanitizer.<pid>), if any."""
+        if self.spec.native != sanitizer.FLAVOUR or slot.process is None:
+            return None
+        return read_report(slot.directory / f"{sanitizer.REPORT_NAME}.{slot.process.pid}")
+
+    def _save(self, slot: WorkerSlot, kind: str, reason: str, data: bytes, rc: int,
+              report: SanitizerReport | None = None) -> None:
+        location = report.location if report else f"worker:{reason.split(' after ')[0]}"
         finding = Finding(
-            kind=kind,  # type: ignore[arg-type]
+            kind=report.kind if report else kind,  # type: ignore[arg-type]
             target=self.spec.target, harness=self.spec.harness, location=location, shape=(),
             data=data,
             details={"worker": slot.index, "exit": describe_exit(rc), "walker": self.spec.walker,
-                     "log_tail": list(slot.recent)},
+                     "log_tail": list(slot.recent),
+                     **({"sanitizer": sanitizer.FLAVOUR} if report else {})},
         )
-        if self.sink.offer(finding) is not None:
-            self.counters["findings_from_dead_workers"] += 1
-            self._note(f"worker {slot.index}: {kind} finding saved ({location})")
+        saved = self.sink.offer(finding)
+        if saved is None:
+            return
+        if report is not None:  # beside the input: <sha1>.sanitizer.txt
+            write_atomic(saved / f"{finding.sha1}{SANITIZER_REPORT_SUFFIX}", report.text.encode())
+        self.counters["findings_from_dead_workers"] += 1
+        self._note(f"worker {slot.index}: {finding.kind} finding saved ({location})")
 
     def _note(self, text: str) -> None:
         self.messages.append(text)

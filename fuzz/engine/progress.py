@@ -151,7 +151,8 @@ def _pump(source: IO[str], sink: list[str],
 
 def run_child(argv: Sequence[str], timeout: float | None,
               on_status: Callable[[dict[str, Any]], None], *, graceful: bool = False,
-              stop: threading.Event | None = None) -> subprocess.CompletedProcess[str]:
+              stop: threading.Event | None = None,
+              env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run `argv`, handing each status report on its stderr to `on_status` as it comes (on
     another thread); its output without them. subprocess.TimeoutExpired after `timeout`
     seconds (None: no limit; the child is killed).
@@ -162,9 +163,10 @@ def run_child(argv: Sequence[str], timeout: float | None,
     otherwise the child is killed and the interrupt passed on. With `stop` the child runs in
     a session of its own (a terminal's Ctrl-C does not reach it: its death would pass for the
     input's) and is killed once `stop` is set, from any thread; its output until then is
-    returned."""
+    returned. `env`: the child's environment (None: this process's)."""
     proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=stop is not None)
+                            text=True, start_new_session=stop is not None,
+                            env=None if env is None else dict(env))
     assert proc.stdout is not None and proc.stderr is not None
     out: list[str] = []
     err: list[str] = []

@@ -133,7 +133,9 @@ class Worker:
         if self.env.worker_dir is None and files:
             sys.exit(self.replay_files(one_input, files, runs_per_file(args[1:])))
         native.load_libfuzzer()
-        atheris.Setup(args, one_input, internal_libfuzzer=True)
+        # A sanitizer campaign's runtime brings libFuzzer (walkfuzz.core.sanitizer): run that
+        # one, the copy the instrumented code reports its coverage to.
+        atheris.Setup(args, one_input, internal_libfuzzer=not native.libfuzzer_preloaded())
         atheris.Fuzz()
 
     def replay_files(self, one_input: Callable[[bytes], None], files: Sequence[Path],

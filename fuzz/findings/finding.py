@@ -43,7 +43,7 @@ from typing import Literal, get_args
 
 from walkfuzz.core.filemode import new_file_mode
 
-FindingKind = Literal["crash", "hang", "invalid-trace", "contract"]
+FindingKind = Literal["crash", "hang", "invalid-trace", "contract", "asan", "ubsan"]
 FINDING_KINDS: tuple[FindingKind, ...] = get_args(FindingKind)
 
 FINDINGS_DIR = "findings"

@@ -168,13 +168,19 @@ def seen(seconds: float | None, wall: float | None) -> str:
 # Inputs `walkfuzz replay` recognizes by their bytes: a live stress capture (a case file with
 # the live oracle's EXPECTED section) needs no --target or --harness.
 SELF_DESCRIBING = frozenset({("minivm", "stress")})
+# A sanitizer's finding kind, and the `--sanitizer` its replay runs under.
+SANITIZER_KINDS = {"asan": "address", "ubsan": "undefined"}
 
 
-def replay_command(target: str, harness: str, walker: str, input_path: str) -> str:
-    """`walkfuzz replay` of one input, as reports and triage print it."""
+def replay_command(target: str, harness: str, walker: str, input_path: str,
+                   kind: str = "") -> str:
+    """`walkfuzz replay` of one input, as reports and triage print it; a finding of a
+    sanitizer's `kind` is replayed on the sanitizer build that reported it."""
     argv = ["walkfuzz", "replay", "--target", target, "--harness", harness]
     if (target, harness) in SELF_DESCRIBING:
         argv = ["walkfuzz", "replay"]
+    if kind in SANITIZER_KINDS:
+        argv[2:2] = ["--sanitizer", SANITIZER_KINDS[kind]]
     if walker not in ("", "reference"):
         argv += ["--walker", walker]
     argv.append(input_path)
@@ -190,7 +196,7 @@ def reproducer_command(finding: Finding, input_path: Path,
         return shlex.join(run_command)
     walker = finding.details.get("walker")
     return replay_command(finding.target, finding.harness,
-                          walker if isinstance(walker, str) else "", str(input_path))
+                          walker if isinstance(walker, str) else "", str(input_path), finding.kind)
 
 
 def _times_of_examples(group: FindingGroup) -> None:

@@ -16,8 +16,10 @@ import sys
 import time
 from pathlib import Path
 
+from walkfuzz.core import sanitizer
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED, judged, sigterm_as_interrupt
+from walkfuzz.core.native import Flavour
 from walkfuzz.core.paths import output_dir, require_corpus_dir
 from walkfuzz.engine.campaign import CampaignDir, CampaignSpec, Sample, Session, build_report
 from walkfuzz.engine.corpus import import_seeds
@@ -69,9 +71,10 @@ def build_spec(args: argparse.Namespace, argv: list[str]) -> CampaignSpec:
         raise UserError(f"-j {jobs}: need at least one worker")
     if args.runs is not None and args.runs < 1:
         raise UserError(f"--runs {args.runs}: need at least one input")
+    native = campaign_flavour(args)
     walker = "reference"
     if args.walker is not None:  # minivm only (walkfuzz.targets.table)
-        walker = str(check_walker_library(args.walker))
+        walker = str(check_walker_library(args.walker, sanitized=native == sanitizer.FLAVOUR))
     for directory in args.corpus:  # named before any other problem, as the walker is
         require_corpus_dir(directory)
     harness = find_harness(args.target, harness_name(args))
@@ -80,8 +83,24 @@ def build_spec(args: argparse.Namespace, argv: list[str]) -> CampaignSpec:
         jobs=jobs, time_budget=args.time, runs=args.runs,
         max_len=args.max_len or harness.max_len,
         stop_on_first=args.stop_on_first, libfuzzer_flags=libfuzzer_flags(args.libfuzzer_flags),
-        command=argv, native=args.build or "cov",
+        command=argv, native=native,
     )
+
+
+def campaign_flavour(args: argparse.Namespace) -> Flavour:
+    """The core the workers load: --build (cov by default), or the sanitizer build."""
+    if getattr(args, "sanitizer", None) is None:
+        return "plain" if getattr(args, "build", None) == "plain" else "cov"
+    if getattr(args, "build", None) == "plain":
+        raise UserError(f"--build plain and --sanitizer {args.sanitizer} disagree (the "
+                        "sanitizer build has coverage feedback)")
+    sanitizer.runtime()  # its absence is one line before any work
+    return sanitizer.FLAVOUR
+
+
+def sanitizer_builds(target: str) -> tuple[str, ...]:
+    """What a sanitizer campaign of `target` loads (fuzz/core/_build.py names)."""
+    return ("unwind-asan",) if target == "libunwind" else (sanitizer.FLAVOUR,)
 
 
 def run_campaign(args: argparse.Namespace) -> int:
@@ -128,6 +147,9 @@ def supervise(sup: Supervisor, out: CampaignDir, progress: Progress, stop_on_fir
 def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) -> int:
     sessions = out.prepare(spec)
     progress = Progress()
+    if spec.native == sanitizer.FLAVOUR:
+        sanitizer.ensure_built(sanitizer_builds(spec.target),
+                               lambda text: progress.message(f"walkfuzz fuzz: {text}"))
     shipped = None if args.no_seeds else find_harness(spec.target, harness_name(args)).seeds
     seeds = [shipped] if shipped is not None else []
     imported = import_seeds([*seeds, *args.corpus], out.corpus, spec.max_len)

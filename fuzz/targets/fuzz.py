@@ -44,7 +44,8 @@ def fuzz_minivm(args: argparse.Namespace) -> int:
 
 def fuzz_libunwind(args: argparse.Namespace) -> int:
     engine = args.engine or ENGINES[0]
-    flags = GENERATOR_FLAGS if engine == "generator" else (*CAMPAIGN_FLAGS, "--engine")
+    flags = GENERATOR_FLAGS if engine == "generator" else (*CAMPAIGN_FLAGS, "--engine",
+                                                            "--sanitizer")
     refuse_inapplicable(args, f"libunwind --engine {engine}", TARGET_FLAGS["fuzz"], flags)
     if engine == "libfuzzer":
         return run_campaign(args)

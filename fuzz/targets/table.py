@@ -46,7 +46,8 @@ TARGET_FLAGS: dict[str, dict[str, str]] = {
     "fuzz": {
         "--walker": "walker", "--harness": "harness", "--runs": "runs", "--corpus": "corpus",
         "--no-seeds": "no_seeds", "--stop-on-first": "stop_on_first", "--max-len": "max_len",
-        "--build": "build", "--engine": "engine", "--jdk": "jdk", "--seed": "seed",
+        "--build": "build", "--sanitizer": "sanitizer", "--engine": "engine", "--jdk": "jdk",
+        "--seed": "seed",
         "--threads": "threads", "--control": "control", "--corpus-only": "corpus_only",
         "--batch": "batch", "--interval": "interval_ns", "--walk-budget": "walk_budget_ns",
         LIBFUZZER_FLAGS: "libfuzzer_flags",
@@ -57,7 +58,7 @@ TARGET_FLAGS: dict[str, dict[str, str]] = {
         "--walks": "walks", "--stop-on-first": "stop_on_first", "--max-depth": "max_depth",
         "--no-debug-nonsafepoints": "no_debug_nonsafepoints",
     },
-    "replay": {"--walker": "walker", "--json": "json"},
+    "replay": {"--walker": "walker", "--json": "json", "--sanitizer": "sanitizer"},
 }
 # A libFuzzer campaign's own flags (walkfuzz.targets.campaign_run), for the targets that run one.
 CAMPAIGN_FLAGS = ("--harness", "--runs", "--corpus", "--no-seeds", "--stop-on-first",
@@ -91,11 +92,13 @@ class Target:
 TARGETS: tuple[Target, ...] = (
     Target(
         "minivm", "the simulated VM, walked by the reference walker or --walker PATH.so",
-        fuzz=Action("walkfuzz.targets.fuzz:fuzz_minivm", (*CAMPAIGN_FLAGS, "--walker", "--build")),
+        fuzz=Action("walkfuzz.targets.fuzz:fuzz_minivm",
+                    (*CAMPAIGN_FLAGS, "--walker", "--build", "--sanitizer")),
         stress=Action("walkfuzz.targets.stress:stress_minivm",
                       ("--walker", "--mode", "--workload", "--baseline", "--walk-budget",
                        "--walks", "--stop-on-first")),
-        replay=Action("walkfuzz.targets.minivm.replay:replay_minivm", ("--walker", "--json"))),
+        replay=Action("walkfuzz.targets.minivm.replay:replay_minivm",
+                      ("--walker", "--json", "--sanitizer"))),
     Target(
         "hotspot", "AsyncGetCallTrace in a real JVM (--jdk 17, 25 or a JDK path)",
         fuzz=Action("walkfuzz.targets.fuzz:fuzz_hotspot",
@@ -108,7 +111,7 @@ TARGETS: tuple[Target, ...] = (
         "libunwind", "Debian's libunwind on real native stacks",
         # its harness loads walkfuzz._unwind: no --walker, no --build flavour
         fuzz=Action("walkfuzz.targets.fuzz:fuzz_libunwind",
-                    (*CAMPAIGN_FLAGS, "--engine", "--seed", "--walk-budget")),
+                    (*CAMPAIGN_FLAGS, "--engine", "--seed", "--walk-budget", "--sanitizer")),
         stress=Action("walkfuzz.targets.stress:stress_libunwind",
                       ("--mode", "--baseline", "--walk-budget", "--max-depth")),
         replay=Action("walkfuzz.targets.replay:replay_libunwind")),

@@ -26,9 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.core import sanitizer
 from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.progress import run_child
-from walkfuzz.report.document import replay_command
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.sanitizer_report import read_report
+from walkfuzz.report.document import SANITIZER_KINDS, replay_command
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.triage.cluster import Cluster, Member, cluster
 from walkfuzz.triage.inputs import Defaults, InputSpec, resolve
@@ -72,6 +75,30 @@ def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int,
     """Replay `tasks` in child processes until every task has a result line, or `stop` is set
     (then the result lines so far); `on_status` gets each input's status report
     (walkfuzz.triage.worker) as it is done."""
+    with tempfile.TemporaryDirectory(prefix="walkfuzz-triage-") as reports:
+        env = ({**os.environ, **sanitizer.environ(Path(reports))}
+               if any(_sanitized(t) for t in tasks) else None)
+        return _replay_slice(tasks, runs, hang_ns, on_status, stop, env, Path(reports))
+
+
+def _sanitized(task: dict[str, Any]) -> bool:
+    """Whether `task` is a stored sanitizer finding: replayed under the sanitizer build."""
+    return str(task.get("stored_signature") or "").split(".")[0] in SANITIZER_KINDS
+
+
+def _sanitizer_death(reports: Path) -> dict[str, str] | None:
+    """The report a sanitizer replay process left before it died (then removed), if any."""
+    for path in sorted(reports.glob(f"{sanitizer.REPORT_NAME}.*")):
+        report = read_report(path)
+        path.unlink()
+        if report is not None:
+            return {"kind": report.kind, "location": report.location}
+    return None
+
+
+def _replay_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int,
+                  on_status: Callable[[dict[str, Any]], None], stop: threading.Event,
+                  env: dict[str, str] | None, reports: Path) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     pending = list(tasks)
     while pending and not stop.is_set():
@@ -80,7 +107,7 @@ def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int,
         try:
             # in a session of its own, killed once `stop` is set
             child = run_child([sys.executable, "-m", "walkfuzz.triage.worker", spec.name],
-                              None, on_status, stop=stop)
+                              None, on_status, stop=stop, env=env)
         finally:
             os.unlink(spec.name)
         began, done = None, set()
@@ -98,7 +125,9 @@ def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int,
             tail = (stderr.strip().splitlines() or ["no output"])[-1]
             raise RuntimeError(f"triage replay process failed ({describe_exit(returncode)})"
                                f": {tail}")
-        results.append({"id": began, "died": describe_exit(returncode)})
+        death = _sanitizer_death(reports) if env is not None else None
+        results.append({"id": began, "died": describe_exit(returncode),
+                        **({"sanitizer": death} if death else {})})
         done.add(began)
         pending = [t for t in pending if t["id"] not in done]
     return results
@@ -113,7 +142,13 @@ def replay_all(specs: Sequence[InputSpec], runs: int = DEFAULT_RUNS, jobs: int =
     `on_status` gets each input's status report as it is done (from several threads)."""
     tasks = [{"id": i, **s.to_json()} for i, s in enumerate(specs)]
     jobs = max(1, min(jobs, len(tasks)))
-    slices = [tasks[i::jobs] for i in range(jobs)]
+    # a slice is all sanitizer findings (their processes start with the runtime) or none
+    sanitized = [t for t in tasks if _sanitized(t)]
+    if sanitized:
+        sanitizer.ensure_built()
+    plain = [t for t in tasks if not _sanitized(t)]
+    slices = [part for group in (plain, sanitized) for i in range(jobs)
+              if (part := group[i::jobs])]
     stop = threading.Event()
     with ThreadPoolExecutor(jobs) as pool:
         futures = [pool.submit(_run_slice, part, runs, hang_ns, on_status, stop)
@@ -133,6 +168,14 @@ def replay_all(specs: Sequence[InputSpec], runs: int = DEFAULT_RUNS, jobs: int =
 def _member(spec: InputSpec, result: dict[str, Any]) -> Member:
     path = Path(spec.path)
     size = path.stat().st_size if path.exists() else 0
+    if "sanitizer" in result:  # the sanitizer's report ended it, as in the campaign
+        found = result["sanitizer"]
+        signature = Finding(found["kind"], spec.target or "minivm", spec.harness or "?",
+                            found["location"], (), b"").signature
+        return Member(spec.path, size, spec.walker or "reference", spec.target or "minivm",
+                      spec.harness or "?", signature, found["kind"], found["location"], (),
+                      found["kind"], f"the {found['kind']} report: {found['location']}", True,
+                      1, 1, spec.stored_signature)
     if "died" in result:
         signature = f"crash.{ESCAPED}.{result['died']}"
         return Member(spec.path, size, spec.walker or "reference", spec.target or "minivm",
@@ -201,7 +244,7 @@ def reproducer(m: Member) -> str:
         stored = _stored_reproducer(m.path)
         if stored is not None:
             return stored
-    return replay_command(m.target, m.harness, m.walker, m.path)
+    return replay_command(m.target, m.harness, m.walker, m.path, m.kind)
 
 
 def cluster_json(c: Cluster) -> dict[str, object]:

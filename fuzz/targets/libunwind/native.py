@@ -1,7 +1,8 @@
 """Loading walkfuzz._unwind, the libunwind target's own extension (built apart from the core,
 so the core builds where libunwind is absent).
 
-It follows the core's flavour choice ($WALKFUZZ_NATIVE, walkfuzz.core.native): under `asan` it is
+It follows the core's flavour choice ($WALKFUZZ_NATIVE, walkfuzz.core.native): under `asan` (and
+`sancov`, a sanitizer campaign's) it is
 walkfuzz._unwind_asan, the agent and the guard built with ASan+UBSan, so the sanitizer run of
 `make test` covers the libunwind tests and the worker processes they start; under any other
 flavour it is the plain walkfuzz._unwind (libunwind carries no coverage instrumentation).
@@ -21,7 +22,7 @@ BUILD_FLAVOURS = {MODULE: "unwind", ASAN_MODULE: "unwind-asan"}
 
 def module_name() -> str:
     """The extension the selected flavour uses."""
-    return ASAN_MODULE if native.selected_flavour() == "asan" else MODULE
+    return ASAN_MODULE if native.selected_flavour() in native.SANITIZED else MODULE
 
 
 def load() -> ModuleType:

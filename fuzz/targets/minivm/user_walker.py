@@ -8,6 +8,9 @@ for the VM it walks) into a shared library that wf_walker_load can dlopen. Two f
   cov    clang (or $CLANG) -fsanitize=fuzzer-no-link: `walkfuzz fuzz` gets coverage feedback
          from the walker's own branches; it needs libFuzzer's coverage runtime, which
          walkfuzz.targets.minivm.walker_library loads into whatever process loads the walker
+  asan   clang ASan + UBSan + fuzzer-no-link: for `walkfuzz fuzz --sanitizer`; it loads only
+         in a process with the sanitizer runtime (walkfuzz.core.sanitizer), so it is checked
+         in one
 
 Both flavours default to the same compiler and flags but the instrumentation, so a fault
 lands on the same source line in both and gets the same signature (walkfuzz.core.symbolize):
@@ -40,6 +43,10 @@ CFLAGS = ["-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-W
 FLAVOURS: dict[str, tuple[str, str, list[str]]] = {
     "plain": ("CC", "clang", []),
     "cov": ("CLANG", "clang", ["-fsanitize=fuzzer-no-link"]),
+    # the flags of the core's sanitizer build (fuzz/core/_build.py): it loads into the
+    # workers of `walkfuzz fuzz --sanitizer`, and nowhere without the ASan runtime
+    "asan": ("CLANG", "clang", ["-fsanitize=address,undefined,fuzzer-no-link",
+                                "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]),
 }
 
 
@@ -78,7 +85,7 @@ def build_walker(sources: Sequence[Path], out: Path, flavour: str = "plain",
         raise UserError(f"building walker {out.name!r} failed: {first}")
     try:
         if check:
-            check_walker_library(str(tmp), shown_as=str(out))
+            check_walker_library(str(tmp), shown_as=str(out), sanitized=flavour == "asan")
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.core import native
+from walkfuzz.core import native, sanitizer
 from walkfuzz.core.errors import WalkerLibraryError
 
 ELF_MAGIC = b"\x7fELF"
@@ -27,6 +29,8 @@ ELF_MAGIC = b"\x7fELF"
 # wf_walker_load's names the library path and every missing symbol, a dlerror quotes a path.
 ERROR_LEN = 1024
 # What a walker built with -fsanitize=fuzzer-no-link misses until libFuzzer is loaded.
+CHECK_TIMEOUT = 120.0  # seconds for the child that loads a library under the sanitizer runtime
+CHILD_PREFIX = "walker library check"
 _NEEDS_LIBFUZZER = re.compile(r"undefined symbol: __(sanitizer_cov|sancov)")
 
 
@@ -57,15 +61,21 @@ def _require_file(path: str, shown_as: str | None = None) -> None:
         raise WalkerLibraryError(f"walker library {shown!r} does not exist")
 
 
-def check_walker_library(path: str, shown_as: str | None = None) -> Path:
+def check_walker_library(path: str, shown_as: str | None = None,
+                         sanitized: bool = False) -> Path:
     """The resolved library path; raises WalkerLibraryError naming what is wrong (naming the
-    library `shown_as`, when given: build-walker checks a library under a temporary name)."""
+    library `shown_as`, when given: build-walker checks a library under a temporary name).
+    `sanitized`: loaded the way a sanitizer campaign's worker loads it, in a process started
+    with the sanitizer runtime (a library built with ASan loads nowhere else)."""
     shown = shown_as or path
     _require_file(path, shown)
     library = Path(path).resolve()
     with library.open("rb") as f:
         if f.read(4) != ELF_MAGIC:
             raise WalkerLibraryError(f"walker library {shown!r} is not an ELF shared library")
+    if sanitized:
+        _check_in_sanitizer_process(library, shown)
+        return library
     core = native.load()
     try:
         core.lib.wf_walker_unload(load_walker(str(library), core))
@@ -75,3 +85,29 @@ def check_walker_library(path: str, shown_as: str | None = None) -> Path:
         raise WalkerLibraryError(str(err).replace(str(library), shown_as)
                                  .replace(path, shown_as)) from None
     return library
+
+
+def _check_in_sanitizer_process(library: Path, shown: str) -> None:
+    """Load `library` in a child started as a sanitizer worker is (the runtime preloaded), with
+    the plain core: the check needs no sanitizer build of the core."""
+    env = {**os.environ, **sanitizer.environ(None), native.FLAVOUR_ENV: "plain"}
+    done = subprocess.run([sys.executable, "-m", __name__, str(library), shown],
+                          capture_output=True, text=True, env=env, timeout=CHECK_TIMEOUT)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise WalkerLibraryError(last.removeprefix(f"{CHILD_PREFIX}: "))
+
+
+def main(argv: list[str]) -> int:
+    """`python -m walkfuzz.targets.minivm.walker_library LIBRARY SHOWN`: the child of
+    _check_in_sanitizer_process; one error line and status 1 when the library does not load."""
+    try:
+        check_walker_library(argv[0], shown_as=argv[1])
+    except WalkerLibraryError as err:
+        print(f"{CHILD_PREFIX}: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
