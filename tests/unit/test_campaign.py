@@ -74,11 +74,12 @@ def test_dead_workers_become_findings_and_are_restarted(tmp_path: Path) -> None:
 
 
 def test_stop_on_first(tmp_path: Path) -> None:
+    """A campaign asked for an hour ends at its first finding: one that did not would outlive
+    the run's timeout and fail the test (no clock is read here: a busy machine is slow)."""
     out = tmp_path / "out"
-    started = time.monotonic()
-    run = fuzz(out, "--time", "30", "--stop-on-first", "--corpus", str(seeds(tmp_path, f=b"FUZ")))
+    run = fuzz(out, "--time", "1h", "--stop-on-first", "--corpus", str(seeds(tmp_path, f=b"FUZ")),
+               timeout=600)
     assert run.returncode == 1, run.stderr
-    assert time.monotonic() - started < 20
     assert "stopping at the first new finding" in run.stderr
 
 
