@@ -65,6 +65,8 @@ RUNS_CAP = {
     "wrapped-negative-index": 4_000_000,
     "queue-bookkeeping": 1_000_000,
     "ignores-ret": 100_000,
+    "depth-off-by-one": 100_000,
+    "depth-reported-only": 100_000,
 }
 CLEAN_RUNS = 100_000
 HARNESSES = sorted({b.harness for b in planted.PLANTED_BUGS})
