@@ -39,7 +39,8 @@ typedef struct wf_gen_params {
     int32_t consistent;  /* 1: thread flags always match the options; 0: sometimes not */
     uint32_t min_frames; /* Java frames at least (<= max_frames) */
     uint32_t max_frames; /* Java frames at most; 0 = WF_GEN_DEFAULT_MAX_FRAMES, cap 4000 */
-    uint32_t deep;       /* 1: the bytes may choose a deep stack (above); 0: never (default) */
+    uint32_t deep;       /* 1: the bytes may choose a deep stack (above); 2: always one (tests);
+                            0: never (the default) */
 } wf_gen_params;
 
 typedef struct wf_gen_frame {
@@ -55,8 +56,8 @@ int wf_gen_from_bytes(const uint8_t *data, size_t len, const wf_gen_params *p, w
 int wf_gen_from_seed(uint64_t seed, const wf_gen_params *p, wf_case *c);
 /* Bytes of `data` the last wf_gen_from_bytes consumed (the rest can drive mutations). */
 size_t wf_gen_consumed(void);
-/* Physical frames a correct walk of the last generated case visits (the depth the limit
-   counts, WF_WALK_MAX_DEPTH + 1 when it is more), 0 when the walk fails before any. */
+/* Physical frames a walk of the last generated case would visit without a depth limit (a
+   correct walk stops after WF_WALK_MAX_DEPTH of them), 0 when it fails before any. */
 uint32_t wf_gen_walk_depth(void);
 /* Physical frames of the last generated case, top (index 0) to bottom. */
 uint32_t wf_gen_layout_count(void);

@@ -63,10 +63,12 @@ typedef struct gen {
     uint32_t stubs[GEN_MAX_SMALL], n_stubs;
     uint32_t natives[GEN_MAX_SMALL], n_natives;
     uint32_t compiled[GEN_MAX_COMPILED], n_compiled;
-    const deep_plan *deep;              /* second pass of a deep case, else NULL */
-    uint32_t run_at;                    /* frame index above the bottom entry */
-    uint32_t walk_depth;                /* physical frames the true walk visits */
-    int32_t start;                      /* frame index the true walk starts at */
+    const deep_plan *deep; /* second pass of a deep case, else NULL */
+    uint32_t run_at;       /* frame index above the bottom entry */
+    uint32_t walk_depth;   /* physical frames the true walk visits */
+    int32_t start;         /* frame index the true walk starts at */
+    uintptr_t run_hi;      /* the deep run's repeat pattern (copy 1), 0 none */
+    uint32_t run_size, run_times;
     gen_frame frames[GEN_MAX_PHYSICAL]; /* bottom first */
     uint32_t n_frames;
 } gen;
@@ -416,9 +418,32 @@ static void lay_unit(gen *g, const deep_unit *u) {
     }
 }
 
+/* Copies 2.. of the run as the case format expands a repeat (vm_image.h): the bytes of copy 1
+   relocated, and its frames moved with them. Copy 1, not 0, is the pattern: its frames'
+   callers are the run's own frames, copy 0's are the bottom entry's. */
+static void repeat_copies(gen *g, uint32_t first, uint32_t per, uint32_t times) {
+    uintptr_t hi = top(g)->sp, above = g->frames[first - 1].sp;
+    uint32_t n = (uint32_t)(above - hi);
+    wf_vm_stack_repeat((uint8_t *)hi, hi, n, times);
+    for (uint32_t k = 1; k < times; k++)
+        for (uint32_t j = 0; j < per; j++) {
+            gen_frame *f = &g->frames[g->n_frames++];
+            *f = g->frames[first + j];
+            f->sp -= (uintptr_t)k * n;
+            if (f->fp - hi < 2 * (uint64_t)n) f->fp -= (uintptr_t)k * n;
+            if (f->anchor >= 0) f->anchor += (int32_t)(k * per);
+        }
+    g->run_hi = hi;
+    g->run_size = n;
+    g->run_times = times;
+}
+
 static void lay_deep_run(gen *g, const deep_plan *d) {
-    for (uint32_t k = 0; k < d->copies; k++)
+    uint32_t laid = d->copies < 2 ? d->copies : 2, per = 0;
+    for (uint32_t k = 0; k < laid; k++)
         for (uint32_t i = 0; i < d->n_units; i++) lay_unit(g, &d->units[i]);
+    for (uint32_t i = 0; i < d->n_units; i++) per += unit_frames(&d->units[i]);
+    if (d->copies > 2) repeat_copies(g, g->n_frames - per, per, d->copies - 1);
     for (uint32_t k = 0; k < d->rest; k++) lay_unit(g, &d->filler);
 }
 
@@ -473,7 +498,7 @@ static void plan_crossing(gen *g, deep_unit *u) {
    the layout, so the second pass reads them again to consume as much as the first. */
 static int read_deep_plan(gen *g, deep_plan *d) {
     memset(d, 0, sizeof *d);
-    if (!provider_chance(g->p, GEN_DEEP_CHANCE)) return 0;
+    if (g->prm.deep < 2 && !provider_chance(g->p, GEN_DEEP_CHANCE)) return 0;
     uint32_t b = provider_byte(g->p);
     /* mostly the edges (limit - 2 .. limit + 2), sometimes well past the limit */
     d->target = WF_WALK_MAX_DEPTH - 2 + (b < 192 ? b % 5 : 5 + (b - 192) * 12);
@@ -641,6 +666,8 @@ static void record_truth(gen *g, wf_case *c, gen_top t, int32_t context_index) {
         WF_VM_THREAD_MUT->state == WF_THREAD_NOT_JAVA ? ASGST_CPP_TRACE : ASGST_JAVA_TRACE;
     g->walk_depth = visit(g, start, c->options, WF_WALK_MAX_DEPTH, c);
     c->truth_end_code = g->walk_depth > WF_WALK_MAX_DEPTH ? ASGST_WF_DEPTH_LIMIT : ASGST_NO_FRAME;
+    if (g->walk_depth > WF_WALK_MAX_DEPTH) /* how far past it: the frames a walk never sees */
+        g->walk_depth = visit(g, start, c->options, UINT32_MAX - 1, NULL);
     g->start = start;
 }
 
@@ -674,6 +701,9 @@ static void finish_thread(gen *g, wf_case *c, gen_top t, int32_t *context_index)
     uintptr_t lo = top(g)->sp - red_zone;
     for (uintptr_t a = lo; a < top(g)->sp; a += 8) poke(a, junk_word(g));
     c->stack_size = (uint32_t)(WF_VM_STACK_TOP - lo);
+    c->run_times = g->run_hi != 0 ? g->run_times : 0;
+    c->run_offset = g->run_hi != 0 ? (uint32_t)(g->run_hi - lo) : 0;
+    c->run_size = g->run_size;
     wf_vm_image_stack(c->stack_size);
     th->stack_lo = lo;
     th->stack_hi = WF_VM_STACK_TOP;
@@ -730,7 +760,7 @@ static int generate_pass(gen_provider *p, const wf_gen_params *prm, const deep_p
 static int fit_deep_plan(const gen *g, const wf_case *c, deep_plan *d) {
     if (g->walk_depth == 0 || WF_VM_THREAD_MUT->state == WF_THREAD_NOT_JAVA) return 0;
     if (g->start < (int32_t)g->run_at) return 0; /* the walk starts below the run */
-    uint32_t outside = visit(g, g->start, c->options, UINT32_MAX - 1, NULL);
+    uint32_t outside = g->walk_depth;
     if (outside >= d->target) return 0;
     uint32_t need = d->target - outside, per_visits = 0, per_frames = 0, per_bytes = 0;
     for (uint32_t i = 0; i < d->n_units; i++) {

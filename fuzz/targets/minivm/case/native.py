@@ -110,6 +110,11 @@ def generate(data: bytes | None = None, seed: int | None = None, **params: int) 
     return encode_mapped()
 
 
+def walk_depth() -> int:
+    """Physical frames a walk of the last generated case visits without a depth limit."""
+    return int(_native()[1].wf_gen_walk_depth())
+
+
 def mutate(classes: int, seed: int) -> tuple[int, bytes]:
     """Apply the C mutators (wf_mutation_class bits) to the mapped case; (count, new bytes)."""
     _, lib = _native()
