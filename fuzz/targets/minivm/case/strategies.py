@@ -76,8 +76,8 @@ def deep_cases(draw: st.DrawFn, /, **params: int) -> bytes:
     deep layout needs bytes after the layout's own."""
     seed = draw(st.integers(0, 2**32 - 1))
     state = draw(st.sampled_from(WALKED_STATES))
-    data = case_native.generate(seed=seed, deep=2, state=state, consistent=1,
-                                entry=vm.WalkEntry.UCONTEXT, **params)
+    fixed = {"deep": 2, "state": int(state), "consistent": 1, "entry": int(vm.WalkEntry.UCONTEXT)}
+    data = case_native.generate(seed=seed, **{**fixed, **params})
     assume(case_native.walk_depth() >= vm.MAX_DEPTH - 2)  # the run fitted its layout
     return data
 
