@@ -70,14 +70,14 @@ def generated_cases(draw: st.DrawFn, /, **params: int) -> bytes:
 
 
 @st.composite
-def deep_cases(draw: st.DrawFn, /, **params: int) -> bytes:
+def deep_cases(draw: st.DrawFn) -> bytes:
     """Bytes of a generated case with a deep run (wf_gen.h): a walk of WF_WALK_MAX_DEPTH - 2
     physical frames or more, its stack a repeat (STACK with RUNS); generator seeds, as a
     deep layout needs bytes after the layout's own."""
     seed = draw(st.integers(0, 2**32 - 1))
     state = draw(st.sampled_from(WALKED_STATES))
-    fixed = {"deep": 2, "state": int(state), "consistent": 1, "entry": int(vm.WalkEntry.UCONTEXT)}
-    data = case_native.generate(seed=seed, **{**fixed, **params})
+    data = case_native.generate(seed=seed, deep=2, state=state, consistent=1,
+                                entry=vm.WalkEntry.UCONTEXT)
     assume(case_native.walk_depth() >= vm.MAX_DEPTH - 2)  # the run fitted its layout
     return data
 
