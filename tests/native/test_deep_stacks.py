@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -126,3 +128,26 @@ def test_both_decoders_agree_on_a_damaged_repeat(rng: random.Random) -> None:
     native = case_native.decode(bytes(edits))
     python = dec.decode_status(bytes(edits))
     assert (python[0], python[1], python[2]) == (native.status, native.section, native.offset)
+
+
+def deep_seeds() -> list[Path]:
+    corpus = Path(__file__).resolve().parents[2] / "corpora" / "bytes"
+    return [p for p in sorted(corpus.iterdir())
+            if p.is_file() and dec.decode(p.read_bytes()).stack_run is not None]
+
+
+def test_the_shipped_deep_seeds_replay_from_the_cli_at_and_past_the_limit() -> None:
+    """`walkfuzz replay` of each deep `bytes` seed: the reference walker and the spec agree,
+    and between them the seeds end both before the limit and at it."""
+    ends = set()
+    seeds = deep_seeds()
+    assert len(seeds) >= 4
+    for path in seeds:
+        run = subprocess.run([sys.executable, "-m", "walkfuzz.cli", "replay", str(path)],
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert "native == spec" in run.stdout
+        summary = re.search(r"native \(reference\): run 1, (\d+) frames, end (-?\d+)", run.stdout)
+        assert summary is not None, run.stdout[-2000:]
+        ends.add(int(summary.group(2)))
+    assert ends == {WalkCode.NO_FRAME, WalkCode.DEPTH_LIMIT}

@@ -13,7 +13,7 @@
 #define GEN_STACK_MARGIN 8192 /* room kept below the stack for the top frames */
 #define GEN_MAX_COMPILED 12
 #define GEN_MAX_SMALL 3       /* stubs, native wrappers */
-#define GEN_DEEP_CHANCE 16    /* in 256: inputs whose stack reaches the depth limit */
+#define GEN_DEEP_ONE_IN 256   /* inputs per deep one: a deep walk costs ~100 shallow ones */
 #define GEN_DEEP_UNITS 4      /* units of a deep run */
 #define GEN_DEEP_MAX_FRAME 96 /* bytes: 1 MiB of stack holds 8192 + 759 frames of a run */
 
@@ -493,12 +493,11 @@ static void plan_crossing(gen *g, deep_unit *u) {
     u->anchor_pc = provider_chance(g->p, 128);
 }
 
-/* The deep run the bytes after the layout's ask for, if any (a rare non-zero choice): its
-   units and how many physical frames the walk should visit. Reads the same bytes whatever
-   the layout, so the second pass reads them again to consume as much as the first. */
+/* The deep run the bytes after the layout's ask for: its units and how many physical frames
+   the walk should visit. Reads the same bytes whatever the layout, so the second pass reads
+   them again to consume as much as the first. */
 static int read_deep_plan(gen *g, deep_plan *d) {
     memset(d, 0, sizeof *d);
-    if (g->prm.deep < 2 && !provider_chance(g->p, GEN_DEEP_CHANCE)) return 0;
     uint32_t b = provider_byte(g->p);
     /* mostly the edges (limit - 2 .. limit + 2), sometimes well past the limit */
     d->target = WF_WALK_MAX_DEPTH - 2 + (b < 192 ? b % 5 : 5 + (b - 192) * 12);
@@ -781,10 +780,26 @@ static int fit_deep_plan(const gen *g, const wf_case *c, deep_plan *d) {
 
 /* The layout, then, if the bytes after it ask for a deep run that fits, the layout again
    from the same bytes with the run laid above the bottom entry frame. */
+/* Whether these bytes (or this seed) get a deep run: one input in GEN_DEEP_ONE_IN, by a hash
+   of all of them, not by a byte of the layout. libFuzzer favours the inputs that reach the
+   depth limit, and their mutants would keep the byte: a campaign then spent most of its time
+   in 8192-frame walks (a share of 6% deep inputs cost 5x the exec/s); a hash sends almost
+   every mutant of a deep input back to a shallow one, and the same bytes still give the same
+   case. */
+static int deep_sampled(const gen_provider *p) {
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    if (p->seeded) h ^= p->state;
+    for (size_t i = 0; !p->seeded && i < p->len; i++) h = (h ^ p->data[i]) * 0x100000001b3ULL;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return (h >> 40) % GEN_DEEP_ONE_IN == 0;
+}
+
 static int generate(gen_provider *p, const wf_gen_params *prm, wf_case *c) {
     gen_provider from = *p;
     int rc = generate_pass(p, prm, NULL, c);
     if (rc != WF_CASE_OK || prm == NULL || !prm->deep) return rc;
+    if (prm->deep < 2 && !deep_sampled(&from)) return rc;
     static deep_plan plan; /* the VM is one per process: so is a generation */
     if (!read_deep_plan(&G, &plan) || !fit_deep_plan(&G, c, &plan)) return rc;
     *p = from;
