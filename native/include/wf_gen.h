@@ -11,7 +11,7 @@
  *   Java frame + C (anchor = that frame); NOT_JAVA: C frames only.
  * The generator also keeps the physical frames it laid out (wf_gen_layout_*), top first.
  *
- * Deep stacks (params.deep = 1): one input in 256 (by a hash of all its bytes) gets, from
+ * Deep stacks (params.deep = 1): one input in 512 (by a hash of all its bytes) gets, from
  * the bytes after the layout's own, a stack that a correct walk leaves at WF_WALK_MAX_DEPTH
  * or near it: a run of
  * 1-4 small units (an interpreted or compiled frame, or a Java -> C -> Java crossing:
@@ -40,7 +40,7 @@ typedef struct wf_gen_params {
     int32_t consistent;  /* 1: thread flags always match the options; 0: sometimes not */
     uint32_t min_frames; /* Java frames at least (<= max_frames) */
     uint32_t max_frames; /* Java frames at most; 0 = WF_GEN_DEFAULT_MAX_FRAMES, cap 4000 */
-    uint32_t deep;       /* 1: one input in 256 gets a deep stack (above); 2: all (tests);
+    uint32_t deep;       /* 1: one input in 512 gets a deep stack (above); 2: all (tests);
                             0: never (the default) */
 } wf_gen_params;
 

@@ -13,7 +13,7 @@
 #define GEN_STACK_MARGIN 8192 /* room kept below the stack for the top frames */
 #define GEN_MAX_COMPILED 12
 #define GEN_MAX_SMALL 3       /* stubs, native wrappers */
-#define GEN_DEEP_ONE_IN 256   /* inputs per deep one: a deep walk costs ~100 shallow ones */
+#define GEN_DEEP_ONE_IN 512   /* inputs per deep one: a deep walk costs ~100 shallow ones */
 #define GEN_DEEP_UNITS 4      /* units of a deep run */
 #define GEN_DEEP_MAX_FRAME 96 /* bytes: 1 MiB of stack holds 8192 + 759 frames of a run */
 
