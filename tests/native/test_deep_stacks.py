@@ -8,6 +8,7 @@ a few KiB; a malformed RUNS payload gets the same status from both decoders."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import re
 import struct
@@ -37,6 +38,7 @@ ffi, lib = load()
 LIMIT = vm.MAX_DEPTH
 
 
+@functools.cache
 def deep_seed(depth: int) -> int:
     """The first seed whose deep layout a walk without a limit would take `depth` frames."""
     for seed in range(400):
@@ -66,7 +68,7 @@ def test_a_walk_near_the_limit_is_its_truth_and_the_spec(depth: int) -> None:
     assert len(visited) == min(depth, LIMIT)
 
 
-@profile(0.2)
+@profile(0.1)
 @given(deep_cases())
 def test_deep_layouts_walk_to_the_truth(data: bytes) -> None:
     depth = lib.wf_gen_walk_depth()
@@ -76,7 +78,7 @@ def test_deep_layouts_walk_to_the_truth(data: bytes) -> None:
         assert want.end_code == WalkCode.DEPTH_LIMIT
 
 
-@profile(0.2)
+@profile(0.1)
 @given(deep_cases())
 def test_a_deep_stack_is_a_repeat_both_codecs_write_and_read_alike(data: bytes) -> None:
     case = dec.decode(data)
@@ -115,11 +117,17 @@ def test_a_mutated_deep_stack_is_written_whole() -> None:
     assert dec.decode(enc.encode(changed)).stack == bytes(stack)
 
 
+@functools.cache
+def small_deep_case() -> bytes:
+    """A deep case file without its truth (a few KiB)."""
+    return enc.encode(dataclasses.replace(
+        dec.decode(case_native.generate(seed=deep_seed(LIMIT), deep=2)), truth=None))
+
+
 @profile(0.5)
 @given(st.randoms(use_true_random=False))
 def test_both_decoders_agree_on_a_damaged_repeat(rng: random.Random) -> None:
-    data = enc.encode(dataclasses.replace(
-        dec.decode(case_native.generate(seed=deep_seed(LIMIT), deep=2)), truth=None))
+    data = small_deep_case()
     _, payload = stack_section(data)
     start = data.index(payload)
     edits = bytearray(data)
