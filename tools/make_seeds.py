@@ -6,7 +6,9 @@
 Deterministic: the same sources give the same files. `registers` and `layouts` inputs drive the
 C generator, so their seeds are pseudo-random bytes of varied lengths (for `layouts`, half with
 byte 0's mutate bit clear, half set); `bytes` seeds are case files encoded from generated
-layouts (wf_gen_from_seed + wf_case_encode); `queue` seeds are generator bytes followed by
+layouts (wf_gen_from_seed + wf_case_encode), among them deep ones whose walk ends just before,
+at and past WF_WALK_MAX_DEPTH (a repeated run, STACK with RUNS; no TRUTH, which the harness
+ignores, so each stays a few KiB); `queue` seeds are generator bytes followed by
 program bytes (half with byte 0's wild bit set), up to 1 KiB. Files of a harness that the
 script no longer generates are removed; `regressions/` subdirectories are left alone.
 """
@@ -23,6 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT / "corpora"
 ENCODE_CAPACITY = 1 << 20
 CASE_FRAMES = 12  # Java frames at most in a `bytes` seed: small files mutate faster
+DEPTH_LIMIT = 8192  # WF_WALK_MAX_DEPTH
+# Deep `bytes` seeds: walks of these many physical frames without the limit
+DEEP_SEED_DEPTHS = (DEPTH_LIMIT - 1, DEPTH_LIMIT, DEPTH_LIMIT + 1, DEPTH_LIMIT + 2)
+IN_JAVA = 2
 
 
 GENERATOR_LENGTHS = (16, 32, 64, 128, 256, 512)
@@ -62,6 +68,38 @@ def case_files(count: int) -> list[bytes]:
     return files
 
 
+def deep_case_files() -> list[bytes]:
+    """One case file per depth of DEEP_SEED_DEPTHS: the first generator seed whose deep run
+    gives a walk that long, encoded without its truth."""
+    from walkfuzz.core import native
+
+    ffi, lib = native.load("plain")
+    case = lib.wf_case_new()
+    params = ffi.new("wf_gen_params *")
+    lib.wf_gen_default_params(params)
+    params.max_frames, params.deep, params.state, params.consistent = CASE_FRAMES, 2, IN_JAVA, 1
+    params.entry = 0  # ASGST_RunWithIterator(ucontext)
+    buffer = ffi.new("uint8_t[]", ENCODE_CAPACITY)
+    files: dict[int, bytes] = {}
+    for seed in range(1, 1000):
+        if len(files) == len(DEEP_SEED_DEPTHS):
+            break
+        if lib.wf_gen_from_seed(seed, params, case) != 0:
+            raise SystemExit(f"make_seeds: generating deep case {seed} failed")
+        depth = lib.wf_gen_walk_depth()
+        if depth in DEEP_SEED_DEPTHS and depth not in files:
+            case.has_truth = 0
+            length = lib.wf_case_encode(case, buffer, ENCODE_CAPACITY)
+            if length <= 0:
+                raise SystemExit(f"make_seeds: encoding deep case {seed} failed ({length})")
+            files[depth] = bytes(ffi.buffer(buffer, length))
+    lib.wf_case_free(case)
+    if len(files) != len(DEEP_SEED_DEPTHS):
+        raise SystemExit(f"make_seeds: no seed below 1000 for depths "
+                         f"{sorted(set(DEEP_SEED_DEPTHS) - set(files))}")
+    return [files[d] for d in DEEP_SEED_DEPTHS]
+
+
 def write_corpus(harness: str, inputs: list[bytes]) -> int:
     directory = CORPORA / harness
     directory.mkdir(parents=True, exist_ok=True)
@@ -81,7 +119,7 @@ def main() -> int:
     corpora = {
         "registers": generator_inputs(args.count, 1, control=False),
         "layouts": generator_inputs(args.count, 2, control=True),
-        "bytes": case_files(args.count),
+        "bytes": case_files(args.count) + deep_case_files(),
         "queue": generator_inputs(args.count, 4, control=True, lengths=QUEUE_LENGTHS),
     }
     for harness, inputs in corpora.items():

@@ -3,7 +3,7 @@
  * docs/case-format.md §2.
  *
  *   header   "WFCS" | u16 version=1 | u16 flags=0
- *   section  u16 type | u16 flags (bit0 OPTIONAL) | u32 length | payload     (repeated,
+ *   section  u16 type | u16 flags (bit0 OPTIONAL, bit1 RUNS) | u32 length | payload (repeated,
  *            strictly increasing type; all little-endian, unaligned)
  *     1 CLASSES  2 METHODS  3 CODE  4 THREAD  5 STACK  6 CONTEXT  7 WALK   (required)
  *     8 TRUTH (optional)  9 QUEUE operations (optional)  10 CODE_BYTES (code other than
@@ -27,6 +27,9 @@
 #define WF_CASE_HEADER_SIZE 8
 #define WF_CASE_SECTION_HEADER_SIZE 8
 #define WF_CASE_SECTION_OPTIONAL 1
+#define WF_CASE_SECTION_RUNS 2 /* STACK only: the payload is chunks, a run repeated (§2) */
+#define WF_CASE_CHUNK_LITERAL 0
+#define WF_CASE_CHUNK_REPEAT 1
 #define WF_CASE_TRUTH_FRAME_SIZE 36
 #define WF_CASE_MAX_TRUTH 65536
 #define WF_CASE_MAX_CODE_PATCHES 1024
@@ -84,6 +87,10 @@ typedef struct wf_case {
     ASGST_Frame *truth;  /* WF_CASE_MAX_TRUTH entries, owned */
     uint32_t mutations;  /* mutation operators applied since generation or decoding */
     uint32_t stack_size; /* bytes of the stack image (STACK) */
+    /* a run of the stack image repeated below itself (0 times: none): offset of its highest
+       place from stack_lo, bytes, places; the encoder writes STACK with RUNS while the
+       image still holds them (after a mutation it may not) */
+    uint32_t run_offset, run_size, run_times;
 } wf_case;
 
 /* A new empty case (truth buffer allocated), or NULL. Not signal-safe. */

@@ -65,6 +65,8 @@ RUNS_CAP = {
     "wrapped-negative-index": 4_000_000,
     "queue-bookkeeping": 1_000_000,
     "ignores-ret": 100_000,
+    "depth-off-by-one": 250_000,  # 2.0k-43k inputs (libFuzzer seeds 1-3, four runs)
+    "depth-reported-only": 250_000,  # 13k-49k inputs (libFuzzer seeds 1-3, four runs)
 }
 CLEAN_RUNS = 100_000
 HARNESSES = sorted({b.harness for b in planted.PLANTED_BUGS})

@@ -16,8 +16,9 @@ from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
 from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp, queue_section
+from walkfuzz.targets.minivm.case.stack_runs import StackRun
 from walkfuzz.targets.minivm.case.status import CaseDecodeError, CaseStatus, Section
-from walkfuzz.targets.minivm.case.strategies import profile, valid_cases
+from walkfuzz.targets.minivm.case.strategies import profile, repeated_stacks, valid_cases
 
 
 def small_case() -> C.Case:
@@ -57,6 +58,16 @@ def test_decode_of_encode_is_the_case(case: C.Case) -> None:
 def test_encode_of_decode_is_the_bytes(case: C.Case) -> None:
     data = enc.encode(case)
     assert enc.encode(dec.decode(data)) == data
+
+
+@profile()
+@given(repeated_stacks())
+def test_a_repeated_stack_round_trips_as_its_repeat(stack_and_run: tuple[bytes, StackRun]) -> None:
+    stack, run = stack_and_run
+    data = enc.encode(dataclasses.replace(small_case(), stack=stack, stack_run=run))
+    back = dec.decode(data)
+    assert (back.stack, back.stack_run) == (stack, run)
+    assert enc.encode(back) == data
 
 
 def test_optional_unknown_section_is_skipped_and_not_reencoded() -> None:

@@ -92,6 +92,15 @@ PLANTED_BUGS = (
     # asgst.h's queue block (check queue-bookkeeping).
     PlantedBug("queue-bookkeeping", "WF_PLANT_QUEUE_BOOKKEEPING", ("contract",), "queue",
                "a full queue rejects an Enqueue before counting the attempt", seeded=False),
+    # The depth limit's edge (docs/case-format.md §4.2 step b): a stack of 8193 physical
+    # frames or more is walked one frame too far. Deep layouts (wf_gen.h) reach it.
+    PlantedBug("depth-off-by-one", "WF_PLANT_DEPTH_OFF_BY_ONE", ("invalid-trace",), "layouts",
+               "the depth limit lets one physical frame more through (8193 decoded)"),
+    # The limit counted on one path only: a deep stack with Java -> C -> Java crossings,
+    # walked Java-only, goes past the limit by one frame per entry frame walked through.
+    PlantedBug("depth-reported-only", "WF_PLANT_DEPTH_REPORTED_ONLY", ("invalid-trace",),
+               "layouts", "only frames the walk reports count towards the depth limit: "
+               "frames walked through (entry, stub and C frames of a Java-only walk) do not"),
 )
 
 

@@ -15,7 +15,8 @@ typedef struct decode_state {
     case_reader r;
     wf_case *c;
     uint32_t classes, methods, blobs, descs;
-    uint32_t seen; /* bit t: section t (1..8) decoded */
+    uint32_t seen;  /* bit t: section t (1..8) decoded */
+    uint16_t flags; /* of the section being decoded */
 } decode_state;
 
 #define FAIL(st, status, ...) case_fail(&(st)->r, status, __VA_ARGS__)
@@ -220,15 +221,69 @@ static int decode_thread(decode_state *st) {
     return 0;
 }
 
-static int decode_stack(decode_state *st) {
-    size_t size = st->r.end - st->r.pos;
+static int check_stack_size(decode_state *st, size_t size) {
     if (size > WF_VM_STACK_SIZE)
         return FAIL(st, WF_CASE_ERR_LIMIT, "stack image %zu bytes > %d", size, WF_VM_STACK_SIZE);
     if (size == 0 || size % 8 != 0)
         return FAIL(st, WF_CASE_ERR_BAD_FIELD,
                     "stack image %zu bytes: not a positive multiple of 8", size);
-    memcpy(wf_vm_image_stack((uint32_t)size), st->r.data + st->r.pos, size);
-    st->r.pos += size;
+    return 0;
+}
+
+/* One chunk of a run-encoded stack into the image at offset *at (docs §2, STACK). */
+static int decode_stack_chunk(decode_state *st, uint8_t *image, uint32_t size, uint32_t *at) {
+    case_reader *r = &st->r;
+    uint8_t kind;
+    uint32_t n, times = 1;
+    if (case_u8(r, &kind, "stack chunk kind")) return r->status;
+    if (kind > WF_CASE_CHUNK_REPEAT) return FAIL(st, WF_CASE_ERR_BAD_FIELD, "stack chunk %u", kind);
+    if (case_u32(r, &n, "stack chunk size")) return r->status;
+    if (kind == WF_CASE_CHUNK_REPEAT && case_u32(r, &times, "stack chunk times")) return r->status;
+    if (n == 0 || n % 8 != 0 || (kind == WF_CASE_CHUNK_REPEAT && times < 2) ||
+        (uint64_t)n * times > size - *at)
+        return FAIL(st, WF_CASE_ERR_BAD_FIELD,
+                    "stack chunk of %u bytes x %u at %u: empty, unaligned or past %u", n, times,
+                    *at, size);
+    if (r->end - r->pos < n) return case_short(r, n, "stack chunk bytes");
+    uint32_t top = *at + (times - 1) * n; /* the run's highest place */
+    memcpy(image + top, r->data + r->pos, n);
+    r->pos += n;
+    if (times > 1) {
+        wf_vm_stack_repeat(image + top, WF_VM_STACK_TOP - size + top, n, times);
+        if (st->c->run_times == 0) {
+            st->c->run_offset = top;
+            st->c->run_size = n;
+            st->c->run_times = times;
+        }
+    }
+    *at += n * times;
+    return 0;
+}
+
+/* With RUNS: u32 image size, then chunks (literal or repeat) that fill it exactly. */
+static int decode_stack_runs(decode_state *st, size_t *size) {
+    uint32_t image_size, at = 0;
+    if (case_u32(&st->r, &image_size, "stack image size")) return st->r.status;
+    if (check_stack_size(st, image_size)) return st->r.status;
+    uint8_t *image = wf_vm_image_stack(image_size);
+    while (st->r.pos < st->r.end)
+        if (decode_stack_chunk(st, image, image_size, &at)) return st->r.status;
+    if (at != image_size)
+        return FAIL(st, WF_CASE_ERR_BAD_FIELD, "stack chunks fill %u of %u bytes", at, image_size);
+    *size = image_size;
+    return 0;
+}
+
+static int decode_stack(decode_state *st) {
+    size_t size = st->r.end - st->r.pos;
+    st->c->run_times = 0;
+    if (st->flags & WF_CASE_SECTION_RUNS) {
+        if (decode_stack_runs(st, &size)) return st->r.status;
+    } else {
+        if (check_stack_size(st, size)) return st->r.status;
+        memcpy(wf_vm_image_stack((uint32_t)size), st->r.data + st->r.pos, size);
+        st->r.pos += size;
+    }
     struct wf_vm_thread *t = WF_VM_THREAD_MUT;
     t->stack_hi = WF_VM_STACK_TOP;
     t->stack_lo = WF_VM_STACK_TOP - size;
@@ -379,8 +434,11 @@ static int decode_section(decode_state *st, int *last_type) {
     if (r->end - r->pos < length)
         return case_fail(r, WF_CASE_ERR_TRUNCATED, "section %u: length %u, %zu bytes left", type,
                          length, r->end - r->pos);
-    if (flags & ~WF_CASE_SECTION_OPTIONAL)
+    uint16_t allowed =
+        WF_CASE_SECTION_OPTIONAL | (type == WF_SECTION_STACK ? WF_CASE_SECTION_RUNS : 0);
+    if (flags & ~allowed)
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "section %u: flags %#x", type, flags);
+    st->flags = flags;
     if (type <= *last_type)
         return case_fail(r, WF_CASE_ERR_SECTION_ORDER, "section %u after section %d", type,
                          *last_type);
@@ -423,6 +481,7 @@ int wf_case_decode(const uint8_t *data, size_t len, wf_case *c, wf_case_error *e
     c->has_truth = 0;
     c->truth_count = 0;
     c->mutations = 0;
+    c->run_times = 0;
     wf_case_queue_clear(); /* no queue program unless section 9 says so */
     wf_case_expected_clear();
     wf_gen_layout_reset();

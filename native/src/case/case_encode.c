@@ -167,6 +167,46 @@ static void encode_code_bytes(writer *w, const wf_case_parts *p) {
     end_section(w, s);
 }
 
+/* The case's stack run, if the image still holds its copies (a mutation may have changed
+   one): the chunks literal below, repeat, literal above. */
+static int runs_hold(const wf_case_parts *p) {
+    const wf_case *c = p->c;
+    if (c->run_times < 2 || c->run_size == 0 || c->run_size % 8 != 0 || c->run_offset % 8 != 0)
+        return 0;
+    uint64_t below = (uint64_t)(c->run_times - 1) * c->run_size;
+    if (below > c->run_offset || (uint64_t)c->run_offset + c->run_size > p->stack_size) return 0;
+    uintptr_t hi = WF_VM_STACK_TOP - p->stack_size + c->run_offset;
+    return wf_vm_stack_repeat_holds(p->stack + c->run_offset, hi, c->run_size, c->run_times);
+}
+
+static void put_literal(writer *w, const uint8_t *bytes, uint32_t n) {
+    if (n == 0) return;
+    U8(w, WF_CASE_CHUNK_LITERAL);
+    U32(w, n);
+    put(w, bytes, n);
+}
+
+static void encode_stack(writer *w, const wf_case_parts *p) {
+    size_t s = begin_section(w, WF_SECTION_STACK);
+    if (!runs_hold(p)) {
+        put(w, p->stack, p->stack_size);
+        end_section(w, s);
+        return;
+    }
+    if (s <= w->cap) w->out[s - 6] = WF_CASE_SECTION_RUNS; /* the flags' low byte */
+    const wf_case *c = p->c;
+    uint32_t low = c->run_offset - (c->run_times - 1) * c->run_size;
+    uint32_t above = c->run_offset + c->run_size;
+    U32(w, p->stack_size);
+    put_literal(w, p->stack, low);
+    U8(w, WF_CASE_CHUNK_REPEAT);
+    U32(w, c->run_size);
+    U32(w, c->run_times);
+    put(w, p->stack + c->run_offset, c->run_size);
+    put_literal(w, p->stack + above, p->stack_size - above);
+    end_section(w, s);
+}
+
 int64_t wf_case_encode_parts(const wf_case_parts *p, uint8_t *out, size_t cap) {
     const struct wf_vm *vm = WF_VM;
     const wf_case *c = p->c;
@@ -178,10 +218,8 @@ int64_t wf_case_encode_parts(const wf_case_parts *p, uint8_t *out, size_t cap) {
     encode_methods(&w, vm);
     encode_code(&w, vm);
     encode_thread(&w, p->thread);
-    size_t s = begin_section(&w, WF_SECTION_STACK);
-    put(&w, p->stack, p->stack_size);
-    end_section(&w, s);
-    s = begin_section(&w, WF_SECTION_CONTEXT);
+    encode_stack(&w, p);
+    size_t s = begin_section(&w, WF_SECTION_CONTEXT);
     U64(&w, c->pc);
     U64(&w, c->sp);
     U64(&w, c->fp);

@@ -9,10 +9,13 @@
 #include "wf_gen.h"
 #include "wf_vm.h"
 
-#define GEN_MAX_PHYSICAL 6000 /* Java frames plus the C/entry/stub frames around them */
+#define GEN_MAX_PHYSICAL WF_GEN_MAX_PHYSICAL
 #define GEN_STACK_MARGIN 8192 /* room kept below the stack for the top frames */
 #define GEN_MAX_COMPILED 12
-#define GEN_MAX_SMALL 3 /* stubs, native wrappers */
+#define GEN_MAX_SMALL 3       /* stubs, native wrappers */
+#define GEN_DEEP_ONE_IN 512   /* inputs per deep one: a deep walk costs ~100 shallow ones */
+#define GEN_DEEP_UNITS 4      /* units of a deep run */
+#define GEN_DEEP_MAX_FRAME 96 /* bytes: 1 MiB of stack holds 8192 + 759 frames of a run */
 
 typedef struct gen_frame {
     int kind; /* wf_frame_kind */
@@ -22,7 +25,33 @@ typedef struct gen_frame {
     uint32_t method; /* interpreted: method index */
     uint32_t bci;    /* interpreted: bci */
     int unbuilt;     /* top frame with only its return address on the stack */
+    int32_t anchor;  /* entry: frame index of its saved anchor, -1 none */
 } gen_frame;
+
+/* One unit of a deep run: a frame, or a Java -> C -> Java crossing (its three frames). */
+enum { DEEP_INTERPRETED, DEEP_COMPILED, DEEP_CROSSING };
+typedef struct deep_unit {
+    int what;
+    uint32_t size[3]; /* frame sizes (compiled: the blob's), crossing: wrapper, C, entry */
+    uintptr_t pc[3];  /* their pcs */
+    const struct wf_vm_blob *blob; /* compiled blob, or the crossing's native wrapper */
+    const struct wf_vm_pcdesc *desc;
+    uint32_t method, bci; /* interpreted */
+    int anchor_pc;        /* crossing: the entry frame saves the wrapper's pc */
+} deep_unit;
+
+/* A deep run, read from the bytes after the first pass's and laid by the second pass. */
+typedef struct deep_plan {
+    uint32_t target; /* physical frames the walk should visit */
+    uint32_t n_units;
+    deep_unit units[GEN_DEEP_UNITS];
+    deep_unit filler; /* one-frame unit that makes up the rest */
+    uint32_t copies;  /* whole runs */
+    uint32_t rest;    /* filler frames after them */
+    uint32_t frames;  /* physical frames of the whole run */
+    uint32_t at;      /* frame index where the run begins (above the bottom entry) */
+    uint32_t shallow; /* frame count of the first pass (the context pick's range) */
+} deep_plan;
 
 typedef struct gen {
     gen_provider *p;
@@ -34,6 +63,12 @@ typedef struct gen {
     uint32_t stubs[GEN_MAX_SMALL], n_stubs;
     uint32_t natives[GEN_MAX_SMALL], n_natives;
     uint32_t compiled[GEN_MAX_COMPILED], n_compiled;
+    const deep_plan *deep; /* second pass of a deep case, else NULL */
+    uint32_t run_at;       /* frame index above the bottom entry */
+    uint32_t walk_depth;   /* physical frames the true walk visits */
+    int32_t start;         /* frame index the true walk starts at */
+    uintptr_t run_hi;      /* the deep run's repeat pattern (copy 1), 0 none */
+    uint32_t run_size, run_times;
     gen_frame frames[GEN_MAX_PHYSICAL]; /* bottom first */
     uint32_t n_frames;
 } gen;
@@ -176,7 +211,7 @@ static void make_code_heap(gen *g) {
 static gen_frame *push(gen *g, int kind, uint32_t size) {
     gen_frame caller = g->n_frames ? *top(g) : (gen_frame){.sp = WF_VM_STACK_TOP};
     gen_frame *f = &g->frames[g->n_frames++];
-    *f = (gen_frame){.kind = kind, .sp = caller.sp - size};
+    *f = (gen_frame){.kind = kind, .sp = caller.sp - size, .anchor = -1};
     for (uintptr_t a = f->sp; a < caller.sp; a += 8) poke(a, junk_word(g));
     poke(caller.sp - 8, caller.pc);
     if (size >= 16) poke(caller.sp - 16, caller.fp);
@@ -200,13 +235,23 @@ static void push_c(gen *g) {
     f->pc = WF_VM_NATIVE_TEXT + pick(g, 0, WF_VM_NATIVE_TEXT_SIZE - 1);
 }
 
-static void push_entry(gen *g, const gen_frame *anchor, int anchor_pc) {
-    gen_frame *f = push(g, WF_FRAME_ENTRY, 40 + 8 * (uint32_t)pick(g, 0, 4));
+/* An entry frame of `size` at pc whose saved anchor is frame `anchor` (-1: none). */
+static void push_entry_at(gen *g, uint32_t size, uintptr_t pc, int32_t anchor_index,
+                          int anchor_pc) {
+    const gen_frame *anchor = anchor_index >= 0 ? &g->frames[anchor_index] : NULL;
+    gen_frame *f = push(g, WF_FRAME_ENTRY, size);
     f->blob = WF_VM_BLOB_MUT(g->entry);
-    f->pc = pc_in(g, f->blob, 0, 0x100);
+    f->pc = pc;
+    f->anchor = anchor_index;
     poke(f->fp - 8, anchor ? anchor->sp : 0);
     poke(f->fp - 16, anchor ? anchor->fp : 0);
     poke(f->fp - 24, anchor && anchor_pc ? anchor->pc : 0);
+}
+
+static void push_entry(gen *g, int32_t anchor_index, int anchor_pc) {
+    uint32_t size = 40 + 8 * (uint32_t)pick(g, 0, 4);
+    uintptr_t pc = pc_in(g, WF_VM_BLOB_MUT(g->entry), 0, 0x100);
+    push_entry_at(g, size, pc, anchor_index, anchor_pc);
 }
 
 static void push_interpreted(gen *g) {
@@ -327,6 +372,146 @@ static void push_interpreter_entry(gen *g) {
     f->unbuilt = 1;
 }
 
+/* ---- deep runs ------------------------------------------------------------------------- */
+
+/* A unit as the walk meets it: physical frames laid, and those a walk with `options` visits
+   (a Java-only walk jumps from the entry frame to its saved anchor, over the C frame). */
+static uint32_t unit_frames(const deep_unit *u) { return u->what == DEEP_CROSSING ? 3 : 1; }
+static uint32_t unit_visits(const deep_unit *u, uint32_t options) {
+    if (u->what != DEEP_CROSSING) return 1;
+    return (options & ASGST_INCLUDE_NON_JAVA_FRAMES) ? 3 : 2;
+}
+static uint32_t unit_bytes(const deep_unit *u) {
+    return u->size[0] + (u->what == DEEP_CROSSING ? u->size[1] + u->size[2] : 0);
+}
+
+/* Lay one unit with the values the plan fixed: no byte is read here. */
+static void lay_unit(gen *g, const deep_unit *u) {
+    gen_frame *f;
+    switch (u->what) {
+    case DEEP_INTERPRETED:
+        f = push(g, WF_FRAME_INTERPRETED, u->size[0]);
+        f->blob = WF_VM_BLOB_MUT(g->interp);
+        f->pc = u->pc[0];
+        f->method = u->method;
+        f->bci = u->bci;
+        poke(f->fp - 8, wf_vm_method_handle(u->method));
+        poke(f->fp - 16, WF_VM_METHOD_MUT(u->method)->code_base + u->bci);
+        break;
+    case DEEP_COMPILED:
+        f = push(g, WF_FRAME_COMPILED, u->size[0]);
+        f->blob = u->blob;
+        f->desc = u->desc;
+        f->pc = u->pc[0];
+        break;
+    default: {
+        f = push(g, WF_FRAME_NATIVE, u->size[0]);
+        f->blob = u->blob;
+        f->pc = u->pc[0];
+        f->fp = f->sp + u->size[0] - 16; /* the wrapper sets rbp */
+        int32_t wrapper = (int32_t)g->n_frames - 1;
+        f = push(g, WF_FRAME_C, u->size[1]);
+        f->pc = u->pc[1];
+        push_entry_at(g, u->size[2], u->pc[2], wrapper, u->anchor_pc);
+        break;
+    }
+    }
+}
+
+/* Copies 2.. of the run as the case format expands a repeat (vm_image.h): the bytes of copy 1
+   relocated, and its frames moved with them. Copy 1, not 0, is the pattern: its frames'
+   callers are the run's own frames, copy 0's are the bottom entry's. */
+static void repeat_copies(gen *g, uint32_t first, uint32_t per, uint32_t times) {
+    uintptr_t hi = top(g)->sp, above = g->frames[first - 1].sp;
+    uint32_t n = (uint32_t)(above - hi);
+    wf_vm_stack_repeat((uint8_t *)hi, hi, n, times);
+    for (uint32_t k = 1; k < times; k++)
+        for (uint32_t j = 0; j < per; j++) {
+            gen_frame *f = &g->frames[g->n_frames++];
+            *f = g->frames[first + j];
+            f->sp -= (uintptr_t)k * n;
+            if (f->fp - hi < 2 * (uint64_t)n) f->fp -= (uintptr_t)k * n;
+            if (f->anchor >= 0) f->anchor += (int32_t)(k * per);
+        }
+    g->run_hi = hi;
+    g->run_size = n;
+    g->run_times = times;
+}
+
+static void lay_deep_run(gen *g, const deep_plan *d) {
+    uint32_t laid = d->copies < 2 ? d->copies : 2, per = 0;
+    for (uint32_t k = 0; k < laid; k++)
+        for (uint32_t i = 0; i < d->n_units; i++) lay_unit(g, &d->units[i]);
+    for (uint32_t i = 0; i < d->n_units; i++) per += unit_frames(&d->units[i]);
+    if (d->copies > 2) repeat_copies(g, g->n_frames - per, per, d->copies - 1);
+    for (uint32_t k = 0; k < d->rest; k++) lay_unit(g, &d->filler);
+}
+
+static void plan_interpreted(gen *g, deep_unit *u) {
+    u->what = DEEP_INTERPRETED;
+    u->size[0] = 32 + 8 * (uint32_t)pick(g, 0, 2);
+    u->pc[0] = pc_in(g, WF_VM_BLOB_MUT(g->interp), 0, 0x1000);
+    u->method = (uint32_t)pick(g, 0, g->methods - 1);
+    u->bci = (uint32_t)pick(g, 0, WF_VM_METHOD_MUT(u->method)->code_size - 1);
+}
+
+/* A compiled unit of a blob with a small frame (the first from a picked one on), at a call
+   site as push_compiled places it; an interpreted one when every compiled frame is big. */
+static void plan_compiled(gen *g, deep_unit *u) {
+    uint32_t first = (uint32_t)pick(g, 0, g->n_compiled - 1);
+    const struct wf_vm_blob *b = NULL;
+    for (uint32_t i = 0; i < g->n_compiled && b == NULL; i++) {
+        const struct wf_vm_blob *c = WF_VM_BLOB_MUT(g->compiled[(first + i) % g->n_compiled]);
+        if (c->frame_size <= GEN_DEEP_MAX_FRAME) b = c;
+    }
+    if (b == NULL) {
+        plan_interpreted(g, u);
+        return;
+    }
+    u->what = DEEP_COMPILED;
+    u->blob = b;
+    u->size[0] = b->frame_size;
+    uint32_t size = (uint32_t)(b->end - b->start);
+    if (b->desc_count > 0 && !provider_chance(g->p, 32)) {
+        u->desc = &b->descs[pick(g, 0, b->desc_count - 1)];
+        u->pc[0] = pc_in(g, b, u->desc->pc_begin, u->desc->pc_end);
+    } else {
+        u->pc[0] = pc_in(g, b, size - 16, size);
+    }
+}
+
+static void plan_crossing(gen *g, deep_unit *u) {
+    const struct wf_vm_blob *b = WF_VM_BLOB_MUT(g->natives[pick(g, 0, g->n_natives - 1)]);
+    u->what = DEEP_CROSSING;
+    u->blob = b;
+    u->size[0] = b->frame_size;
+    u->pc[0] = pc_in(g, b, b->frame_complete, (uint32_t)(b->end - b->start));
+    u->size[1] = 16 + 8 * (uint32_t)pick(g, 0, 2);
+    u->pc[1] = WF_VM_NATIVE_TEXT + pick(g, 0, WF_VM_NATIVE_TEXT_SIZE - 1);
+    u->size[2] = 40 + 8 * (uint32_t)pick(g, 0, 2);
+    u->pc[2] = pc_in(g, WF_VM_BLOB_MUT(g->entry), 0, 0x100);
+    u->anchor_pc = provider_chance(g->p, 128);
+}
+
+/* The deep run the bytes after the layout's ask for: its units and how many physical frames
+   the walk should visit. Reads the same bytes whatever the layout, so the second pass reads
+   them again to consume as much as the first. */
+static int read_deep_plan(gen *g, deep_plan *d) {
+    memset(d, 0, sizeof *d);
+    uint32_t b = provider_byte(g->p);
+    /* mostly the edges (limit - 2 .. limit + 2), sometimes well past the limit */
+    d->target = WF_WALK_MAX_DEPTH - 2 + (b < 192 ? b % 5 : 5 + (b - 192) * 12);
+    d->n_units = (uint32_t)pick(g, 1, GEN_DEEP_UNITS);
+    for (uint32_t i = 0; i < d->n_units; i++) {
+        uint32_t what = provider_byte(g->p);
+        if (what < 96) plan_interpreted(g, &d->units[i]);
+        else if (what < 208) plan_compiled(g, &d->units[i]);
+        else plan_crossing(g, &d->units[i]);
+    }
+    plan_interpreted(g, &d->filler);
+    return 1;
+}
+
 /* ---- the stack by thread state --------------------------------------------------------- */
 
 static void java_segments(gen *g, uint32_t java) {
@@ -336,9 +521,9 @@ static void java_segments(gen *g, uint32_t java) {
         java -= seg;
         if (java > 0 && provider_chance(g->p, 64)) { /* Java -> C -> Java */
             push_native(g);
-            gen_frame wrapper = *top(g);
+            int32_t wrapper = (int32_t)g->n_frames - 1;
             for (uint64_t n = pick(g, 1, 2); n > 0; n--) push_c(g);
-            push_entry(g, &wrapper, provider_chance(g->p, 128));
+            push_entry(g, wrapper, provider_chance(g->p, 128));
         }
     }
 }
@@ -356,7 +541,9 @@ static gen_top build_stack(gen *g, uint32_t state, uint32_t java) {
         return t;
     }
     for (uint64_t n = pick(g, 1, 3); n > 0; n--) push_c(g);
-    push_entry(g, NULL, 0);
+    push_entry(g, -1, 0);
+    g->run_at = g->n_frames;
+    if (g->deep != NULL) lay_deep_run(g, g->deep);
     java_segments(g, java);
     t.anchor_pc = provider_chance(g->p, 128);
     switch (state) {
@@ -447,20 +634,40 @@ static int expected_start(const gen *g, const wf_case *c, gen_top t, int32_t con
     return 0;
 }
 
+/* The physical frames a correct walk from frame `start` visits (docs §4.2-4.4, as the
+   generator knows its layout), in order: every frame below start, but a Java-only walk
+   leaves an entry frame for its saved anchor (the C frames between are not visited) and
+   ends at an entry without one. Emits the reported frames of the first `limit` into c's
+   truth (c NULL: none); returns how many are visited, limit + 1 if more than limit. */
+static uint32_t visit(const gen *g, int32_t start, uint32_t options, uint32_t limit, wf_case *c) {
+    uint32_t n = 0;
+    for (int32_t i = start; i >= 0; n++) {
+        if (n == limit) return limit + 1; /* the walk stops here: ASGST_WF_DEPTH_LIMIT */
+        const gen_frame *f = &g->frames[i];
+        if (c != NULL && reported(f->kind, options)) truth_of(c, f);
+        if (f->kind == WF_FRAME_ENTRY && !(options & ASGST_INCLUDE_NON_JAVA_FRAMES)) i = f->anchor;
+        else i--;
+    }
+    return n;
+}
+
 static void record_truth(gen *g, wf_case *c, gen_top t, int32_t context_index) {
     int32_t start = 0;
     int rc = expected_start(g, c, t, context_index, &start);
     c->has_truth = 1;
     c->truth_count = 0;
+    g->walk_depth = 0;
     if (rc != 0) {
         c->truth_run_result = c->truth_end_code = rc;
         return;
     }
     c->truth_run_result =
         WF_VM_THREAD_MUT->state == WF_THREAD_NOT_JAVA ? ASGST_CPP_TRACE : ASGST_JAVA_TRACE;
-    for (int32_t i = start; i >= 0; i--)
-        if (reported(g->frames[i].kind, c->options)) truth_of(c, &g->frames[i]);
-    c->truth_end_code = ASGST_NO_FRAME;
+    g->walk_depth = visit(g, start, c->options, WF_WALK_MAX_DEPTH, c);
+    c->truth_end_code = g->walk_depth > WF_WALK_MAX_DEPTH ? ASGST_WF_DEPTH_LIMIT : ASGST_NO_FRAME;
+    if (g->walk_depth > WF_WALK_MAX_DEPTH) /* how far past it: the frames a walk never sees */
+        g->walk_depth = visit(g, start, c->options, UINT32_MAX - 1, NULL);
+    g->start = start;
 }
 
 /* ---- putting it together --------------------------------------------------------------- */
@@ -493,6 +700,9 @@ static void finish_thread(gen *g, wf_case *c, gen_top t, int32_t *context_index)
     uintptr_t lo = top(g)->sp - red_zone;
     for (uintptr_t a = lo; a < top(g)->sp; a += 8) poke(a, junk_word(g));
     c->stack_size = (uint32_t)(WF_VM_STACK_TOP - lo);
+    c->run_times = g->run_hi != 0 ? g->run_times : 0;
+    c->run_offset = g->run_hi != 0 ? (uint32_t)(g->run_hi - lo) : 0;
+    c->run_size = g->run_size;
     wf_vm_image_stack(c->stack_size);
     th->stack_lo = lo;
     th->stack_hi = WF_VM_STACK_TOP;
@@ -501,20 +711,28 @@ static void finish_thread(gen *g, wf_case *c, gen_top t, int32_t *context_index)
         th->anchor = (struct wf_vm_anchor){a->sp, a->fp, t.anchor_pc ? a->pc : 0};
     }
     *context_index = (int32_t)g->n_frames - 1;
-    if (c->entry == WF_ENTRY_FROM_FRAME) *context_index = (int32_t)pick(g, 0, g->n_frames - 1);
+    if (c->entry == WF_ENTRY_FROM_FRAME) {
+        /* a deep second pass picks in the first pass's range, and the same frame */
+        uint32_t n = g->deep != NULL ? g->deep->shallow : g->n_frames;
+        *context_index = (int32_t)pick(g, 0, n - 1);
+        if (g->deep != NULL && (uint32_t)*context_index >= g->deep->at)
+            *context_index += (int32_t)g->deep->frames;
+    }
     const gen_frame *ctx = &g->frames[*context_index];
     c->pc = ctx->pc;
     c->sp = ctx->sp;
     c->fp = ctx->fp;
 }
 
-static int generate(gen_provider *p, const wf_gen_params *prm, wf_case *c) {
+static int generate_pass(gen_provider *p, const wf_gen_params *prm, const deep_plan *deep,
+                         wf_case *c) {
     if (wf_vm_image_begin() != 0) return WF_CASE_ERR_MAP;
     gen *g = &G;
     memset(g, 0, offsetof(gen, frames));
     g->n_frames = 0;
     g->p = p;
     g->c = c;
+    g->deep = deep;
     wf_gen_default_params(&g->prm);
     if (prm != NULL) g->prm = *prm;
     g->junk = provider_u64(p);
@@ -535,13 +753,70 @@ static int generate(gen_provider *p, const wf_gen_params *prm, wf_case *c) {
     return WF_CASE_OK;
 }
 
+/* Size the plan's run for the layout of the first pass: 0 if that layout's walk would not
+   go through it, or the run does not fit (the second pass must make every choice the first
+   made, so it must find the room the first found, frames and stack). */
+static int fit_deep_plan(const gen *g, const wf_case *c, deep_plan *d) {
+    if (g->walk_depth == 0 || WF_VM_THREAD_MUT->state == WF_THREAD_NOT_JAVA) return 0;
+    if (g->start < (int32_t)g->run_at) return 0; /* the walk starts below the run */
+    uint32_t outside = g->walk_depth;
+    if (outside >= d->target) return 0;
+    uint32_t need = d->target - outside, per_visits = 0, per_frames = 0, per_bytes = 0;
+    for (uint32_t i = 0; i < d->n_units; i++) {
+        per_visits += unit_visits(&d->units[i], c->options);
+        per_frames += unit_frames(&d->units[i]);
+        per_bytes += unit_bytes(&d->units[i]);
+    }
+    d->copies = need / per_visits;
+    d->rest = need - d->copies * per_visits;
+    d->frames = d->copies * per_frames + d->rest;
+    uint64_t bytes = (uint64_t)d->copies * per_bytes + (uint64_t)d->rest * d->filler.size[0];
+    uintptr_t lowest = WF_VM_THREAD_MUT->stack_lo;
+    d->at = g->run_at;
+    d->shallow = g->n_frames;
+    return g->n_frames + d->frames + 8 < GEN_MAX_PHYSICAL &&
+           lowest - bytes >= WF_VM_STACK + GEN_STACK_MARGIN + 4096;
+}
+
+/* The layout, then, if the bytes after it ask for a deep run that fits, the layout again
+   from the same bytes with the run laid above the bottom entry frame. */
+/* Whether these bytes (or this seed) get a deep run: one input in GEN_DEEP_ONE_IN, by a hash
+   of all of them, not by a byte of the layout. libFuzzer favours the inputs that reach the
+   depth limit, and their mutants would keep the byte: a campaign then spent most of its time
+   in 8192-frame walks (a share of 6% deep inputs cost 5x the exec/s); a hash sends almost
+   every mutant of a deep input back to a shallow one, and the same bytes still give the same
+   case. */
+static int deep_sampled(const gen_provider *p) {
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    if (p->seeded) h ^= p->state;
+    for (size_t i = 0; !p->seeded && i < p->len; i++) h = (h ^ p->data[i]) * 0x100000001b3ULL;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return (h >> 40) % GEN_DEEP_ONE_IN == 0;
+}
+
+static int generate(gen_provider *p, const wf_gen_params *prm, wf_case *c) {
+    gen_provider from = *p;
+    int rc = generate_pass(p, prm, NULL, c);
+    if (rc != WF_CASE_OK || prm == NULL || !prm->deep) return rc;
+    if (prm->deep < 2 && !deep_sampled(&from)) return rc;
+    static deep_plan plan; /* the VM is one per process: so is a generation */
+    if (!read_deep_plan(&G, &plan) || !fit_deep_plan(&G, c, &plan)) return rc;
+    *p = from;
+    rc = generate_pass(p, prm, &plan, c);
+    deep_plan again;
+    read_deep_plan(&G, &again); /* consume what the first pass consumed */
+    return rc;
+}
+
 void wf_gen_default_params(wf_gen_params *p) {
     *p = (wf_gen_params){.state = -1,
                          .options = -1,
                          .entry = -1,
                          .consistent = 0,
                          .min_frames = 1,
-                         .max_frames = WF_GEN_DEFAULT_MAX_FRAMES};
+                         .max_frames = WF_GEN_DEFAULT_MAX_FRAMES,
+                         .deep = 0};
 }
 
 int wf_gen_from_bytes(const uint8_t *data, size_t len, const wf_gen_params *p, wf_case *c) {
@@ -562,6 +837,8 @@ int wf_gen_from_seed(uint64_t seed, const wf_gen_params *p, wf_case *c) {
 size_t wf_gen_consumed(void) { return consumed; }
 
 uint32_t wf_gen_layout_count(void) { return G.n_frames; }
+
+uint32_t wf_gen_walk_depth(void) { return G.walk_depth; }
 
 void wf_gen_layout_reset(void) { G.n_frames = 0; }
 

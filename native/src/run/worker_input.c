@@ -26,17 +26,28 @@ static void run_raw_case(const struct wf_walker *w, const uint8_t *data, size_t 
     wf_run_mapped(w, c, r);
 }
 
+/* Generator params of the layout harnesses: defaults, and stacks past the depth limit now and
+   then (wf_gen.h), so every campaign walks the depth limit and the frames near it. */
+static const wf_gen_params *harness_params(void) {
+    static wf_gen_params p;
+    if (!p.deep) {
+        wf_gen_default_params(&p);
+        p.deep = 1;
+    }
+    return &p;
+}
+
 int wf_worker_run(int harness, const struct wf_walker *w, const uint8_t *data, size_t len,
                   wf_case *c, wf_run_result *r) {
     wf_journal_record(data, len);
     switch (harness) {
     case WF_HARNESS_REGISTERS:
-        wf_run_generated(w, data, len, NULL, WF_MUTATE_REGISTERS, c, r);
+        wf_run_generated(w, data, len, harness_params(), WF_MUTATE_REGISTERS, c, r);
         break;
     case WF_HARNESS_LAYOUTS: {
         uint32_t mutate = len > 0 && (data[0] & WF_LAYOUTS_MUTATE) ? LAYOUT_CLASSES : 0;
         size_t skip = len > 0 ? 1 : 0;
-        wf_run_generated(w, data + skip, len - skip, NULL, mutate, c, r);
+        wf_run_generated(w, data + skip, len - skip, harness_params(), mutate, c, r);
         break;
     }
     case WF_HARNESS_QUEUE: wf_queue_fuzz_run(w, data, len, c, r); break;

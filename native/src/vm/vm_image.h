@@ -46,6 +46,15 @@ int wf_vm_image_code(uint32_t offset, const uint8_t *bytes, uint32_t length);
 uint32_t wf_vm_image_patch_count(void);
 void wf_vm_image_patch(uint32_t i, uint32_t *offset, uint32_t *length);
 
+/* A stack run repeated below itself (case section 5 with WF_CASE_SECTION_RUNS, docs/case-
+   format.md §2): the n bytes at `run`, the stack image's bytes at address hi (n and hi
+   multiples of 8), stand for themselves and times - 1 copies below: copy k (1 <= k < times)
+   at run - k*n is the run with every word v, hi <= v < hi + 2n, lowered by k*n (a saved fp
+   or anchor into the run or the copy above moves with its frame). Writes the copies. */
+void wf_vm_stack_repeat(uint8_t *run, uintptr_t hi, uint32_t n, uint32_t times);
+/* 1 if the bytes below `run` hold exactly those copies. */
+int wf_vm_stack_repeat_holds(const uint8_t *run, uintptr_t hi, uint32_t n, uint32_t times);
+
 /* Forget the generator's record of physical frames (the mapped case is no longer its). */
 void wf_gen_layout_reset(void);
 

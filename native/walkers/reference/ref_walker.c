@@ -537,13 +537,23 @@ static int next_physical(ASGST_Iterator *restrict it, ASGST_Frame *restrict fram
             int rc = step_to_sender(it, &at);
             if (rc != STEPPED) return finish(it, rc); /* end of stack, or bad sender */
         }
-#ifndef WF_PLANT_FP_CYCLE /* planted bug (fuzz/targets/minivm/planted.py): no depth bound */
+#ifndef WF_PLANT_FP_CYCLE        /* planted bug (fuzz/targets/minivm/planted.py): no depth bound */
+#ifdef WF_PLANT_DEPTH_OFF_BY_ONE /* planted bug (fuzz/targets/minivm/planted.py): one frame \
+                                    past the limit */
+        if (it->depth > WF_WALK_MAX_DEPTH)
+#else
         if (it->depth >= WF_WALK_MAX_DEPTH)
+#endif
             return finish(it, ASGST_WF_DEPTH_LIMIT); /* too deep: stop, don't hang */
 #endif
         int rc = decode_and_emit(it, frame, &at);
         if (rc < 0) return finish(it, rc); /* the frame itself is bad */
+#ifdef WF_PLANT_DEPTH_REPORTED_ONLY        /* planted bug (fuzz/targets/minivm/planted.py): frames \
+                                              walked through not counted */
+        if (rc == 1) it->depth++;
+#else
         it->depth++;
+#endif
         it->decoded = 1;
         if (rc == 1) return 1;
         /* not reported (a non-Java frame in a Java-only walk): walk through it */

@@ -15,7 +15,9 @@ Where the first failing rule is found (the offset reported):
     its scopes and a truth frame are each read as one record); a bad value just after
     the fields it is checked with (a blob's fixed fields, a descriptor's three fields, all
     its scopes, a class or method record, the THREAD or WALK payload, a truth frame); a bad
-    stack length at the start of the STACK payload; bytes left over at the end of the content;
+    stack length at the start of the STACK payload (with RUNS: after its image size; a bad
+    chunk after its fields; chunks that do not fill the image at the payload's end); bytes
+    left over at the end of the content;
   - a missing section: at the end of the input, reported as that section's type.
 
 """
@@ -49,6 +51,12 @@ from walkfuzz.targets.minivm.case.format import (
     Walk,
 )
 from walkfuzz.targets.minivm.case.queue_program import QueueOp, decode_program
+from walkfuzz.targets.minivm.case.stack_runs import (
+    SECTION_RUNS,
+    StackRun,
+    check_image_size,
+    decode_runs,
+)
 from walkfuzz.targets.minivm.case.status import CaseDecodeError, CaseStatus, Section
 
 REQUIRED_SECTIONS = tuple(range(Section.CLASSES, Section.WALK + 1))
@@ -128,6 +136,8 @@ class _Decoder:
         self.pool_used = 0
         self.thread: Thread | None = None
         self.stack: bytes | None = None
+        self.stack_run: StackRun | None = None
+        self.flags = 0  # of the section being decoded
         self.context: Context | None = None
         self.walk: Walk | None = None
         self.truth: Truth | None = None
@@ -179,8 +189,10 @@ class _Decoder:
             if r.end - r.pos < length:
                 raise r.fail(CaseStatus.TRUNCATED,
                              f"payload length {length}, {r.end - r.pos} bytes left")
-            if flags & ~SECTION_OPTIONAL:
+            allowed = SECTION_OPTIONAL | (SECTION_RUNS if stype == Section.STACK else 0)
+            if flags & ~allowed:
                 raise self.bad(f"section flags {flags:#x}")
+            self.flags = flags
             if stype <= last:
                 raise r.fail(CaseStatus.SECTION_ORDER, f"type {stype} after type {last}")
             last = stype
@@ -340,11 +352,11 @@ class _Decoder:
 
     def decode_stack(self) -> None:
         r = self.r
+        if self.flags & SECTION_RUNS:
+            self.stack, self.stack_run = decode_runs(r)
+            return
         size = r.end - r.pos
-        if size > vm.MAX_STACK:
-            raise r.fail(CaseStatus.LIMIT, f"stack image of {size} bytes > {vm.MAX_STACK}")
-        if size == 0 or size % 8:
-            raise self.bad(f"stack image of {size} bytes: not a positive multiple of 8")
+        check_image_size(r, size)
         self.stack = r.take(size, "stack image")
 
     def decode_context(self) -> None:
@@ -430,7 +442,8 @@ class _Decoder:
                                   f"required section {Section(stype).name} missing")
         assert self.thread and self.stack and self.context and self.walk
         return Case(self.classes, self.methods, self.blobs, self.thread, self.stack,
-                    self.context, self.walk, self.truth, self.queue, self.code, self.expected)
+                    self.context, self.walk, self.truth, self.queue, self.code, self.expected,
+                    self.stack_run)
 
 
 def decode(data: bytes, source: str = "<bytes>") -> Case:

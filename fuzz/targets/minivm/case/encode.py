@@ -24,6 +24,7 @@ from walkfuzz.targets.minivm.case.format import (
     Truth,
 )
 from walkfuzz.targets.minivm.case.queue_program import encode_program
+from walkfuzz.targets.minivm.case.stack_runs import SECTION_RUNS, encode_runs, holds
 from walkfuzz.targets.minivm.case.status import Section
 
 # ---- encoding ------------------------------------------------------------------------------
@@ -98,7 +99,8 @@ def encode_sections(case: Case) -> list[tuple[int, bytes]]:
         (Section.METHODS, encode_methods(case.methods)),
         (Section.CODE, encode_code(case.blobs)),
         (Section.THREAD, encode_thread(case.thread)),
-        (Section.STACK, case.stack),
+        (Section.STACK, encode_runs(case.stack, case.stack_run)
+         if holds(case.stack, case.stack_run) and case.stack_run else case.stack),
         (Section.CONTEXT, struct.pack("<QQQ", case.context.pc, case.context.sp, case.context.fp)),
         (Section.WALK, struct.pack("<IB3x", case.walk.options, case.walk.entry)),
     ]
@@ -120,8 +122,15 @@ OPTIONAL_SECTIONS = frozenset({int(Section.EXPECTED)})
 def encode(case: Case) -> bytes:
     """The bytes of `case` (format version 1); deterministic."""
     header = MAGIC + struct.pack("<HH", VERSION, 0)
-    return header + b"".join(_section(t, p, SECTION_OPTIONAL if t in OPTIONAL_SECTIONS else 0)
-                             for t, p in encode_sections(case))
+    return header + b"".join(_section(t, p, _flags(t, case)) for t, p in encode_sections(case))
+
+
+def _flags(stype: int, case: Case) -> int:
+    if stype in OPTIONAL_SECTIONS:
+        return SECTION_OPTIONAL
+    if stype == Section.STACK and holds(case.stack, case.stack_run):
+        return SECTION_RUNS  # the payload is chunks, a run repeated
+    return 0
 
 
 def insert_section(data: bytes, section: bytes) -> bytes:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.case.expected import Expected
 from walkfuzz.targets.minivm.case.queue_program import QueueOp
+from walkfuzz.targets.minivm.case.stack_runs import StackRun
 
 MAGIC = b"WFCS"
 VERSION = 1
@@ -140,6 +141,9 @@ class Case:
     queue: tuple[QueueOp, ...] | None = field(default=None)
     code: tuple[CodePatch, ...] = field(default=())
     expected: Expected | None = field(default=None)
+    # the repeat the stack image was encoded with (STACK with RUNS), if any: how the encoder
+    # writes it again, not part of what the case is
+    stack_run: StackRun | None = field(default=None, compare=False)
 
     def code_byte(self, address: int) -> int:
         """The byte of the code heap at `address` (§3): a patch's, else the fill."""

@@ -82,7 +82,7 @@ def code_bytes(address: int, n: int) -> bytes:
 
 
 def _params(state: int = -1, options: int = -1, entry: int = -1, consistent: int | None = None,
-            min_frames: int = 0, max_frames: int = 0) -> Any:
+            min_frames: int = 0, max_frames: int = 0, deep: int = 0) -> Any:
     ffi, lib = _native()
     p = ffi.new("wf_gen_params *")
     lib.wf_gen_default_params(p)
@@ -90,12 +90,14 @@ def _params(state: int = -1, options: int = -1, entry: int = -1, consistent: int
     if consistent is not None:
         p.consistent = consistent
     p.min_frames, p.max_frames = min_frames, max_frames
+    p.deep = deep
     return p
 
 
 def generate(data: bytes | None = None, seed: int | None = None, **params: int) -> bytes:
     """Generate a case with the C generator (from bytes, or a seed), map it, return its bytes.
-    `params` are fields of wf_gen_params (state, options, entry, consistent, min/max_frames)."""
+    `params` are fields of wf_gen_params (state, options, entry, consistent, min/max_frames,
+    deep)."""
     _, lib = _native()
     p = _params(**params)
     if seed is not None:
@@ -106,6 +108,11 @@ def generate(data: bytes | None = None, seed: int | None = None, **params: int) 
     if status != CaseStatus.OK:
         raise RuntimeError(f"generator failed: {CaseStatus(status).label}")
     return encode_mapped()
+
+
+def walk_depth() -> int:
+    """Physical frames a walk of the last generated case visits without a depth limit."""
+    return int(_native()[1].wf_gen_walk_depth())
 
 
 def mutate(classes: int, seed: int) -> tuple[int, bytes]:

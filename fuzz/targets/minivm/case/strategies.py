@@ -13,10 +13,11 @@ changes nothing for anyone else's tests.
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, assume, settings
 from hypothesis import strategies as st
 
 from walkfuzz.targets.minivm import vm_model as vm
@@ -35,6 +36,7 @@ from walkfuzz.targets.minivm.case.format import (
     Truth,
     Walk,
 )
+from walkfuzz.targets.minivm.case.stack_runs import StackRun, relocated
 
 settings.register_profile(
     "walkfuzz-ci", max_examples=60, deadline=None, derandomize=True,
@@ -65,6 +67,24 @@ GENERATOR_BYTES = st.binary(min_size=0, max_size=512)
 def generated_cases(draw: st.DrawFn, /, **params: int) -> bytes:
     """Bytes of a case the C generator built from drawn bytes (params: wf_gen_params)."""
     return case_native.generate(data=draw(GENERATOR_BYTES), **params)
+
+
+@st.composite
+def deep_cases(draw: st.DrawFn) -> bytes:
+    """Bytes of a generated case with a deep run (wf_gen.h): a walk of WF_WALK_MAX_DEPTH - 2
+    physical frames or more, its stack a repeat (STACK with RUNS); generator seeds, as a
+    deep layout needs bytes after the layout's own."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    state = draw(st.sampled_from(WALKED_STATES))
+    data = case_native.generate(seed=seed, deep=2, state=state, consistent=1,
+                                entry=vm.WalkEntry.UCONTEXT)
+    assume(case_native.walk_depth() >= vm.MAX_DEPTH - 2)  # the run fitted its layout
+    return data
+
+
+# Thread states whose walk reaches the frames (the others end before a deep run).
+WALKED_STATES = (vm.ThreadState.IN_JAVA, vm.ThreadState.IN_NATIVE, vm.ThreadState.IN_VM,
+                 vm.ThreadState.BLOCKED)
 
 
 # ---- Python-built valid cases (format round trips) -------------------------------------------
@@ -118,6 +138,24 @@ def _code_patches(draw: st.DrawFn) -> tuple[CodePatch, ...]:
 
 
 @st.composite
+def repeated_stacks(draw: st.DrawFn) -> tuple[bytes, StackRun]:
+    """A stack image holding a run repeated below itself (STACK with RUNS), words of the run
+    pointing into it or the copy above (they move with each copy) among others."""
+    below, words, times, above = (draw(st.integers(0, 3)), draw(st.integers(1, 4)),
+                                  draw(st.integers(2, 6)), draw(st.integers(0, 3)))
+    size = 8 * (below + words * times + above)
+    offset = 8 * (below + words * (times - 1))
+    hi = vm.STACK_TOP - size + offset
+    pattern = struct.pack(f"<{words}Q", *(draw(_U64 | st.integers(hi - 8, hi + 16 * words))
+                                           for _ in range(words)))
+    image = bytearray(draw(st.binary(min_size=size, max_size=size)))
+    for k in range(times):
+        image[offset - k * len(pattern):offset - (k - 1) * len(pattern)] = (
+            relocated(pattern, hi, k) if k else pattern)
+    return bytes(image), StackRun(offset, len(pattern), times)
+
+
+@st.composite
 def valid_cases(draw: st.DrawFn) -> Case:
     """A case every rule of the format accepts (not necessarily a walkable layout)."""
     classes = tuple(ClassDef(draw(_U32), draw(_NAME), draw(_NAME))
@@ -132,7 +170,8 @@ def valid_cases(draw: st.DrawFn) -> Case:
         start = blob.start + blob.size
     thread = Thread(draw(st.sampled_from(list(vm.ThreadState))), draw(st.integers(0, 3)),
                     draw(_U64), draw(_U64), draw(_U64))
-    stack = draw(st.binary(min_size=1, max_size=64).map(lambda b: b * 8))
+    stack, run = draw(st.binary(min_size=1, max_size=64).map(lambda b: (b * 8, None))
+                      | repeated_stacks())
     truth = draw(st.none() | st.builds(
         Truth, st.integers(-2**31, 2**31 - 1), st.integers(-2**31, 2**31 - 1),
         st.lists(st.builds(Frame, st.sampled_from([int(t) for t in vm.FrameType]),
@@ -143,4 +182,4 @@ def valid_cases(draw: st.DrawFn) -> Case:
     return Case(classes, methods, tuple(blobs), thread, stack,
                 Context(draw(_U64), draw(_U64), draw(_U64)),
                 Walk(draw(_U32), draw(st.sampled_from([int(e) for e in vm.WalkEntry]))), truth,
-                code=draw(_code_patches()))
+                code=draw(_code_patches()), stack_run=run)
