@@ -19,7 +19,7 @@ NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*/*.[ch] native/testi
   fuzz/core/_build.py
 
 .PHONY: help setup build test lint format format-check bench fuzz clean test-start test-core \
-  test-asan
+  test-asan test-prepare
 
 help:
 	@sed -n '2,6p' Makefile | sed 's/^# *//'
@@ -108,13 +108,19 @@ ASAN_TEST_ENV = WALKFUZZ_NATIVE=asan LD_PRELOAD=$(ASAN_RUNTIME) PYTHONMALLOC=mal
 # target that re-runs a subset of these (test-walker, test-queue, ...) is for working on that
 # area, not part of `test`. A skip fails unless a WALKFUZZ_SKIP_* opt-out covers it
 # (tests/opt_outs.py); the skips that remain are listed at the end.
-test: test-start lint build test-core test-asan
+test: test-start test-prepare test-core test-asan
 	@echo "== make test: every suite passed =="; cat build/test-summary.txt
 	@skipped=$$(grep -c ': skipped ' build/test-summary.txt); [ "$$skipped" -eq 0 ] || \
 	  echo "== $$skipped tests skipped by an opt-out (WALKFUZZ_SKIP_*), listed above =="
 
 test-start:
 	@mkdir -p build && rm -f build/test-summary.txt
+
+# Lint and every build product the suites load, PREPARE_JOBS at a time: each flavour is one
+# compiler process after another, and the builds and lint do not depend on each other.
+PREPARE_JOBS ?= 2
+test-prepare:
+	@$(MAKE) --no-print-directory --output-sync=target -j$(PREPARE_JOBS) lint build .stamp-asan
 
 # `build` (not just .stamp-build): the mk/*.mk areas add their extensions and libraries to it,
 # and a test whose module is missing would otherwise skip instead of run.
