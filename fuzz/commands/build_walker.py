@@ -1,4 +1,4 @@
-"""`walkfuzz build-walker SOURCE.c... -o PATH.so [--flavour plain|cov]`: compile a user's
+"""`walkfuzz build-walker SOURCE.c... -o PATH.so [--flavour plain|cov|srccov]`: compile a user's
 walker for the simulated VM against the API headers (native/include), then check it the way
 `--walker` will (every ASGST symbol present) before it is renamed to PATH.so, so a library
 at PATH.so is one that loads."""
@@ -29,8 +29,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("sources", nargs="+", type=Path, metavar="SOURCE.c")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="PATH.so")
     p.add_argument("--flavour", choices=sorted(FLAVOURS), default="plain",
-                   help="plain (default; loads anywhere) or cov (coverage feedback for "
-                   "`walkfuzz fuzz`; clang -fsanitize=fuzzer-no-link)")
+                   help="plain (default; loads anywhere), cov (coverage feedback for "
+                   "`walkfuzz fuzz`; clang -fsanitize=fuzzer-no-link) or srccov (the walker's "
+                   "own files in `walkfuzz coverage`; clang -fcoverage-mapping)")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="a preprocessor definition (repeatable)")
     p.set_defaults(func=run)

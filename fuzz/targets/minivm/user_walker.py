@@ -2,14 +2,16 @@
 (examples/walker/example_walker.c) and any walker a user writes (`walkfuzz build-walker`).
 
 A walker library is C sources compiled against native/include (asgst.h for the API, wf_vm.h
-for the VM it walks) into a shared library that wf_walker_load can dlopen. Two flavours:
+for the VM it walks) into a shared library that wf_walker_load can dlopen. Three flavours:
 
   plain  clang (or $CC), -O2 -g: no coverage instrumentation
   cov    clang (or $CLANG) -fsanitize=fuzzer-no-link: `walkfuzz fuzz` gets coverage feedback
          from the walker's own branches; it needs libFuzzer's coverage runtime, which
          walkfuzz.targets.minivm.walker_library loads into whatever process loads the walker
+  srccov clang (or $CLANG) -fprofile-instr-generate -fcoverage-mapping: `walkfuzz coverage`
+         reports the walker's own source files, line by line (its profile runtime is linked in)
 
-Both flavours default to the same compiler and flags but the instrumentation, so a fault
+All flavours default to the same compiler and flags but the instrumentation, so a fault
 lands on the same source line in both and gets the same signature (walkfuzz.core.symbolize):
 gcc and clang attribute some instructions to different lines (clang gives a load it merged
 from two inlined copies no line at all, gcc keeps the line of one).
@@ -40,6 +42,7 @@ CFLAGS = ["-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-W
 FLAVOURS: dict[str, tuple[str, str, list[str]]] = {
     "plain": ("CC", "clang", []),
     "cov": ("CLANG", "clang", ["-fsanitize=fuzzer-no-link"]),
+    "srccov": ("CLANG", "clang", ["-fprofile-instr-generate", "-fcoverage-mapping"]),
 }
 
 
