@@ -8,7 +8,9 @@ C generator, so their seeds are pseudo-random bytes of varied lengths (for `layo
 byte 0's mutate bit clear, half set); `bytes` seeds are case files encoded from generated
 layouts (wf_gen_from_seed + wf_case_encode); `queue` seeds are generator bytes followed by
 program bytes (half with byte 0's wild bit set), up to 1 KiB. Files of a harness that the
-script no longer generates are removed; `regressions/` subdirectories are left alone.
+script no longer generates are removed, but for the inputs campaigns grew (corpora/grown.txt,
+`<harness>/<sha1>` a line: kept as files, they cannot be regenerated); `regressions/`
+subdirectories are left alone.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT / "corpora"
 ENCODE_CAPACITY = 1 << 20
 CASE_FRAMES = 12  # Java frames at most in a `bytes` seed: small files mutate faster
+GROWN = CORPORA / "grown.txt"  # campaign-grown inputs (docs/fuzzing.md, "Coverage of corpora")
 
 
 GENERATOR_LENGTHS = (16, 32, 64, 128, 256, 512)
@@ -62,12 +65,19 @@ def case_files(count: int) -> list[bytes]:
     return files
 
 
+def grown(harness: str) -> set[str]:
+    """The names of the campaign-grown inputs of `harness` (corpora/grown.txt)."""
+    lines = GROWN.read_text().splitlines() if GROWN.is_file() else []
+    return {line.split("/", 1)[1] for line in lines if line.startswith(f"{harness}/")}
+
+
 def write_corpus(harness: str, inputs: list[bytes]) -> int:
     directory = CORPORA / harness
     directory.mkdir(parents=True, exist_ok=True)
     names = {hashlib.sha1(data).hexdigest(): data for data in inputs}
+    kept = grown(harness)
     for stale in directory.iterdir():
-        if stale.is_file() and stale.name not in names:
+        if stale.is_file() and stale.name not in names and stale.name not in kept:
             stale.unlink()
     for name, data in names.items():
         (directory / name).write_bytes(data)

@@ -25,7 +25,9 @@ class CorpusInput:
 
     @property
     def inputs(self) -> int:
-        return sum(1 for p in self.folder.iterdir() if p.is_file())
+        """Files libFuzzer replays: subfolders too (regressions/), but no dot folder."""
+        return sum(1 for p in self.folder.rglob("*") if p.is_file() and not any(
+            part.startswith(".") for part in p.relative_to(self.folder).parts[:-1]))
 
 
 def _named_harness(folder: Path, target: str) -> str | None:
