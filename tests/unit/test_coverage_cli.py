@@ -131,3 +131,20 @@ def test_harness_given_replays_every_folder_with_it(corpora: dict[str, Path],
     document = json.loads((tmp_path / "out" / "coverage.json").read_text())
     assert [c["harness"] for c in document["corpora"]] == ["layouts"]
     assert document["corpora"][0]["inputs"] == SEEDS_PER_CORPUS
+
+
+def test_a_user_walker_built_for_source_coverage_is_covered_file_by_file(
+        corpora: dict[str, Path], tmp_path: Path) -> None:
+    walker = tmp_path / "example-srccov.so"
+    built = subprocess.run(
+        [*WALKFUZZ, "build-walker", str(ROOT / "examples" / "walker" / "example_walker.c"),
+         "-o", str(walker), "--flavour", "srccov"],
+        capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT, check=False)
+    assert built.returncode == 0, built.stderr
+    done = coverage(corpora["layouts"], "--walker", walker, "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = json.loads((tmp_path / "out" / "coverage.json").read_text())
+    [source] = [f for f in document["walker_files"] if f.endswith("example_walker.c")]
+    assert document["union"][source]["lines"]["covered"] > 0
+    assert re.search(r"^  example_walker\.c\s+\d+/\d+ \(", done.stdout, re.M), done.stdout
+    assert str(walker) in document["llvm"]["objects"]
