@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--harness", help="replay every CORPUS with this harness instead")
     p.add_argument("--walker", metavar="PATH.so", help="walker library (default: reference)")
     p.add_argument("--out", type=Path, help="output directory (default reports/coverage-HARNESS "
-                   "for minivm corpora of one harness, reports/coverage-TARGET otherwise; "
+                   "for corpora of one harness, reports/coverage-minivm for several; "
                    "created if missing)")
     p.set_defaults(func=run)
 

@@ -1,7 +1,7 @@
 """Which harness replays each corpus folder given to `walkfuzz coverage`.
 
-A folder is replayed by the harness it is named after (`corpora/queue`, or for another
-target its script's stem, `corpora/libunwind_perturb`), or, for a campaign's corpus
+A folder is replayed by the harness it is named after (`corpora/queue`, or a harness script's
+stem, `<target>_<harness>`), or, for a campaign's corpus
 (`reports/fuzz-layouts/corpus`), by the harness its campaign.json names. `--harness H` replays
 every folder with H instead. A folder none of these names is refused before anything runs.
 """

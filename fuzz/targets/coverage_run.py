@@ -128,9 +128,14 @@ def _walker_files(walker: str, objects: list[Path], union: Path,
 
 def measure_coverage(request: CoverageRequest) -> CoverageResult:
     """Replay every corpus, merge, and write the union's HTML and coverage.json."""
+    if request.target != DEFAULT_TARGET:
+        # libunwind's harness loads walkfuzz._unwind and hotspot's a JVM: neither has a
+        # source-coverage build, so a replay would write no profile.
+        raise UserError(f"walkfuzz coverage measures the {DEFAULT_TARGET} target's walkers; "
+                        f"--target {request.target} has no source-coverage build")
     corpora = corpus_inputs(request.corpora, request.target, request.harness)
     names = sorted({c.harness.name for c in corpora})
-    single = names[0] if len(names) == 1 and request.target == DEFAULT_TARGET else None
+    single = names[0] if len(names) == 1 else None
     out = output_dir(request.out or default_out("coverage", request.target, single))
     walker = str(check_walker_library(request.walker)) if request.walker else "reference"
     objects = [llvm.srccov_module()]

@@ -148,3 +148,12 @@ def test_a_user_walker_built_for_source_coverage_is_covered_file_by_file(
     assert document["union"][source]["lines"]["covered"] > 0
     assert re.search(r"^  example_walker\.c\s+\d+/\d+ \(", done.stdout, re.M), done.stdout
     assert str(walker) in document["llvm"]["objects"]
+
+
+def test_a_target_without_a_source_coverage_build_is_one_error_line(tmp_path: Path) -> None:
+    done = coverage(ROOT / "corpora" / "libunwind_perturb", "--target", "libunwind",
+                    "--out", tmp_path / "out")
+    lines = done.stderr.splitlines()
+    assert done.returncode == BAD_INPUT
+    assert len(lines) == 1 and "--target libunwind" in lines[0], lines
+    assert not (tmp_path / "out").exists()
