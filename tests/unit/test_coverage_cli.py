@@ -139,8 +139,9 @@ def test_a_user_walker_built_for_source_coverage_is_covered_file_by_file(
     built = subprocess.run(
         [*WALKFUZZ, "build-walker", str(ROOT / "examples" / "walker" / "example_walker.c"),
          "-o", str(walker), "--flavour", "srccov"],
-        capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT, check=False)
+        capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path, check=False)
     assert built.returncode == 0, built.stderr
+    assert not list(tmp_path.glob("*.profraw"))  # its load check leaves no profile behind
     done = coverage(corpora["layouts"], "--walker", walker, "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr[-2000:]
     document = json.loads((tmp_path / "out" / "coverage.json").read_text())

@@ -42,7 +42,10 @@ CFLAGS = ["-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-W
 FLAVOURS: dict[str, tuple[str, str, list[str]]] = {
     "plain": ("CC", "clang", []),
     "cov": ("CLANG", "clang", ["-fsanitize=fuzzer-no-link"]),
-    "srccov": ("CLANG", "clang", ["-fprofile-instr-generate", "-fcoverage-mapping"]),
+    # The profile goes where $LLVM_PROFILE_FILE says (walkfuzz coverage sets it); loaded
+    # anywhere else (build-walker's load check, a fuzz run), nowhere rather than into the
+    # current folder's default.profraw.
+    "srccov": ("CLANG", "clang", ["-fprofile-instr-generate=/dev/null", "-fcoverage-mapping"]),
 }
 
 
