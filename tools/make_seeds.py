@@ -10,7 +10,9 @@ layouts (wf_gen_from_seed + wf_case_encode), among them deep ones whose walk end
 at and past WF_WALK_MAX_DEPTH (a repeated run, STACK with RUNS; no TRUTH, which the harness
 ignores, so each stays a few KiB); `queue` seeds are generator bytes followed by
 program bytes (half with byte 0's wild bit set), up to 1 KiB. Files of a harness that the
-script no longer generates are removed; `regressions/` subdirectories are left alone.
+script no longer generates are removed, but for the inputs campaigns grew (corpora/grown.txt,
+`<harness>/<sha1>` a line: kept as files, they cannot be regenerated); `regressions/`
+subdirectories are left alone.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ DEPTH_LIMIT = 8192  # WF_WALK_MAX_DEPTH
 # Deep `bytes` seeds: walks of these many physical frames without the limit
 DEEP_SEED_DEPTHS = (DEPTH_LIMIT - 1, DEPTH_LIMIT, DEPTH_LIMIT + 1, DEPTH_LIMIT + 2)
 IN_JAVA = 2
+GROWN = CORPORA / "grown.txt"  # campaign-grown inputs (docs/fuzzing.md, "Coverage of corpora")
 
 
 GENERATOR_LENGTHS = (16, 32, 64, 128, 256, 512)
@@ -100,12 +103,19 @@ def deep_case_files() -> list[bytes]:
     return [files[d] for d in DEEP_SEED_DEPTHS]
 
 
+def grown(harness: str) -> set[str]:
+    """The names of the campaign-grown inputs of `harness` (corpora/grown.txt)."""
+    lines = GROWN.read_text().splitlines() if GROWN.is_file() else []
+    return {line.split("/", 1)[1] for line in lines if line.startswith(f"{harness}/")}
+
+
 def write_corpus(harness: str, inputs: list[bytes]) -> int:
     directory = CORPORA / harness
     directory.mkdir(parents=True, exist_ok=True)
     names = {hashlib.sha1(data).hexdigest(): data for data in inputs}
+    kept = grown(harness)
     for stale in directory.iterdir():
-        if stale.is_file() and stale.name not in names:
+        if stale.is_file() and stale.name not in names and stale.name not in kept:
             stale.unlink()
     for name, data in names.items():
         (directory / name).write_bytes(data)

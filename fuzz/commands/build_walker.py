@@ -1,5 +1,5 @@
-"""`walkfuzz build-walker SOURCE.c... -o PATH.so [--flavour plain|cov|asan]`: compile a user's
-walker for the simulated VM against the API headers (native/include), then check it the way
+"""`walkfuzz build-walker SOURCE.c... -o PATH.so [--flavour plain|cov|asan|srccov]`: compile a
+user's walker for the simulated VM against the API headers (native/include), then check it the way
 `--walker` will (every ASGST symbol present) before it is renamed to PATH.so, so a library
 at PATH.so is one that loads."""
 
@@ -32,8 +32,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("-o", "--output", type=Path, required=True, metavar="PATH.so")
     p.add_argument("--flavour", choices=sorted(FLAVOURS), default="plain",
                    help="plain (default; loads anywhere), cov (coverage feedback for "
-                   "`walkfuzz fuzz`; clang -fsanitize=fuzzer-no-link) or asan (ASan, UBSan and "
-                   "coverage feedback, for `walkfuzz fuzz --sanitizer`)")
+                   "`walkfuzz fuzz`; clang -fsanitize=fuzzer-no-link), asan (ASan, UBSan and "
+                   "coverage feedback, for `walkfuzz fuzz --sanitizer`) or srccov (the walker's "
+                   "own files in `walkfuzz coverage`; clang -fcoverage-mapping)")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="a preprocessor definition (repeatable)")
     p.set_defaults(func=run)

@@ -226,13 +226,3 @@ def test_sigkill_and_resume_lose_nothing_on_a_real_harness(tmp_path: Path) -> No
     sessions = json.loads((out / "campaign.json").read_text())["sessions"]
     assert [s["status"] for s in sessions] == ["killed", "completed"]
     assert load_findings(out)
-
-
-def test_coverage_command_reports_walker_line_coverage(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [*WALKFUZZ, "coverage", str(ROOT / "corpora" / "layouts"), "--harness", "layouts",
-         "--out", str(tmp_path / "cov")],
-        capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert "reference walker: regions" in run.stdout and "lines " in run.stdout
-    assert (tmp_path / "cov" / "html" / "index.html").is_file()

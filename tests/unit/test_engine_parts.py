@@ -162,16 +162,3 @@ def test_native_journal_writes_the_format_the_supervisor_reads(
     lib.wf_journal_record(b"ignored", 7)
     assert read_journal(path).data == big
     assert lib.wf_journal_open(str(tmp_path / "no" / "dir").encode(), 4) < 0
-
-
-def test_coverage_summary_reads_the_total_row() -> None:
-    from walkfuzz.commands.coverage import summary
-
-    report = (
-        "Filename  Regions  Missed Regions  Cover  Functions  Missed Functions  Executed  "
-        "Lines  Missed Lines  Cover  Branches  Missed Branches  Cover\n"
-        "TOTAL  680  400  41.18%  77  48  37.66%  650  373  42.62%  468  283  39.53%\n"
-    )
-    assert summary(report) == ("regions 280/680 (41.18%), functions 29/77 (37.66%), "
-                               "lines 277/650 (42.62%), branches 185/468 (39.53%)")
-    assert summary("no table") == "no TOTAL line in llvm-cov report"

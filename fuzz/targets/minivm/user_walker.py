@@ -2,7 +2,7 @@
 (examples/walker/example_walker.c) and any walker a user writes (`walkfuzz build-walker`).
 
 A walker library is C sources compiled against native/include (asgst.h for the API, wf_vm.h
-for the VM it walks) into a shared library that wf_walker_load can dlopen. Two flavours:
+for the VM it walks) into a shared library that wf_walker_load can dlopen. Four flavours:
 
   plain  clang (or $CC), -O2 -g: no coverage instrumentation
   cov    clang (or $CLANG) -fsanitize=fuzzer-no-link: `walkfuzz fuzz` gets coverage feedback
@@ -11,9 +11,11 @@ for the VM it walks) into a shared library that wf_walker_load can dlopen. Two f
   asan   clang ASan + UBSan + fuzzer-no-link: for `walkfuzz fuzz --sanitizer`; it loads only
          in a process with the sanitizer runtime (walkfuzz.core.sanitizer), so it is checked
          in one
+  srccov clang (or $CLANG) -fprofile-instr-generate -fcoverage-mapping: `walkfuzz coverage`
+         reports the walker's own source files, line by line (its profile runtime is linked in)
 
-Both flavours default to the same compiler and flags but the instrumentation, so a fault
-lands on the same source line in both and gets the same signature (walkfuzz.core.symbolize):
+All flavours default to the same compiler and flags but the instrumentation, so a fault
+lands on the same source line in each and gets the same signature (walkfuzz.core.symbolize):
 gcc and clang attribute some instructions to different lines (clang gives a load it merged
 from two inlined copies no line at all, gcc keeps the line of one).
 
@@ -47,6 +49,10 @@ FLAVOURS: dict[str, tuple[str, str, list[str]]] = {
     # workers of `walkfuzz fuzz --sanitizer`, and nowhere without the ASan runtime
     "asan": ("CLANG", "clang", ["-fsanitize=address,undefined,fuzzer-no-link",
                                 "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]),
+    # The profile goes where $LLVM_PROFILE_FILE says (walkfuzz coverage sets it); loaded
+    # anywhere else (build-walker's load check, a fuzz run), nowhere rather than into the
+    # current folder's default.profraw.
+    "srccov": ("CLANG", "clang", ["-fprofile-instr-generate=/dev/null", "-fcoverage-mapping"]),
 }
 
 
