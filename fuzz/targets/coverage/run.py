@@ -4,7 +4,7 @@ replayed by its own harness, per walker source file, and per harness.
 Each corpus is replayed once, input by input, by its harness script on the source-coverage
 build of the core (libFuzzer `-runs=0` executes a corpus and exits), each replay writing its
 own raw profiles. llvm-profdata merges them per harness and then into the union; llvm-cov gives
-the per-file figures of each (coverage_llvm) and the HTML tree of the union. Everything lands
+the per-file figures of each (coverage.llvm) and the HTML tree of the union. Everything lands
 in the output folder:
 
     html/index.html      llvm-cov's HTML of the union
@@ -33,9 +33,9 @@ from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import ROOT, output_dir
 from walkfuzz.engine.progress import Progress
 from walkfuzz.engine.worker import WorkerEnv
-from walkfuzz.targets import coverage_llvm as llvm
-from walkfuzz.targets.coverage_inputs import CorpusInput, corpus_inputs
-from walkfuzz.targets.coverage_llvm import FileFigures
+from walkfuzz.targets.coverage import llvm
+from walkfuzz.targets.coverage.inputs import CorpusInput, corpus_inputs
+from walkfuzz.targets.coverage.llvm import FileFigures
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.table import DEFAULT_TARGET, default_out
 
