@@ -7,8 +7,10 @@ Deterministic: the same sources give the same files. `registers` and `layouts` i
 C generator, so their seeds are pseudo-random bytes of varied lengths (for `layouts`, half with
 byte 0's mutate bit clear, half set); `bytes` seeds are case files encoded from generated
 layouts (wf_gen_from_seed + wf_case_encode); `queue` seeds are generator bytes followed by
-program bytes (half with byte 0's wild bit set), up to 1 KiB. Files of a harness that the
-script no longer generates are removed; `regressions/` subdirectories are left alone.
+program bytes (half with byte 0's wild bit set), up to 1 KiB; `api` seeds likewise generator
+bytes followed by operation bytes (half with byte 0's arbitrary-handles bit set). Files of a
+harness that the script no longer generates are removed; `regressions/` subdirectories are
+left alone.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ CASE_FRAMES = 12  # Java frames at most in a `bytes` seed: small files mutate fa
 GENERATOR_LENGTHS = (16, 32, 64, 128, 256, 512)
 # `queue` inputs hold a layout and then a program: longer, so the program is not cut short.
 QUEUE_LENGTHS = (128, 256, 512, 1024)
+# `api` inputs: the generator takes 100-470 bytes of a layout of 16 Java frames; operations follow.
+API_LENGTHS = (384, 512, 768, 1024)
 
 
 def generator_inputs(count: int, seed: int, control: bool,
@@ -83,6 +87,7 @@ def main() -> int:
         "layouts": generator_inputs(args.count, 2, control=True),
         "bytes": case_files(args.count),
         "queue": generator_inputs(args.count, 4, control=True, lengths=QUEUE_LENGTHS),
+        "api": generator_inputs(args.count, 5, control=True, lengths=API_LENGTHS),
     }
     for harness, inputs in corpora.items():
         print(f"corpora/{harness}: {write_corpus(harness, inputs)} seeds")

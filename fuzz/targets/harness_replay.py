@@ -34,7 +34,7 @@ from walkfuzz.targets.minivm.walker_library import load_walker
 
 LIVE_HARNESS = "stress"  # a live capture: a case file whose EXPECTED section is the oracle
 
-GENERATOR_HARNESSES = frozenset({"registers", "layouts"})
+GENERATOR_HARNESSES = frozenset({"registers", "layouts", "api"})
 DEFAULT_HANG_NS = 100_000_000  # the reference walker takes microseconds; a walk this long hangs
 LIBUNWIND_HARNESS = "perturb"
 CASE_MAGIC = b"WFCS"

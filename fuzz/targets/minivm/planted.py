@@ -92,6 +92,19 @@ PLANTED_BUGS = (
     # asgst.h's queue block (check queue-bookkeeping).
     PlantedBug("queue-bookkeeping", "WF_PLANT_QUEUE_BOOKKEEPING", ("contract",), "queue",
                "a full queue rejects an Enqueue before counting the attempt", seeded=False),
+    # The iterator API and info calls as the api harness drives them (wf_api_fuzz.h).
+    PlantedBug("rewind-keeps-scope", "WF_PLANT_REWIND_KEEPS_SCOPE", ("invalid-trace",), "api",
+               "a rewind between the inlined scopes of a compiled frame keeps the scopes left, "
+               "so the walk after it goes on from there instead of the first frame",
+               seeded=False),
+    # Found without AddressSanitizer too: the harness checks canary bytes after the buffer.
+    PlantedBug("name-past-buffer", "WF_PLANT_NAME_PAST_BUFFER", ("contract",), "api",
+               "GetMethodInfo writes the name's NUL one byte past the caller's buffer when the "
+               "name does not fit, and a byte into a buffer of capacity 0", seeded=False),
+    # A wild pointer faults; one into mapped memory reads a record that is none.
+    PlantedBug("unchecked-info-handle", "WF_PLANT_UNCHECKED_INFO_HANDLE", ("crash", "contract"),
+               "api", "GetMethodInfo and GetClassInfo take any non-NULL handle for a record "
+               "without validating it", seeded=False),
 )
 
 
