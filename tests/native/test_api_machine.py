@@ -41,6 +41,9 @@ CANARY = 8           # bytes after a buffer no call may write
 FILL = 0xA5
 REPLY_TIMEOUT = 60   # seconds; the reference answers in microseconds
 SEEN: Counter[str] = Counter()  # what the examples reached, checked after the run
+# No ucontext from Python: the case's walk starts from its frame, or with a NULL context
+# (walked from the anchor, or refused for a thread in Java); mostly the former, which walks.
+ENTRIES = (vm.WalkEntry.FROM_FRAME, vm.WalkEntry.FROM_FRAME, vm.WalkEntry.NULL_CONTEXT)
 
 
 class WalkerThread:
@@ -128,6 +131,23 @@ ARBITRARY = st.one_of(st.just(0), st.integers(vm.METHODS, vm.METHODS + 0xFFFF),
                       st.integers(0, 2**47 - 1).map(lambda a: a & ~7))
 
 
+def generated(seed: int, entry: int, consistent: int) -> C.Case:
+    return dec.decode(case_native.generate(seed=seed, entry=entry, max_frames=8,
+                                           consistent=consistent))
+
+
+def inlining_seeds() -> list[int]:
+    """Generator seeds whose case walks through inlined scopes (about a third of them), so
+    that examples stand between scopes often enough to rewind there."""
+    return [seed for seed in range(1, 200)
+            if any(f.type == JAVA_INLINED for f in generated(seed, vm.WalkEntry.FROM_FRAME, 1)
+                   .truth.frames)]  # type: ignore[union-attr]
+
+
+JAVA_INLINED = 2  # ASGST_FRAME_JAVA_INLINED
+INLINING_SEEDS = inlining_seeds()
+
+
 def between_scopes(it: spec.SpecIterator) -> bool:
     """The walk has given some but not all scopes of a compiled frame."""
     return it.state == 1 and it.decoded is not None and 0 < it.emitted < len(it.decoded.frames)
@@ -142,13 +162,12 @@ class ApiMachine(RuleBasedStateMachine):
         self.classes: set[int] = set()
         self.caps: int | None = None
 
-    @initialize(seed=st.integers(1, 5000),
-                entry=st.sampled_from((vm.WalkEntry.FROM_FRAME, vm.WalkEntry.NULL_CONTEXT)))
-    def generate(self, seed: int, entry: int) -> None:
+    @initialize(seed=st.one_of(st.integers(1, 5000), st.sampled_from(INLINING_SEEDS)),
+                entry=st.sampled_from(ENTRIES), consistent=st.booleans())
+    def generate(self, seed: int, entry: int, consistent: bool) -> None:
         # a seed, not bytes: the generator's seeded stream lays out every frame kind (short
         # byte strings, which Hypothesis favours, give plain layouts without inlining)
-        self.case: C.Case = dec.decode(case_native.generate(seed=seed, entry=entry,
-                                                            max_frames=8))
+        self.case: C.Case = generated(seed, entry, int(consistent))
         ctx = self.case.context
         if entry == vm.WalkEntry.FROM_FRAME:
             self.top_command: tuple[Any, ...] = ("from-frame", ctx.sp, ctx.fp, ctx.pc,
@@ -318,7 +337,7 @@ class ApiMachine(RuleBasedStateMachine):
 def test_the_iterator_api_behaves_as_the_spec_says() -> None:
     SEEN.clear()
     run_state_machine_as_test(ApiMachine, settings=settings(
-        max_examples=60, stateful_step_count=40, deadline=None, derandomize=True,
+        max_examples=80, stateful_step_count=40, deadline=None, derandomize=True,
         database=None, suppress_health_check=[HealthCheck.too_slow]))
     missing = [what for what in ("walk", "nested", "refused", "past the end",
                                  "rewind between scopes", "method info", "invalid method handle",

@@ -68,7 +68,7 @@ RUNS_CAP = {
     "ignores-ret": 100_000,
     "rewind-keeps-scope": 500_000,
     "name-past-buffer": 250_000,
-    "unchecked-info-handle": 250_000,
+    "unchecked-info-handle": 350_000,
 }
 CLEAN_RUNS = 100_000
 HARNESSES = sorted({b.harness for b in planted.PLANTED_BUGS})
