@@ -32,12 +32,15 @@ def _inputs(seed: int, count: int = INPUTS) -> list[bytes]:
     return [rng.randbytes(rng.choice((256, 512, 1024))) for _ in range(count)]
 
 
-def _run_all(walker: Any, inputs: list[bytes]) -> tuple[Counter[tuple[str, str, str]], Counter[str]]:
+Found = Counter[tuple[str, str, str]]
+
+
+def _run_all(walker: Any, inputs: list[bytes]) -> tuple[Found, Counter[str]]:
     """(kind, check, op) of every finding, and the ops the inputs ran."""
     ffi, lib = load()
     case = ffi.gc(lib.wf_case_new(), lib.wf_case_free)
     r = ffi.new("wf_run_result *")
-    found: Counter[tuple[str, str, str]] = Counter()
+    found: Found = Counter()
     ops: Counter[str] = Counter()
     for data in inputs:
         if lib.wf_worker_run(API, walker, data, len(data), case, r):
