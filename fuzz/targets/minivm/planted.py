@@ -17,6 +17,7 @@ bug would make the campaign prove nothing about the search.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -38,6 +39,7 @@ FLAVOUR_FLAGS = {"cov": ["-fsanitize=fuzzer-no-link"], "plain": []}
 # The iterator, info and queue calls the harnesses exercise; a walker library reads the VM at
 # WF_VM_ROOT and binds to nothing in the core.
 WALKER_FILES = ("ref_walker.c", "ref_info.c", "ref_queue.c")
+NAME_MAX = 160  # longest bug name (or combination) used as a file name as it is
 
 
 @dataclass(frozen=True)
@@ -134,10 +136,18 @@ def build_combined(bugs: Sequence[PlantedBug], flavour: str = "plain") -> Path:
     return _compile("+".join(b.name for b in bugs), [b.macro for b in bugs], flavour)
 
 
+def _file_stem(name: str) -> str:
+    """`name` as a file name: a combination of many bugs is longer than a file name may be
+    (255 bytes), so a long one is named by its hash."""
+    if len(name) <= NAME_MAX:
+        return name
+    return f"combined-{hashlib.sha1(name.encode()).hexdigest()[:12]}"
+
+
 def _compile(name: str, macros: Sequence[str], flavour: str) -> Path:
     if flavour not in FLAVOUR_FLAGS:
         raise UserError(f"unknown flavour {flavour!r}; one of {sorted(FLAVOUR_FLAGS)}")
-    out = BUILD_DIR / f"{name}-{flavour}.so"
+    out = BUILD_DIR / f"{_file_stem(name)}-{flavour}.so"
     sources = [WALKER_SOURCES / file for file in WALKER_FILES]
     inputs = [*sources, *INCLUDE.glob("*.h"), Path(__file__)]
     if out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs):
