@@ -9,10 +9,11 @@ byte 0's mutate bit clear, half set); `bytes` seeds are case files encoded from 
 layouts (wf_gen_from_seed + wf_case_encode), among them deep ones whose walk ends just before,
 at and past WF_WALK_MAX_DEPTH (a repeated run, STACK with RUNS; no TRUTH, which the harness
 ignores, so each stays a few KiB); `queue` seeds are generator bytes followed by
-program bytes (half with byte 0's wild bit set), up to 1 KiB. Files of a harness that the
-script no longer generates are removed, but for the inputs campaigns grew (corpora/grown.txt,
-`<harness>/<sha1>` a line: kept as files, they cannot be regenerated); `regressions/`
-subdirectories are left alone.
+program bytes (half with byte 0's wild bit set), up to 1 KiB; `api` seeds likewise generator
+bytes followed by operation bytes (half with byte 0's arbitrary-handles bit set). Files of a
+harness that the script no longer generates are removed, but for the inputs campaigns grew
+(corpora/grown.txt, `<harness>/<sha1>` a line: kept as files, they cannot be regenerated);
+`regressions/` subdirectories are left alone.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ GROWN = CORPORA / "grown.txt"  # campaign-grown inputs (docs/fuzzing.md, "Covera
 GENERATOR_LENGTHS = (16, 32, 64, 128, 256, 512)
 # `queue` inputs hold a layout and then a program: longer, so the program is not cut short.
 QUEUE_LENGTHS = (128, 256, 512, 1024)
+# `api` inputs: the generator takes 100-470 bytes of a layout of 16 Java frames; operations follow.
+API_LENGTHS = (384, 512, 768, 1024)
 
 
 def generator_inputs(count: int, seed: int, control: bool,
@@ -131,6 +134,7 @@ def main() -> int:
         "layouts": generator_inputs(args.count, 2, control=True),
         "bytes": case_files(args.count) + deep_case_files(),
         "queue": generator_inputs(args.count, 4, control=True, lengths=QUEUE_LENGTHS),
+        "api": generator_inputs(args.count, 5, control=True, lengths=API_LENGTHS),
     }
     for harness, inputs in corpora.items():
         print(f"corpora/{harness}: {write_corpus(harness, inputs)} seeds")

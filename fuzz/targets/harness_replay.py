@@ -27,14 +27,14 @@ from walkfuzz.findings.finding import Finding
 from walkfuzz.targets.minivm.case.decode import decode
 from walkfuzz.targets.minivm.case.expected import has_expected
 from walkfuzz.targets.minivm.case.status import CaseDecodeError
-from walkfuzz.targets.minivm.finding import check_name, to_finding
+from walkfuzz.targets.minivm.finding import API_HARNESS, check_name, to_finding
 from walkfuzz.targets.minivm.harness import HARNESSES, NEEDS_QUEUE
 from walkfuzz.targets.minivm.regions import MINIVM_REGIONS
 from walkfuzz.targets.minivm.walker_library import load_walker
 
 LIVE_HARNESS = "stress"  # a live capture: a case file whose EXPECTED section is the oracle
 
-GENERATOR_HARNESSES = frozenset({"registers", "layouts"})
+GENERATOR_HARNESSES = frozenset({"registers", "layouts", "api"})
 DEFAULT_HANG_NS = 100_000_000  # the reference walker takes microseconds; a walk this long hangs
 LIBUNWIND_HARNESS = "perturb"
 CASE_MAGIC = b"WFCS"
@@ -179,6 +179,11 @@ class MinivmReplayer:
         if finding.kind == "hang":
             return classify.HANG_CLASS, f"the walk ran past the {self.hang_ns / 1e6:g} ms budget"
         check = check_name(self.ffi, self.lib, r.check)
+        if finding.harness == API_HARNESS:
+            # an operation's result, not a recorded walk: the check (it names the operation)
+            # is the class; wf_run_frames holds no walk of this input
+            return classify.contract_class(check, 0), (
+                f"check {check} failed at op {finding.details.get('api_op_name')}")
         if finding.kind == "contract":
             if classify.contract_class(check, int(r.frames)) == classify.HANG_CLASS:
                 return classify.HANG_CLASS, f"the walk was stopped after {r.frames} frames"

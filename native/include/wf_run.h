@@ -59,7 +59,16 @@ enum wf_check {
                                         with another arg than it was given */
     WF_CHECK_QUEUE_TRUTH = 18,       /* an element walk is neither the true trace at enqueue
                                         time nor ASGST_WF_FRAME_GONE for a frame that left */
-    WF_CHECK_COUNT = 19
+    /* api harness (wf_api_fuzz.h), one per operation: */
+    WF_CHECK_API_NEXT_FRAME = 19,   /* NextFrame: not the expected frame, end code, or sticky */
+    WF_CHECK_API_STATE = 20,        /* State: not 1 before the end code, or not the end code */
+    WF_CHECK_API_RUN = 21,          /* a RunWithIterator*: result or handler call unexpected */
+    WF_CHECK_API_METHOD_INFO = 22,  /* GetMethodInfo: names, lengths, modifiers or class */
+    WF_CHECK_API_CLASS_INFO = 23,   /* GetClassInfo: names, lengths or modifiers */
+    WF_CHECK_API_NAME_BUFFER = 24,  /* an info call wrote at or past a buffer's capacity */
+    WF_CHECK_API_THREAD_STATE = 25, /* ThreadState differs from the reference walker's */
+    WF_CHECK_API_CAPABILITIES = 26, /* Capabilities: undefined bits, or changed */
+    WF_CHECK_COUNT = 27
 };
 
 enum wf_shape_kind { /* frame kinds in a shape */
@@ -90,7 +99,7 @@ typedef struct wf_run_result {
     uint32_t shape_len;
     uint8_t shape[32]; /* wf_shape_kind of the last frames before the failure,
                           consecutive repeats collapsed, oldest first */
-    int32_t queue_op;  /* queue harness only: the op the failure is about, -1 none */
+    int32_t queue_op;  /* queue and api harnesses: the op the failure is about, -1 none */
 } wf_run_result;
 
 /* Decode `data` as a case file and run it. Not signal-safe (none of these are). */

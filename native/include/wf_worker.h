@@ -15,6 +15,8 @@
  *              the reference walker (a TRUTH section is ignored: the bytes may have changed)
  *   QUEUE      byte 0 = control (bit 0: also wild operands and stack pokes), then generator
  *              bytes, then the queue program's bytes (wf_queue_fuzz.h); needs w->has_queue
+ *   API        byte 0 = control (bit 0: also arbitrary handles), then generator bytes, then
+ *              iterator API operations run inside the walk's callbacks (wf_api_fuzz.h)
  */
 #ifndef WALKFUZZ_WF_WORKER_H
 #define WALKFUZZ_WF_WORKER_H
@@ -31,7 +33,8 @@ enum wf_worker_harness {
     WF_HARNESS_REGISTERS = 1,
     WF_HARNESS_LAYOUTS = 2,
     WF_HARNESS_BYTES = 3,
-    WF_HARNESS_QUEUE = 4
+    WF_HARNESS_QUEUE = 4,
+    WF_HARNESS_API = 5
 };
 #define WF_LAYOUTS_MUTATE 1
 

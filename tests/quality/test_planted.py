@@ -9,7 +9,8 @@ bugs; SIGKILL and resume on a real harness lose nothing.
 The search, not the seeds, finds each bug: a campaign imports corpora/<harness>/ only for a
 bug that none of those seeds triggers (each seed replayed through the planted walker in a child
 process), and starts from no seeds for the bugs the shipped seeds do trigger
-(frame-size-off-by-one, inlined-scope-order, queue-bookkeeping). frame-size-off-by-one is
+(frame-size-off-by-one, inlined-scope-order, queue-bookkeeping, and the api harness's
+rewind-keeps-scope, name-past-buffer, unchecked-info-handle). frame-size-off-by-one is
 found even then by libFuzzer's first input: its campaign checks the plumbing, not the search.
 
 Budgets are inputs, never seconds. A campaign that must find its bug runs until the first
@@ -67,6 +68,9 @@ RUNS_CAP = {
     "ignores-ret": 100_000,
     "depth-off-by-one": 250_000,  # 2.0k-43k inputs (libFuzzer seeds 1-3, four runs)
     "depth-reported-only": 250_000,  # 13k-49k inputs (libFuzzer seeds 1-3, four runs)
+    "rewind-keeps-scope": 500_000,
+    "name-past-buffer": 250_000,
+    "unchecked-info-handle": 350_000,
 }
 CLEAN_RUNS = 100_000
 HARNESSES = sorted({b.harness for b in planted.PLANTED_BUGS})

@@ -92,7 +92,7 @@ def test_replay_of_a_generator_input_elsewhere_says_to_pass_the_harness(tmp_path
     done = walkfuzz("replay", str(copy))
     lines = done.stderr.splitlines()
     assert done.returncode == 2
-    assert len(lines) == 1 and "pass --harness (layouts, registers)" in lines[0], lines
+    assert len(lines) == 1 and "pass --harness (api, layouts, registers)" in lines[0], lines
 
 
 def test_replay_of_a_generator_input_leaves_no_temporary_file(tmp_path: Path) -> None:

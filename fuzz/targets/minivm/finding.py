@@ -19,12 +19,20 @@ KINDS: dict[int, FindingKind] = {1: "crash", 2: "hang", 3: "invalid-trace", 4: "
 SHAPE_NAMES = {1: "interpreted", 2: "compiled", 3: "inlined", 4: "native", 5: "non-java",
                6: "other"}
 ORACLES = {0: "none", 1: "truth", 2: "reference"}
+API_HARNESS = "api"  # its findings name the operation that failed
 
 
 def check_name(ffi: Any, lib: Any, check: int) -> str:
     """The name of a wf_check value ("none", "bci-range", "oracle-frame", ...)."""
     name: bytes = ffi.string(lib.wf_check_name(check))
     return name.decode()
+
+
+def api_op(ffi: Any, lib: Any, index: int) -> dict[str, object]:
+    """The api harness's failing operation: its index among the ops the input ran and its
+    name (wf_api_fuzz.h), e.g. {"api_op": 3, "api_op_name": "method-info"}."""
+    name: bytes = ffi.string(lib.wf_api_op_name(lib.wf_api_fuzz_op(index)))
+    return {"api_op": index, "api_op_name": name.decode()}
 
 
 def frame_details(ffi: Any, frame: Any) -> dict[str, object]:
@@ -55,6 +63,8 @@ def to_finding(ffi: Any, lib: Any, r: Any, data: bytes, harness: str, walker: st
     }
     if with_queue_op:
         details["queue_op"] = r.queue_op
+    if harness == API_HARNESS:
+        details.update(api_op(ffi, lib, int(r.queue_op)))
     if r.diff_index >= 0:
         details["got"] = frame_details(ffi, r.got)
         details["want"] = frame_details(ffi, r.want)

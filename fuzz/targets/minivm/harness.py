@@ -19,7 +19,7 @@ from walkfuzz.findings.finding import Finding
 from walkfuzz.targets.minivm.finding import to_finding
 from walkfuzz.targets.minivm.walker_library import load_walker
 
-HARNESSES = {"registers": 1, "layouts": 2, "bytes": 3, "queue": 4}  # enum wf_worker_harness
+HARNESSES = {"registers": 1, "layouts": 2, "bytes": 3, "queue": 4, "api": 5}  # wf_worker_harness
 NEEDS_QUEUE = {"queue"}  # harnesses that run the walker's safepoint queue API
 WATCHDOG_NS = 200_000_000  # a walk longer than this is a hang (the reference takes microseconds)
 

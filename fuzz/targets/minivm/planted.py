@@ -17,6 +17,7 @@ bug would make the campaign prove nothing about the search.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -38,6 +39,7 @@ FLAVOUR_FLAGS = {"cov": ["-fsanitize=fuzzer-no-link"], "plain": []}
 # The iterator, info and queue calls the harnesses exercise; a walker library reads the VM at
 # WF_VM_ROOT and binds to nothing in the core.
 WALKER_FILES = ("ref_walker.c", "ref_info.c", "ref_queue.c")
+NAME_MAX = 160  # longest bug name (or combination) used as a file name as it is
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,19 @@ PLANTED_BUGS = (
     PlantedBug("depth-reported-only", "WF_PLANT_DEPTH_REPORTED_ONLY", ("invalid-trace",),
                "layouts", "only frames the walk reports count towards the depth limit: "
                "frames walked through (entry, stub and C frames of a Java-only walk) do not"),
+    # The iterator API and info calls as the api harness drives them (wf_api_fuzz.h).
+    PlantedBug("rewind-keeps-scope", "WF_PLANT_REWIND_KEEPS_SCOPE", ("invalid-trace",), "api",
+               "a rewind between the inlined scopes of a compiled frame keeps the scopes left, "
+               "so the walk after it goes on from there instead of the first frame",
+               seeded=False),
+    # Found without AddressSanitizer too: the harness checks canary bytes after the buffer.
+    PlantedBug("name-past-buffer", "WF_PLANT_NAME_PAST_BUFFER", ("contract",), "api",
+               "GetMethodInfo writes the name's NUL one byte past the caller's buffer when the "
+               "name does not fit, and a byte into a buffer of capacity 0", seeded=False),
+    # A wild pointer faults; one into mapped memory reads a record that is none.
+    PlantedBug("unchecked-info-handle", "WF_PLANT_UNCHECKED_INFO_HANDLE", ("crash", "contract"),
+               "api", "GetMethodInfo and GetClassInfo take any non-NULL handle for a record "
+               "without validating it", seeded=False),
 )
 
 
@@ -130,10 +145,18 @@ def build_combined(bugs: Sequence[PlantedBug], flavour: str = "plain") -> Path:
     return _compile("+".join(b.name for b in bugs), [b.macro for b in bugs], flavour)
 
 
+def _file_stem(name: str) -> str:
+    """`name` as a file name: a combination of many bugs is longer than a file name may be
+    (255 bytes), so a long one is named by its hash."""
+    if len(name) <= NAME_MAX:
+        return name
+    return f"combined-{hashlib.sha1(name.encode()).hexdigest()[:12]}"
+
+
 def _compile(name: str, macros: Sequence[str], flavour: str) -> Path:
     if flavour not in FLAVOUR_FLAGS:
         raise UserError(f"unknown flavour {flavour!r}; one of {sorted(FLAVOUR_FLAGS)}")
-    out = BUILD_DIR / f"{name}-{flavour}.so"
+    out = BUILD_DIR / f"{_file_stem(name)}-{flavour}.so"
     sources = [WALKER_SOURCES / file for file in WALKER_FILES]
     inputs = [*sources, *INCLUDE.glob("*.h"), Path(__file__)]
     if out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs):

@@ -6,10 +6,33 @@
 #include "wf_vm.h"
 
 static const char *const CHECK_NAMES[WF_CHECK_COUNT] = {
-    "none",        "run-result",        "handler",       "end-code",     "state",
-    "frame-limit", "frame-type",        "method",        "bci-range",    "comp-level",
-    "sp-order",    "inlined",           "oracle-result", "oracle-frame", "oracle-end",
-    "queue-code",  "queue-bookkeeping", "queue-order",   "queue-truth",
+    "none",
+    "run-result",
+    "handler",
+    "end-code",
+    "state",
+    "frame-limit",
+    "frame-type",
+    "method",
+    "bci-range",
+    "comp-level",
+    "sp-order",
+    "inlined",
+    "oracle-result",
+    "oracle-frame",
+    "oracle-end",
+    "queue-code",
+    "queue-bookkeeping",
+    "queue-order",
+    "queue-truth",
+    "api-next-frame",
+    "api-state",
+    "api-run",
+    "api-method-info",
+    "api-class-info",
+    "api-name-buffer",
+    "api-thread-state",
+    "api-capabilities",
 };
 
 const char *wf_check_name(int check) {
@@ -96,7 +119,7 @@ int wf_check_contract(const walk_record *rec, uint32_t options, int32_t *index) 
     return 0;
 }
 
-static int same_frame(const ASGST_Frame *a, const ASGST_Frame *b) {
+int wf_same_frame(const ASGST_Frame *a, const ASGST_Frame *b) {
     return a->type == b->type && a->comp_level == b->comp_level && a->bci == b->bci &&
            a->method == b->method && a->pc == b->pc && a->sp == b->sp && a->fp == b->fp;
 }
@@ -107,7 +130,7 @@ int wf_check_oracle(const walk_record *got, int want_run, int want_end, const AS
     if (got->run_result != want_run) return WF_CHECK_ORACLE_RESULT;
     uint32_t n = got->count < want_count ? got->count : want_count;
     for (uint32_t i = 0; i < n; i++)
-        if (!same_frame(&got->frames[i], &want[i])) {
+        if (!wf_same_frame(&got->frames[i], &want[i])) {
             *index = (int32_t)i;
             return WF_CHECK_ORACLE_FRAME;
         }

@@ -22,6 +22,8 @@ typedef struct walk_record {
 
 /* Contract checks of a recorded walk (wf_check); *index = offending frame or -1. */
 int wf_check_contract(const walk_record *rec, uint32_t options, int32_t *index);
+/* Every field of two frames equal. */
+int wf_same_frame(const ASGST_Frame *a, const ASGST_Frame *b);
 /* Oracle comparison; wf_check or 0; *index = first differing frame or -1. */
 int wf_check_oracle(const walk_record *got, int want_run, int want_end, const ASGST_Frame *want,
                     uint32_t want_count, int32_t *index);

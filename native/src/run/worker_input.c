@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "wf_api_fuzz.h"
 #include "wf_journal.h"
 #include "wf_mutate.h"
 #include "wf_queue_fuzz.h"
@@ -51,6 +52,7 @@ int wf_worker_run(int harness, const struct wf_walker *w, const uint8_t *data, s
         break;
     }
     case WF_HARNESS_QUEUE: wf_queue_fuzz_run(w, data, len, c, r); break;
+    case WF_HARNESS_API: wf_api_fuzz_run(w, data, len, c, r); break;
     default: run_raw_case(w, data, len, c, r); break;
     }
     return r->status == 0 ? r->finding : WF_FINDING_NONE;

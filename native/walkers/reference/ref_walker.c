@@ -575,7 +575,10 @@ void ASGST_RewindIterator(ASGST_Iterator *it) {
     it->first = 1;
     it->unbuilt = 0;
     it->decoded = 0;
+#ifndef WF_PLANT_REWIND_KEEPS_SCOPE /* planted bug (fuzz/targets/minivm/planted.py): a rewind \
+                                       between inlined scopes goes on with the scopes left */
     it->scope = it->scope_end = NULL;
+#endif
     it->link = 0;
     it->state = it->start_error != 0 ? it->start_error : 1;
     it->depth = 0;
