@@ -14,7 +14,6 @@ from html import escape
 
 from walkfuzz.report.document import STANDARD_SERIES, FindingGroup, RunReport, seen
 from walkfuzz.report.figures import headline, value_text
-from walkfuzz.report.plots import bar_histogram, line_plot
 
 # Each series a run records: the plot's title, its y axis (the quantity and its unit), and
 # whether it counts whole things (integer ticks). Other series are titled by their name.
@@ -80,7 +79,13 @@ def _summary_table(doc: RunReport) -> str:
     return f"<h2>Summary</h2><table>{_rows(headline(doc))}</table>"
 
 
+# walkfuzz.report.plots is imported where a report draws: matplotlib takes seconds to import,
+# which a command that stops at a usage error, or prints its help, should not pay.
+
+
 def _plot(name: str, points: list[tuple[float, float]]) -> str:
+    from walkfuzz.report.plots import line_plot
+
     title, label, integer = SERIES_AXES.get(name, (name, name.replace("_", " "), False))
     return f"<div>{line_plot(title, points, label, integer)}</div>"
 
@@ -95,6 +100,8 @@ def _plots(doc: RunReport) -> str:
 
 
 def _histograms(doc: RunReport) -> str:
+    from walkfuzz.report.plots import bar_histogram
+
     if not doc.histograms:
         return ""
     svgs = "".join(
