@@ -1,7 +1,7 @@
 /* bare_libfuzzer.c — the in-process limit for bench_fuzz.py: libFuzzer calling the same one
  * C function an atheris harness calls (wf_worker_run: journal, decode/generate, map, walk
  * under the guard, check), with no Python in between. WALKFUZZ_BENCH_HARNESS picks the
- * harness (1 registers, 2 layouts, 3 bytes); WALKFUZZ_BENCH_JOURNAL the journal file.
+ * harness (enum wf_worker_harness: 1 registers ... 5 api); WALKFUZZ_BENCH_JOURNAL the journal file.
  */
 #include <stdlib.h>
 

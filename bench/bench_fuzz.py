@@ -25,10 +25,11 @@ from pathlib import Path
 
 from runner import Row
 
+from walkfuzz.targets.minivm.harness import HARNESSES  # name -> enum wf_worker_harness
+
 ROOT = Path(__file__).resolve().parent.parent
 BARE_SOURCE = ROOT / "bench" / "bare_libfuzzer.c"
 BARE_BINARY = ROOT / "build" / "bench" / "bare_libfuzzer"
-HARNESSES = {"registers": 1, "layouts": 2, "bytes": 3, "queue": 4}  # enum wf_worker_harness
 _STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
 
 
