@@ -25,7 +25,7 @@
    at the depth limit is kept whole, and so is a walker's that walks a few frames too far. */
 #define WF_LIVE_WALK_MAX (WF_WALK_MAX_DEPTH + 256)
 #define WF_LIVE_END_OVERFLOW 1               /* wf_live_walk.end when the buffer filled up */
-#define WF_LIVE_STACK_SIZE (4 * 1024 * 1024) /* the recursive workload uses about 1 MiB */
+#define WF_LIVE_STACK_SIZE (4 * 1024 * 1024) /* the recursive workload touches about 520 KiB */
 #define WF_LIVE_CAPTURE_RING 8     /* captures a worker holds until the drain takes them */
 #define WF_LIVE_CAPTURES_PER_KEY 4 /* captures per signature key and worker */
 #define WF_LIVE_SIGNATURE_KEYS 32  /* signature keys counted per worker; more: capture_dropped */

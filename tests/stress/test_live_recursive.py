@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from walkfuzz.core.exit_status import CLEAN, FINDINGS
+from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS
 from walkfuzz.targets.minivm.planted import build, planted_bug
 
 pytestmark = pytest.mark.stress
@@ -61,3 +61,13 @@ def test_a_walker_with_a_wrong_limit_gives_invalid_traces(bug: str, tmp_path: Pa
     findings = report["findings"]
     assert findings and not any(f["examples"] for f in findings), findings
     assert any("too deep to replay" in f["reproducer"] for f in findings), findings
+
+
+def test_queue_mode_refuses_the_recursive_workload(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(WALKFUZZ), "stress", "--target", "minivm", "--workload", "recursive", "--mode",
+         "queue", "--walks", WALKS, "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == BAD_INPUT
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "recursive" in lines[0] and "queue" in lines[0], done.stderr
