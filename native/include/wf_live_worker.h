@@ -36,12 +36,18 @@ enum wf_live_phase { WF_LIVE_STARTING, WF_LIVE_BASELINE, WF_LIVE_SAMPLING, WF_LI
 enum wf_live_handshake { WF_LIVE_HS_IDLE, WF_LIVE_HS_READY, WF_LIVE_HS_DONE, WF_LIVE_HS_CANCELLED };
 
 /* The shadow stack as a handler copied it; after wf_live_expect (and wf_live_expect_depth)
-   the trace expected of the walk, ending with `end`. */
+   the trace expected of the walk, ending with `end`. Its frames live with its owner: a
+   worker's hold WF_LIVE_SHADOW_MAX, a queue slot's WF_LIVE_QUEUED_SHADOW_MAX. */
 struct wf_live_snapshot {
     uint32_t depth;
-    int32_t end; /* ASGST_NO_FRAME, or ASGST_WF_DEPTH_LIMIT: the frames past it are cut */
-    struct wf_live_shadow frames[WF_LIVE_SHADOW_MAX];
+    int32_t end;  /* ASGST_NO_FRAME, or ASGST_WF_DEPTH_LIMIT: the frames past it are cut */
+    uint32_t cap; /* frames[] holds this many */
+    struct wf_live_shadow *frames; /* outermost first */
 };
+
+/* Frames a queue slot's snapshot holds: the workloads queue mode runs stay under it (the
+   recursive one, the only deeper, is refused there), and 64 slots a worker stay small. */
+#define WF_LIVE_QUEUED_SHADOW_MAX 480
 
 /* A thread as a capture saw it: registers, VM thread record, and its stack from `base` up. */
 struct wf_live_regs {
@@ -157,6 +163,7 @@ struct wf_live_worker {
     uint32_t *intervals, *latencies;
     uint64_t interval_count, latency_count;
     struct wf_live_snapshot snap;
+    struct wf_live_shadow snap_frames[WF_LIVE_SHADOW_MAX]; /* snap's */
     struct wf_live_walk walk;
     struct wf_live_capture *ring; /* WF_LIVE_CAPTURE_RING entries: the handler fills, the drain
                                      empties (single producer, single consumer) */
@@ -188,6 +195,7 @@ struct wf_live_queued {
     volatile uint32_t busy; /* enqueued, not processed yet */
     struct wf_live_sample_info at;
     struct wf_live_snapshot snap;
+    struct wf_live_shadow frames[WF_LIVE_QUEUED_SHADOW_MAX]; /* snap's */
     struct wf_live_stack_capture signal; /* with capture on: the thread at the signal */
 };
 

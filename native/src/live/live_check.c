@@ -143,7 +143,7 @@ void wf_live_expect(struct wf_live_snapshot *s, uint32_t window, const void *uc)
 void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapshot *snap) {
     uint32_t depth = t->depth;
     __asm__ volatile("" ::: "memory"); /* the records below depth are complete */
-    if (depth > WF_LIVE_SHADOW_MAX) depth = WF_LIVE_SHADOW_MAX;
+    if (depth > snap->cap) depth = snap->cap;
     for (uint32_t k = 0; k < depth; k++) snap->frames[k] = t->shadow[k];
     snap->depth = depth;
     snap->end = ASGST_NO_FRAME;

@@ -19,7 +19,8 @@ _Static_assert(WF_CASE_MAX_EXPECTED <= WF_LIVE_SHADOW_MAX,
                "an expected trace fits a live snapshot");
 
 static struct wf_live_walk walk;
-static struct wf_live_snapshot snap;
+static struct wf_live_shadow snap_frames[WF_LIVE_SHADOW_MAX];
+static struct wf_live_snapshot snap = {.cap = WF_LIVE_SHADOW_MAX, .frames = snap_frames};
 static wf_queue_result *queue_log;
 
 static int32_t frame_method(uintptr_t handle) {

@@ -73,6 +73,10 @@ static int start_worker(struct wf_live_run *run, int i, char *err, size_t errlen
     w->index = i;
     w->vm = wf_live_vm_thread((uint32_t)i);
     w->last_cpu = -1;
+    /* the handler's buffers (still zero: calloc) get their pages now, not in a handler */
+    wf_live_prefault(w->snap_frames, sizeof w->snap_frames);
+    wf_live_prefault(&w->walk, sizeof w->walk);
+    w->snap = (struct wf_live_snapshot){.cap = WF_LIVE_SHADOW_MAX, .frames = w->snap_frames};
     w->intervals = calloc(cap ? cap : 1, sizeof *w->intervals);
     w->latencies = calloc(cap ? cap : 1, sizeof *w->latencies);
     w->stack = mmap(NULL, PAGE + WF_LIVE_STACK_SIZE, PROT_READ | PROT_WRITE,
