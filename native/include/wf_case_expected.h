@@ -20,7 +20,9 @@
 #include <stdint.h>
 
 /* cffi:begin */
-#define WF_CASE_MAX_EXPECTED 480 /* == WF_LIVE_SHADOW_MAX, the deepest live shadow */
+/* Frames of an EXPECTED section: deeper than the live shadow of every workload but the
+   recursive one, whose failures are described but not encoded (WF_LIVE_CASE_TOO_DEEP). */
+#define WF_CASE_MAX_EXPECTED 480
 #define WF_CASE_EXPECTED_FRAME_SIZE 12
 
 enum wf_expected_source { WF_EXPECTED_WALK = 1, WF_EXPECTED_ENQUEUE = 2, WF_EXPECTED_ELEMENT = 3 };

@@ -35,7 +35,8 @@
 
 enum wf_live_case_status {
     WF_LIVE_CASE_OK = 0,
-    WF_LIVE_CASE_TOO_MANY_POKES = -1 /* the stack changed in more words than section 9 holds */
+    WF_LIVE_CASE_TOO_MANY_POKES = -1, /* the stack changed in more words than section 9 holds */
+    WF_LIVE_CASE_TOO_DEEP = -2 /* the expected trace is longer than an EXPECTED section holds */
 };
 
 typedef struct wf_live_finding {

@@ -66,7 +66,11 @@
 #define WF_THREAD_IN_NATIVE_VALUE 4 /* WF_THREAD_IN_NATIVE */
 #define WF_THREAD_IN_VM_VALUE 3     /* WF_THREAD_IN_VM */
 
-#define WF_LIVE_SHADOW_MAX 480 /* frames; the generator keeps programs shallower */
+/* Shadow frames per thread: the recursive workload's Java -> native -> Java recursion goes
+   up to WF_LIVE_RECURSION_RECORDS records (7 physical frames per 5 records: about 9200
+   physical frames, past WF_WALK_MAX_DEPTH); the other workloads stay under a few hundred. */
+#define WF_LIVE_SHADOW_MAX 6656
+#define WF_LIVE_RECURSION_RECORDS 6600
 #define WF_LIVE_MAX_METHODS 96
 #define WF_LIVE_MAX_INSNS 24 /* per method */
 #define WF_LIVE_MAX_WINDOWS 4096
@@ -111,11 +115,16 @@ struct wf_live_method {
     uint32_t kind;      /* wf_live_method_kind */
     int32_t comp_level; /* compiled: 1..4 */
     uint32_t insn_count;
-    uint32_t frame_size;           /* compiled: bytes */
-    uint32_t native_work;          /* native: spin iterations in C */
-    struct wf_live_method *upcall; /* native: Java method the C code calls back, or NULL */
-    uint32_t inline_mask;          /* compiled: bit k set = inline the callee of insn k */
-    uint32_t blob;                 /* index of its blob (compiled, native) */
+    uint32_t frame_size;               /* compiled: bytes */
+    uint32_t native_work;              /* native: spin iterations in C */
+    struct wf_live_method *upcall;     /* native: Java method the C code calls back, or NULL */
+    uint32_t recurse_below;            /* native: call upcall only while the shadow depth is below
+                                          this (0: always) */
+    uint32_t busy_from;                /* native: spin native_work only from this shadow depth on */
+    struct wf_live_method *upcall_alt; /* native: called back instead of upcall at every shadow
+                                          depth that is a multiple of 3, or NULL */
+    uint32_t inline_mask;              /* compiled: bit k set = inline the callee of insn k */
+    uint32_t blob;                     /* index of its blob (compiled, native) */
     struct wf_live_insn insns[WF_LIVE_MAX_INSNS];
 };
 

@@ -21,9 +21,11 @@
 #include "wf_live_vm.h"
 #include "wf_walker.h"
 
-#define WF_LIVE_WALK_MAX 1024  /* frames kept per walk; more = a cycle (overflow) */
-#define WF_LIVE_END_OVERFLOW 1 /* wf_live_walk.end when the buffer filled up */
-#define WF_LIVE_STACK_SIZE (512 * 1024)
+/* Frames kept per walk; more = a cycle (overflow). Above WF_WALK_MAX_DEPTH: a walk that stops
+   at the depth limit is kept whole, and so is a walker's that walks a few frames too far. */
+#define WF_LIVE_WALK_MAX (WF_WALK_MAX_DEPTH + 256)
+#define WF_LIVE_END_OVERFLOW 1               /* wf_live_walk.end when the buffer filled up */
+#define WF_LIVE_STACK_SIZE (4 * 1024 * 1024) /* the recursive workload touches about 520 KiB */
 #define WF_LIVE_CAPTURE_RING 8     /* captures a worker holds until the drain takes them */
 #define WF_LIVE_CAPTURES_PER_KEY 4 /* captures per signature key and worker */
 #define WF_LIVE_SIGNATURE_KEYS 32  /* signature keys counted per worker; more: capture_dropped */
@@ -33,11 +35,19 @@ enum wf_live_phase { WF_LIVE_STARTING, WF_LIVE_BASELINE, WF_LIVE_SAMPLING, WF_LI
 /* Thread-mode handshake states (futex word). */
 enum wf_live_handshake { WF_LIVE_HS_IDLE, WF_LIVE_HS_READY, WF_LIVE_HS_DONE, WF_LIVE_HS_CANCELLED };
 
-/* The shadow stack as a handler copied it. */
+/* The shadow stack as a handler copied it; after wf_live_expect (and wf_live_expect_depth)
+   the trace expected of the walk, ending with `end`. Its frames live with its owner: a
+   worker's hold WF_LIVE_SHADOW_MAX, a queue slot's WF_LIVE_QUEUED_SHADOW_MAX. */
 struct wf_live_snapshot {
     uint32_t depth;
-    struct wf_live_shadow frames[WF_LIVE_SHADOW_MAX];
+    int32_t end;  /* ASGST_NO_FRAME, or ASGST_WF_DEPTH_LIMIT: the frames past it are cut */
+    uint32_t cap; /* frames[] holds this many */
+    struct wf_live_shadow *frames; /* outermost first */
 };
+
+/* Frames a queue slot's snapshot holds: the workloads queue mode runs stay under it (the
+   recursive one, the only deeper, is refused there), and 64 slots a worker stay small. */
+#define WF_LIVE_QUEUED_SHADOW_MAX 480
 
 /* A thread as a capture saw it: registers, VM thread record, and its stack from `base` up. */
 struct wf_live_regs {
@@ -153,6 +163,7 @@ struct wf_live_worker {
     uint32_t *intervals, *latencies;
     uint64_t interval_count, latency_count;
     struct wf_live_snapshot snap;
+    struct wf_live_shadow snap_frames[WF_LIVE_SHADOW_MAX]; /* snap's */
     struct wf_live_walk walk;
     struct wf_live_capture *ring; /* WF_LIVE_CAPTURE_RING entries: the handler fills, the drain
                                      empties (single producer, single consumer) */
@@ -184,6 +195,7 @@ struct wf_live_queued {
     volatile uint32_t busy; /* enqueued, not processed yet */
     struct wf_live_sample_info at;
     struct wf_live_snapshot snap;
+    struct wf_live_shadow frames[WF_LIVE_QUEUED_SHADOW_MAX]; /* snap's */
     struct wf_live_stack_capture signal; /* with capture on: the thread at the signal */
 };
 
@@ -227,6 +239,16 @@ void wf_live_check(const struct wf_live_snapshot *expected, const struct wf_live
    transition window `window` of ucontext uc (wf_live_vm.h: the shadow is one step off there).
    Async-signal-safe. */
 void wf_live_expect(struct wf_live_snapshot *snap, uint32_t window, const void *uc);
+/* The physical frames a walk of the recursive workload's expected trace s decodes, starting
+   at start_pc; *kept: how many of s's frames lie within the first WF_WALK_MAX_DEPTH of them
+   (live_depth.c). Async-signal-safe. */
+uint32_t wf_live_physical_frames(const struct wf_live_snapshot *s, uintptr_t start_pc,
+                                 uint32_t *kept);
+/* Cut the recursive workload's expected trace s at the depth limit: a walker of a thread in
+   `state`, interrupted at pc, decodes at most WF_WALK_MAX_DEPTH physical frames and ends with
+   ASGST_WF_DEPTH_LIMIT if there are more. Async-signal-safe. */
+void wf_live_expect_depth(struct wf_live_snapshot *s, uint32_t state,
+                          const struct wf_vm_anchor *anchor, uintptr_t pc);
 
 /* Copy the worker's shadow stack. Async-signal-safe. */
 void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapshot *snap);

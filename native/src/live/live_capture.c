@@ -148,7 +148,7 @@ static void copy_walk(struct wf_live_capture *c, const struct wf_live_walk *walk
 /* The expected trace, innermost first (the snapshot is outermost first). */
 static void copy_expected(struct wf_live_capture *c, const struct wf_live_snapshot *s) {
     c->expected_count = s != NULL ? s->depth : 0;
-    c->expected_end = c->expected_count > 0 ? ASGST_NO_FRAME : ASGST_NO_TOP_JAVA_FRAME;
+    c->expected_end = c->expected_count > 0 ? s->end : ASGST_NO_TOP_JAVA_FRAME;
     for (uint32_t k = 0; k < c->expected_count; k++) {
         const struct wf_live_shadow *e = &s->frames[s->depth - 1 - k];
         c->expected[k] = (wf_live_frame){.method = (int32_t)e->method,

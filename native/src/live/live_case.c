@@ -211,6 +211,12 @@ int64_t wf_live_case_encode(const struct wf_live_capture *c, int mode,
                             const struct wf_live_worker *w, wf_live_finding *info, uint8_t *out,
                             size_t cap) {
     describe(info, c, mode, w->index);
+    if (c->expected_count > WF_CASE_MAX_EXPECTED) {
+        /* the recursive workload's deep samples: their stack is far above the capture's bound
+           too (WF_LIVE_CAPTURE_STACK), so no case of them would replay */
+        info->status = WF_LIVE_CASE_TOO_DEEP;
+        return 0;
+    }
     memset(blob_used, 0, sizeof blob_used);
     const struct wf_live_regs *sig = &c->signal.r;
     struct layout l = lay_out(c, w);

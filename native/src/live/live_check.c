@@ -77,9 +77,9 @@ static int walked_end(const struct wf_live_walk *w) {
 
 static int is_exact(const struct wf_live_snapshot *s, const struct wf_live_walk *w) {
     int end = walked_end(w);
-    if (s->depth == 0 && w->count == 0)
+    if (s->depth == 0 && w->count == 0 && s->end == ASGST_NO_FRAME)
         return end == ASGST_NO_FRAME || end == ASGST_NO_TOP_JAVA_FRAME;
-    return end == ASGST_NO_FRAME && w->count == s->depth && run_matches(w, 0, s, 0, s->depth);
+    return end == s->end && w->count == s->depth && run_matches(w, 0, s, 0, s->depth);
 }
 
 _Static_assert(sizeof(((wf_live_stats *)0)->invalid_by_class) == WF_LIVE_CLASSES * sizeof(uint64_t),
@@ -90,7 +90,10 @@ static int classify(const struct wf_live_snapshot *s, const struct wf_live_walk 
     int end = walked_end(w);
     while (i < n && i < d && same(&w->frames[i], expected(s, i))) i++;
     *first = (int)i;
-    if (end == ASGST_WF_DEPTH_LIMIT || end == WF_LIVE_END_OVERFLOW || revisits(w))
+    /* the depth limit is a cycle's sign unless the stack is that deep (then stopping there,
+       after exactly the frames expected, is the exact walk; anything else is judged below) */
+    if ((end == ASGST_WF_DEPTH_LIMIT && s->end != ASGST_WF_DEPTH_LIMIT) ||
+        end == WF_LIVE_END_OVERFLOW || revisits(w))
         return WF_LIVE_CLS_CYCLE;
     if (i == n && n < d) return end < 0 ? WF_LIVE_CLS_TRUNCATED : WF_LIVE_CLS_MISSING;
     if (i == n && n == d) return WF_LIVE_CLS_WRONG_RESULT; /* not exact: the end is wrong */
@@ -140,7 +143,8 @@ void wf_live_expect(struct wf_live_snapshot *s, uint32_t window, const void *uc)
 void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapshot *snap) {
     uint32_t depth = t->depth;
     __asm__ volatile("" ::: "memory"); /* the records below depth are complete */
-    if (depth > WF_LIVE_SHADOW_MAX) depth = WF_LIVE_SHADOW_MAX;
+    if (depth > snap->cap) depth = snap->cap;
     for (uint32_t k = 0; k < depth; k++) snap->frames[k] = t->shadow[k];
     snap->depth = depth;
+    snap->end = ASGST_NO_FRAME;
 }

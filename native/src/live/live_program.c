@@ -10,6 +10,13 @@
  *
  * The `calls` workload spins a few iterations per WORK only, so most of its time goes to
  * calls, prologues, epilogues and returns: the instructions where walkers go wrong.
+ *
+ * The `recursive` workload is the one exception to the DAG: compiled method 0 calls native
+ * method 1, whose C body calls method 0 back (or method 2, compiled, which calls 0) while the
+ * shadow stack is shallower than WF_LIVE_RECURSION_RECORDS, so one root call recurses past the
+ * walker's depth limit (WF_WALK_MAX_DEPTH physical frames: the Java frames, N and an entry
+ * frame a level, live_depth.c) and comes back down. Its C body spins only in the levels around the
+ * limit, so most samples land there, below, at and above it.
  */
 #include <string.h>
 
@@ -121,8 +128,51 @@ static double native_method(rng *r, struct wf_live_method *ms, uint32_t n, const
     return c;
 }
 
+/* Records from where the C body spins: about 1300 below the limit's level (7 physical frames
+   per 5 records), so samples land below, at and above it. */
+#define RECURSION_BUSY_FROM (WF_WALK_MAX_DEPTH * 5 / 7 - 1300)
+
+/* A compiled method (no inlining): WORK, CALL callee, WORK, RET. */
+static void java_caller(rng *r, struct wf_live_method *m, uint32_t index,
+                        const struct wf_live_method *callee) {
+    *m = (struct wf_live_method){.index = index,
+                                 .kind = WF_LIVE_COMPILED,
+                                 .comp_level = 1 + (int32_t)next(r, 4),
+                                 .frame_size = 48 + 16 * next(r, 4)};
+    m->shadow_type = ASGST_FRAME_JAVA | (uint32_t)(uint8_t)m->comp_level << 8;
+    add(m, WF_LIVE_OP_WORK, 2 + next(r, 4), 0);
+    add(m, WF_LIVE_OP_CALL, 0, (uintptr_t)callee);
+    add(m, WF_LIVE_OP_WORK, 2 + next(r, 4), 0);
+    add(m, WF_LIVE_OP_RET, 0, 0);
+    m->program = m->insns;
+}
+
+/* The recursive workload (see the top): J (0) -> N (1) -> J, or -> K (2) -> J at every third
+   depth, so a level is 3 or 4 physical frames and the frame at the limit is any of them. */
+static uint32_t recursive_methods(struct wf_live_method *ms, uint64_t seed) {
+    rng r = {seed * 0x2545F4914F6CDD1Dull + WF_LIVE_WORKLOAD_RECURSIVE};
+    struct wf_live_method *j = &ms[0], *n = &ms[1], *k = &ms[2];
+    java_caller(&r, j, 0, n);
+    java_caller(&r, k, 2, j);
+    *n =
+        (struct wf_live_method){.index = 1,
+                                .kind = WF_LIVE_NATIVE,
+                                .frame_size = 48,
+                                .native_work = 100 + next(&r, 100),
+                                .upcall = j,
+                                .upcall_alt = k,
+                                .recurse_below = WF_LIVE_RECURSION_RECORDS,
+                                .busy_from = RECURSION_BUSY_FROM,
+                                .shadow_type = ASGST_FRAME_JAVA_NATIVE | (uint32_t)(uint8_t)-1 << 8,
+                                .shadow_bci0 = -1};
+    add(n, WF_LIVE_OP_RET, 0, 0);
+    n->program = n->insns;
+    return 3;
+}
+
 uint32_t wf_live_generate(struct wf_live_method *ms, uint32_t max, uint32_t workload,
                           uint64_t seed) {
+    if (workload == WF_LIVE_WORKLOAD_RECURSIVE) return max >= 3 ? recursive_methods(ms, seed) : 0;
     if (workload >= sizeof SHAPES / sizeof SHAPES[0]) return 0;
     const struct shape *s = &SHAPES[workload];
     uint32_t n = s->methods < max ? s->methods : max;

@@ -93,6 +93,9 @@ int wf_live_queue_register(struct wf_live_worker *w) {
     const struct wf_live_run *run = &wf_live_current_run;
     w->queued = calloc(WF_LIVE_QUEUED, sizeof *w->queued);
     if (w->queued == NULL) return -1;
+    for (uint32_t k = 0; k < WF_LIVE_QUEUED; k++)
+        w->queued[k].snap = (struct wf_live_snapshot){.cap = WF_LIVE_QUEUED_SHADOW_MAX,
+                                                      .frames = w->queued[k].frames};
     if (run->cfg.capture) wf_live_prefault(w->queued, WF_LIVE_QUEUED * sizeof *w->queued);
     w->queue = run->queue.register_queue(NULL, WF_LIVE_QUEUE_CAPACITY, 0, on_element, w);
     wf_live_queue_model_start(w, WF_LIVE_QUEUE_CAPACITY);

@@ -15,11 +15,12 @@
 #include "wf_live_worker.h"
 #include "wf_run.h"
 
-_Static_assert(WF_CASE_MAX_EXPECTED == WF_LIVE_SHADOW_MAX,
+_Static_assert(WF_CASE_MAX_EXPECTED <= WF_LIVE_SHADOW_MAX,
                "an expected trace fits a live snapshot");
 
 static struct wf_live_walk walk;
-static struct wf_live_snapshot snap;
+static struct wf_live_shadow snap_frames[WF_LIVE_SHADOW_MAX];
+static struct wf_live_snapshot snap = {.cap = WF_LIVE_SHADOW_MAX, .frames = snap_frames};
 static wf_queue_result *queue_log;
 
 static int32_t frame_method(uintptr_t handle) {
@@ -40,6 +41,7 @@ static void as_live_walk(const ASGST_Frame *frames, uint32_t count, int32_t run_
 
 static void expected_snapshot(const wf_case_expected *e) {
     snap.depth = e->count;
+    snap.end = e->end_code == ASGST_WF_DEPTH_LIMIT ? ASGST_WF_DEPTH_LIMIT : ASGST_NO_FRAME;
     for (uint32_t k = 0; k < e->count; k++) {
         const wf_expected_frame *f = &e->frames[k];
         snap.frames[e->count - 1 - k] = (struct wf_live_shadow){

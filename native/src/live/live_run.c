@@ -23,10 +23,16 @@
 struct wf_live_run wf_live_current_run;
 static int run_done;
 
-/* The C body of every native method: spin, maybe call back into Java. */
+/* The C body of every native method: spin, maybe call back into Java (the recursive
+   workload's spins only from busy_from on, and calls back only below recurse_below). */
 static void native_body(struct wf_live_thread *t, const struct wf_live_method *m) {
-    for (volatile uint32_t i = 0; i < m->native_work; i++) {}
-    if (m->upcall != NULL) ((wf_live_entry_fn)wf_live_current_run.vm.entry_stub)(t, m->upcall);
+    uint32_t depth = t->depth;
+    if (depth >= m->busy_from)
+        for (volatile uint32_t i = 0; i < m->native_work; i++) {}
+    const struct wf_live_method *up =
+        m->upcall_alt != NULL && depth % 3 == 0 ? m->upcall_alt : m->upcall;
+    if (up != NULL && (m->recurse_below == 0 || depth < m->recurse_below))
+        ((wf_live_entry_fn)wf_live_current_run.vm.entry_stub)(t, up);
 }
 
 static uint64_t cpu_ns(const struct wf_live_worker *w) {
@@ -67,6 +73,10 @@ static int start_worker(struct wf_live_run *run, int i, char *err, size_t errlen
     w->index = i;
     w->vm = wf_live_vm_thread((uint32_t)i);
     w->last_cpu = -1;
+    /* the handler's buffers (still zero: calloc) get their pages now, not in a handler */
+    wf_live_prefault(w->snap_frames, sizeof w->snap_frames);
+    wf_live_prefault(&w->walk, sizeof w->walk);
+    w->snap = (struct wf_live_snapshot){.cap = WF_LIVE_SHADOW_MAX, .frames = w->snap_frames};
     w->intervals = calloc(cap ? cap : 1, sizeof *w->intervals);
     w->latencies = calloc(cap ? cap : 1, sizeof *w->latencies);
     w->stack = mmap(NULL, PAGE + WF_LIVE_STACK_SIZE, PROT_READ | PROT_WRITE,
@@ -221,8 +231,10 @@ static int check_config(const wf_live_config *c, char *err, size_t errlen) {
         snprintf(err, errlen, "threads %d outside 1..%d", c->threads, WF_LIVE_MAX_WORKERS);
     else if (c->interval_ns < 1000)
         snprintf(err, errlen, "interval %llu ns is below 1 us", (unsigned long long)c->interval_ns);
-    else if (c->workload < WF_LIVE_WORKLOAD_MIXED || c->workload > WF_LIVE_WORKLOAD_CALLS)
+    else if (c->workload < WF_LIVE_WORKLOAD_MIXED || c->workload > WF_LIVE_WORKLOAD_RECURSIVE)
         snprintf(err, errlen, "unknown workload %d", c->workload);
+    else if (c->workload == WF_LIVE_WORKLOAD_RECURSIVE && c->mode == WF_LIVE_MODE_QUEUE)
+        snprintf(err, errlen, "the recursive workload runs in signal or thread mode");
     else return 0;
     return -1;
 }

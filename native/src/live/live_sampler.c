@@ -115,6 +115,8 @@ void wf_live_info(struct wf_live_sample_info *at, const struct wf_live_worker *w
     at->window = wf_live_window_at(&wf_live_current_run.vm, at->pc);
     wf_live_expect(snap, at->window, uc);
     at->state = w->vm->state;
+    if (wf_live_current_run.cfg.workload == WF_LIVE_WORKLOAD_RECURSIVE)
+        wf_live_expect_depth(snap, at->state, &w->vm->anchor, at->pc);
     at->snap = snap;
     at->t0 = t0;
 }

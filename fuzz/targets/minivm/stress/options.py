@@ -9,7 +9,7 @@ from typing import Any
 from walkfuzz.core.errors import UserError
 
 MODES = ("signal", "thread", "queue")
-WORKLOADS = ("mixed", "interpreted", "compiled", "native", "deep", "calls")
+WORKLOADS = ("mixed", "interpreted", "compiled", "native", "deep", "calls", "recursive")
 MAX_THREADS = 16
 MIN_INTERVAL_NS = 1_000
 
@@ -45,6 +45,10 @@ class StressOptions:
             raise UserError(f"stress mode {self.mode!r} is not one of {', '.join(MODES)}")
         if self.workload not in WORKLOADS:
             raise UserError(f"workload {self.workload!r} is not one of {', '.join(WORKLOADS)}")
+        if self.workload == "recursive" and self.mode == "queue":
+            # the oracle counts the physical frames of a walk from the sampled instruction;
+            # a queue element is walked later, from the frame the Enqueue chose
+            raise UserError("workload 'recursive' runs in --mode signal or thread, not queue")
         if not 1 <= self.threads <= MAX_THREADS:
             raise UserError(f"threads {self.threads} is not in 1..{MAX_THREADS}")
         if self.interval_ns < MIN_INTERVAL_NS:

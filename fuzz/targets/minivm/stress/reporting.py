@@ -75,12 +75,16 @@ def with_hits(groups: list[FindingGroup], result: dict[str, Any]) -> list[Findin
     known = {g.signature for g in groups}
     command = " ".join(["walkfuzz", "stress", "--mode", result["options"]["mode"], "--workload",
                         result["options"]["workload"], "--seed", str(result["options"]["seed"])])
+    # why a captured sample was not saved as a case (the drain's case status), per signature
+    unsaved = {e["signature"]: e["case"] for e in result["examples"]
+               if e.get("case", "ok") != "ok" and "signature" in e}
     for signature, doc in signatures.items():
         if signature not in known:
+            why = unsaved.get(signature, "see capture_dropped")
             group = FindingGroup(
                 signature=signature, kind=doc["kind"], target=TARGET, harness=HARNESS,
                 location=doc["location"], shape=doc["shape"], count=doc[HITS]["count"],
-                examples=[], reproducer=f"{command} (no input stored: see capture_dropped)",
+                examples=[], reproducer=f"{command} (no input stored: {why})",
                 details={HITS: doc[HITS]})
             group.take(Hits.from_json(doc[HITS]))
             groups.append(group)

@@ -1,0 +1,73 @@
+"""Live stress past the depth limit: the `recursive` workload recurses (Java -> native -> Java)
+past WF_WALK_MAX_DEPTH physical frames and back, run as a user runs it (`walkfuzz stress
+--workload recursive`, bounded by --walks). The reference walker, which stops at the limit
+with ASGST_WF_DEPTH_LIMIT, walks every sample exactly, some of them ending at the limit;
+walkers whose limit is wrong (planted: one frame too many, or only reported frames counted)
+give invalid traces, and the report says why their deep samples were not saved as cases."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS
+from walkfuzz.targets.minivm.planted import build, planted_bug
+
+pytestmark = pytest.mark.stress
+
+WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
+WALKS = "1000"
+TIMEOUT = 600  # a busy machine makes a run longer, never shorter of walks
+DEPTH_LIMIT = "ASGST_WF_DEPTH_LIMIT"
+
+
+def stress(out: Path, mode: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    """One `walkfuzz stress` of the recursive workload: its exit status and report."""
+    done = subprocess.run(
+        [str(WALKFUZZ), "stress", "--target", "minivm", "--workload", "recursive", "--mode",
+         mode, "--threads", "1" if mode == "thread" else "2", "--walks", WALKS,
+         "--duration", "300s", "--baseline", "0", "--out", str(out), *extra],
+        capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert done.returncode in (CLEAN, FINDINGS), done.stderr
+    return done.returncode, json.loads((out / "report.json").read_text())
+
+
+@pytest.mark.parametrize("mode", ["signal", "thread"])
+def test_reference_walker_stops_at_the_limit_exactly(mode: str, tmp_path: Path) -> None:
+    status, report = stress(tmp_path, mode)
+    counters = report["counters"]
+    assert status == CLEAN, counters["invalid_by_class"]
+    assert counters["invalid"] == 0 and counters["faults"] == 0 and counters["hangs"] == 0
+    assert counters["exact"] == counters["walked"] >= int(WALKS)
+    # samples above the limit (the walk ends there) and below it (the walk ends at the root)
+    assert counters["end_codes"].get(DEPTH_LIMIT, 0) > 0, counters["end_codes"]
+    assert counters["end_codes"].get("ASGST_NO_FRAME", 0) > 0, counters["end_codes"]
+
+
+@pytest.mark.parametrize("bug", ["depth-off-by-one", "depth-reported-only"])
+def test_a_walker_with_a_wrong_limit_gives_invalid_traces(bug: str, tmp_path: Path) -> None:
+    walker = build(planted_bug(bug), "plain")
+    status, report = stress(tmp_path, "signal", "--walker", str(walker))
+    counters = report["counters"]
+    assert status == FINDINGS
+    assert counters["invalid"] > 0, counters["end_codes"]
+    assert counters["faults"] == 0 and counters["hangs"] == 0
+    # a deep sample's case would not replay: no input is stored, and the findings say why
+    findings = report["findings"]
+    assert findings and not any(f["examples"] for f in findings), findings
+    assert any("too deep to replay" in f["reproducer"] for f in findings), findings
+
+
+def test_queue_mode_refuses_the_recursive_workload(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(WALKFUZZ), "stress", "--target", "minivm", "--workload", "recursive", "--mode",
+         "queue", "--walks", WALKS, "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == BAD_INPUT
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "recursive" in lines[0] and "queue" in lines[0], done.stderr
