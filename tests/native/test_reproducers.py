@@ -44,7 +44,8 @@ from walkfuzz.targets.minivm import planted
 FIND_CAP = "900"
 ROUNDS = 8  # short runs tried before a target that finds every few seconds is given up on
 MINIVM_BUGS = [("inlined-scope-order", "layouts"), ("missing-bounds-check", "layouts"),
-               ("queue-bookkeeping", "queue"), ("rewind-keeps-scope", "api")]
+               ("queue-bookkeeping", "queue"), ("rewind-keeps-scope", "api"),
+               ("depth-off-by-one", "layouts")]
 
 
 def _minivm_campaign(root: Path, bug: str, harness: str) -> Path:
