@@ -499,15 +499,11 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
     if (kind == WF_BLOB_STUB) {
         return emit_non_java(it, f);
     }
-    if (kind == WF_BLOB_ENTRY) {
-        it->link = 0;
-        if (!check_fp(it, 24)) return ASGST_WF_BAD_FP; /* anchor slots out of the frame */
-        return emit_non_java(it, f);
-    }
-    it->kind = 0; /* no such blob kind in a VM */
+    /* ENTRY: the decoder refuses any other kind (check_blob) and the live VM writes none; a
+       kind that were anything else would still only read the anchor slots check_fp bounds. */
     it->link = 0;
-    fill(it, f, ASGST_FRAME_NON_JAVA, -1, -1, NULL);
-    return 1;
+    if (!check_fp(it, 24)) return ASGST_WF_BAD_FP; /* anchor slots out of the frame */
+    return emit_non_java(it, f);
 }
 
 /* The next inlined scope of the decoded compiled frame (scope != scope_end). */
