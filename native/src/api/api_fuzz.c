@@ -16,8 +16,7 @@ static volatile uint32_t program_count;
 
 static const char *const OP_NAMES[WF_API_OP_COUNT] = {
     "next-frame", "next-frames", "rewind",       "state",        "method-info", "class-info",
-    "from-frame", "nested",      "capabilities", "thread-state", "return",
-    "null-info",
+    "from-frame", "nested",      "capabilities", "thread-state", "return",      "null-info",
 };
 
 const char *wf_api_op_name(int op) {

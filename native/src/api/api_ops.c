@@ -20,7 +20,7 @@ static void remember_method(api_exec *x, ASGST_Method method) {
 }
 
 /* NextFrame with no iterator (ops after a Run* call that called no handler): an error code,
-   *frame untouched (docs/case-format.md §4.5). */
+   the frame untouched (docs/case-format.md §4.5). */
 static void op_next_null(level *lv) {
     ASGST_Frame f, before;
     memset(&f, API_FILL, sizeof f);

@@ -89,7 +89,6 @@ static inline int pair_in_stack(const ASGST_Iterator *it, uintptr_t addr) {
     return word_index(it, addr) < it->pairs;
 }
 
-
 /* A slot of an fp-based frame whose decode passed check_fp (below): that check put every
    slot of the frame, fp - below .. fp + 8, inside the stack and aligned, so it was the one
    range check of all of them and the slot is read as it is. */
