@@ -48,7 +48,8 @@ enum wf_api_op {
     WF_API_CAPABILITIES = 8, /* ASGST_Capabilities */
     WF_API_THREAD_STATE = 9, /* ASGST_ThreadState */
     WF_API_RETURN = 10,      /* leave the current callback */
-    WF_API_OP_COUNT = 11
+    WF_API_NULL_INFO = 11,   /* GetMethodInfo, GetClassInfo with a NULL info: handle each */
+    WF_API_OP_COUNT = 12
 };
 
 /* Generate, run and check one input on walker w. Returns r->finding. Not signal-safe. */

@@ -56,7 +56,7 @@ def test_every_operation_runs_clean_on_the_reference_walker() -> None:
     found, ops = _run_all(lib.wf_walker_reference(), _inputs(1))
     assert found == Counter()
     names = {"next-frame", "next-frames", "rewind", "state", "method-info", "class-info",
-             "from-frame", "nested", "capabilities", "thread-state", "return"}
+             "from-frame", "nested", "capabilities", "thread-state", "return", "null-info"}
     assert set(ops) == names, ops
 
 

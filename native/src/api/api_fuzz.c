@@ -16,7 +16,7 @@ static volatile uint32_t program_count;
 
 static const char *const OP_NAMES[WF_API_OP_COUNT] = {
     "next-frame", "next-frames", "rewind",       "state",        "method-info", "class-info",
-    "from-frame", "nested",      "capabilities", "thread-state", "return",
+    "from-frame", "nested",      "capabilities", "thread-state", "return",      "null-info",
 };
 
 const char *wf_api_op_name(int op) {
@@ -85,6 +85,12 @@ static intptr_t run_program(void *arg) {
     x->r->run_result = rc;
     api_check_run(&root, rc);
     if (!x->failed) x->r->frames = root.pos;
+    /* No callback (a thread the walk refuses: not Java, new, exiting): the ops left run
+       outside one, on no iterator, so the process-wide calls see these threads too. */
+    if (!root.called && !x->failed) {
+        api_handler(NULL, &root);
+        root.called = 0;
+    }
     return 0;
 }
 

@@ -19,10 +19,23 @@ static void remember_method(api_exec *x, ASGST_Method method) {
     if (m != NULL) remember(x->classes, &x->class_count, (uintptr_t)m->klass);
 }
 
+/* NextFrame with no iterator (ops after a Run* call that called no handler): an error code,
+   the frame untouched (docs/case-format.md §4.5). */
+static void op_next_null(level *lv) {
+    ASGST_Frame f, before;
+    memset(&f, API_FILL, sizeof f);
+    memset(&before, API_FILL, sizeof before);
+    int rc = lv->x->w->next_frame(NULL, &f);
+    if (rc < 0 && memcmp(&f, &before, sizeof f) == 0) return;
+    lv->x->r->end_code = rc;
+    api_fail(lv, WF_CHECK_API_NEXT_FRAME, WF_FINDING_CONTRACT);
+}
+
 /* NextFrame: the expected walk's frame at pos, then its end code again and again, with
  *frame left as it was (asgst.h: sticky). */
 static void op_next(level *lv) {
     api_exec *x = lv->x;
+    if (lv->it == NULL) return op_next_null(lv);
     const api_expected *e = lv->want;
     ASGST_Frame f, before;
     memset(&f, API_FILL, sizeof f);
@@ -48,7 +61,8 @@ static void op_next(level *lv) {
 
 static void op_state(level *lv) {
     int rc = lv->x->w->state(lv->it);
-    if (rc != (lv->ended ? lv->want->end : 1)) {
+    int want = lv->it == NULL ? ASGST_NO_FRAME : lv->ended ? lv->want->end : 1;
+    if (rc != want) {
         lv->x->r->state_after = rc;
         api_fail(lv, WF_CHECK_API_STATE, WF_FINDING_CONTRACT);
     }
@@ -87,33 +101,39 @@ static uintptr_t some_handle(api_exec *x, const uintptr_t *seen, uint32_t seen_c
     return entries > 0 ? table + stride * (b % entries) : 0;
 }
 
-/* A capacity around the name's length: exact fit, one short, any, or none. */
-static int32_t capacity(api_exec *x, uint32_t len) {
-    uint32_t b = provider_byte(&x->p);
-    uint32_t cap;
-    switch (b & 3) {
-    case 0: cap = len + 1; break;
-    case 1: cap = len; break;
-    case 2: cap = b >> 2; break;
-    default: cap = 0; break;
-    }
-    return (int32_t)(cap > WF_API_NAME_CAP ? WF_API_NAME_CAP : cap);
-}
-
 typedef struct name_call { /* one string of an info call */
     const char *want;
     uint32_t want_length;
     int32_t capacity;
+    int null_buffer; /* the buffer passed is NULL: only the length comes back */
 } name_call;
+
+/* A capacity around the name's length: exact fit, one short, any, none, or a NULL buffer
+   that claims room for the whole name. */
+static void choose_capacity(api_exec *x, name_call *n, uint32_t len) {
+    uint32_t b = provider_byte(&x->p);
+    uint32_t cap;
+    n->null_buffer = 0;
+    switch (b & 3) {
+    case 0: cap = len + 1; break;
+    case 1: cap = len; break;
+    case 2: cap = b >> 2; break;
+    default:
+        n->null_buffer = b >= 128;
+        cap = n->null_buffer ? len + 1 : 0;
+        break;
+    }
+    n->capacity = (int32_t)(cap > WF_API_NAME_CAP ? WF_API_NAME_CAP : cap);
+}
 
 /* Set up buffer i for the name: filled, capacity chosen. */
 static void name_setup(api_exec *x, name_call *n, const char *want, uint32_t len, char **buffer,
                        int32_t *length, int i) {
     n->want = want;
     n->want_length = len;
-    n->capacity = capacity(x, len);
+    choose_capacity(x, n, len);
     memset(x->names[i], API_FILL, sizeof x->names[i]);
-    *buffer = x->names[i];
+    *buffer = n->null_buffer ? NULL : x->names[i];
     *length = n->capacity;
 }
 
@@ -124,7 +144,7 @@ static int name_check(const api_exec *x, const name_call *n, int32_t got_length,
     for (int32_t k = n->capacity; k < n->capacity + API_CANARY; k++)
         if (b[k] != API_FILL) return WF_CHECK_API_NAME_BUFFER;
     if (got_length != (int32_t)n->want_length) return -1;
-    if (n->capacity == 0) return 0;
+    if (n->capacity == 0 || n->null_buffer) return 0;
     uint32_t keep = (uint32_t)n->capacity - 1;
     uint32_t len = n->want_length < keep ? n->want_length : keep;
     return memcmp(b, n->want, len) == 0 && b[len] == '\0' ? 0 : -1;
@@ -184,6 +204,18 @@ static void op_class_info(level *lv) {
     if (info.modifiers != (k ? k->modifiers : 0)) info_fail(lv, -1, WF_CHECK_API_CLASS_INFO, h);
 }
 
+/* A NULL info pointer: nothing to fill; the call must return without touching memory (a fault
+   is a crash finding of the guard). */
+static void op_null_info(level *lv) {
+    api_exec *x = lv->x;
+    uintptr_t m = some_handle(x, x->methods, x->method_count, WF_VM_METHODS, WF_VM_METHOD_STRIDE,
+                              WF_VM->method_count, WF_VM_CLASSES);
+    x->w->get_method_info((ASGST_Method)m, NULL);
+    uintptr_t k = some_handle(x, x->classes, x->class_count, WF_VM_CLASSES, WF_VM_CLASS_STRIDE,
+                              WF_VM->class_count, WF_VM_METHODS);
+    x->w->get_class_info((ASGST_Class)k, NULL);
+}
+
 /* ---- nested walks, process-wide calls ------------------------------------------------------ */
 
 /* RunWithIteratorFromFrame at a frame of the expected walk (options the case's, or for wild
@@ -208,7 +240,7 @@ static void op_from_frame(level *lv) {
 
 /* The case's own Run* call again, inside this callback: a second iterator, the same walk. */
 static void op_nested(level *lv) {
-    if (lv->depth + 1 >= WF_API_FUZZ_MAX_DEPTH) return;
+    if (lv->it == NULL || lv->depth + 1 >= WF_API_FUZZ_MAX_DEPTH) return;
     level child = {.x = lv->x, .want = &lv->x->truth, .depth = lv->depth + 1};
     api_check_run(&child, api_start_case(&child));
 }
@@ -251,6 +283,7 @@ void api_run_op(level *lv, int op) {
     case WF_API_NESTED: op_nested(lv); break;
     case WF_API_CAPABILITIES: op_capabilities(lv); break;
     case WF_API_THREAD_STATE: op_thread_state(lv); break;
+    case WF_API_NULL_INFO: op_null_info(lv); break;
     default: break;
     }
 }

@@ -20,9 +20,9 @@ enum {
     JVMTI_IN_NATIVE = 0x400000
 };
 
-/* Copy a name into (buffer, capacity), truncated with NUL; set *length to its full length. */
+/* Copy a name into (buffer, capacity), truncated with NUL; set *length to its full length.
+   length is a field of the caller's info, never NULL. */
 static void copy_name(char *buffer, int32_t *length, const char *name, uint32_t name_length) {
-    if (length == NULL) return;
     int32_t capacity = *length;
     if (buffer != NULL && capacity > 0) {
         uint32_t n = name_length < (uint32_t)capacity - 1 ? name_length : (uint32_t)capacity - 1;
@@ -35,7 +35,6 @@ static void copy_name(char *buffer, int32_t *length, const char *name, uint32_t 
 #ifdef WF_PLANT_NAME_PAST_BUFFER /* planted bug (fuzz/targets/minivm/planted.py): the capacity \
                                     taken as room for the characters, the NUL one past it */
 static void copy_method_name(char *buffer, int32_t *length, const char *name, uint32_t len) {
-    if (length == NULL) return;
     if (buffer != NULL) {
         uint32_t n = len < (uint32_t)*length ? len : (uint32_t)*length;
         memcpy(buffer, name, n);

@@ -89,19 +89,6 @@ static inline int pair_in_stack(const ASGST_Iterator *it, uintptr_t addr) {
     return word_index(it, addr) < it->pairs;
 }
 
-/* The words at addr and addr + 8, each read exactly as stack_word reads it: one range check
-   when both lie inside the stack (always, on a well-formed stack), a check per word if not. */
-static inline void stack_pair(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *low,
-                              uintptr_t *high) {
-    if (pair_in_stack(it, addr)) {
-        *low = *(const uintptr_t *)addr;
-        *high = *(const uintptr_t *)(addr + 8);
-        return;
-    }
-    stack_word(it, addr, low);
-    stack_word(it, addr + 8, high);
-}
-
 /* A slot of an fp-based frame whose decode passed check_fp (below): that check put every
    slot of the frame, fp - below .. fp + 8, inside the stack and aligned, so it was the one
    range check of all of them and the slot is read as it is. */
@@ -263,9 +250,19 @@ static int sender_of_fixed_frame(const ASGST_Iterator *it, ref_frame *s) {
         return STEPPED;
     }
     s->sp = fixed_sender_sp(it->blob, it->cur.sp);
-    if (s->sp > it->stack_hi) return ASGST_WF_BAD_SP; /* frame runs off the stack */
-    stack_pair(it, s->sp - 16, &s->fp, &s->pc);
-    return STEPPED;
+#ifdef WF_PLANT_FRAME_SIZE_OFF_BY_ONE /* the planted short sender sp can put the pair a word \
+                                         below the stack: read it checked, stay memory-safe */
+    if (s->sp <= it->stack_hi) {
+        stack_word(it, s->sp - 16, &s->fp);
+        stack_word(it, s->sp - 8, &s->pc);
+        return STEPPED;
+    }
+#endif
+    /* A built frame comes here only when the pair at its link, sp + frame_size - 16, is not
+       inside the stack (step_to_sender). sp is an aligned word of the stack (decode_and_emit)
+       and frame sizes are multiples of 8 and at least 16 (the decoder's check_blob; the live
+       VM's are 48 + 16k and 32): the pair is aligned and not below sp, so it runs off the top. */
+    return ASGST_WF_BAD_SP;
 }
 
 #ifdef WF_PLANT_ANCHOR_FP_SLOT /* planted bug (fuzz/targets/minivm/planted.py): anchor fp from the \
@@ -354,7 +351,7 @@ static void peek_caller_profile(const ASGST_Iterator *it, const ref_frame *s) {
    an fp-based frame (INTERPRETED, C), sp + frame_size - 16 for a built fixed-size frame.
    One range check of that pair takes both rules of §4.4 with no branch on the kind: which
    kind a frame has is data, and a mispredicted branch costs as much as the rest of a step.
-   A frame without a link (ENTRY, a first frame not built yet, a blob of no kind) or whose
+   A frame without a link (ENTRY, a first frame not built yet) or whose
    pair is not inside the stack takes its kind's rule. */
 static int step_to_sender(ASGST_Iterator *it, ref_frame *at) {
     ref_frame s = {0, 0, 0};
@@ -367,7 +364,7 @@ static int step_to_sender(ASGST_Iterator *it, ref_frame *at) {
     } else if (it->kind == WF_FRAME_ENTRY) {
         rc = sender_of_entry(it, &s);
     } else {
-        rc = sender_of_fixed_frame(it, &s); /* COMPILED, NATIVE, STUB; a blob of no kind */
+        rc = sender_of_fixed_frame(it, &s); /* COMPILED, NATIVE, STUB */
     }
     if (rc != STEPPED) return rc;
     if (s.pc == 0) return ASGST_NO_FRAME; /* outermost frame: the end */
@@ -499,15 +496,11 @@ static inline __attribute__((always_inline)) int decode_and_emit(ASGST_Iterator 
     if (kind == WF_BLOB_STUB) {
         return emit_non_java(it, f);
     }
-    if (kind == WF_BLOB_ENTRY) {
-        it->link = 0;
-        if (!check_fp(it, 24)) return ASGST_WF_BAD_FP; /* anchor slots out of the frame */
-        return emit_non_java(it, f);
-    }
-    it->kind = 0; /* no such blob kind in a VM */
+    /* ENTRY: the decoder refuses any other kind (check_blob) and the live VM writes none; a
+       kind that were anything else would still only read the anchor slots check_fp bounds. */
     it->link = 0;
-    fill(it, f, ASGST_FRAME_NON_JAVA, -1, -1, NULL);
-    return 1;
+    if (!check_fp(it, 24)) return ASGST_WF_BAD_FP; /* anchor slots out of the frame */
+    return emit_non_java(it, f);
 }
 
 /* The next inlined scope of the decoded compiled frame (scope != scope_end). */
