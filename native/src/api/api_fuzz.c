@@ -6,6 +6,7 @@
 
 #include "api_ops.h"
 #include "gen/gen_provider.h"
+#include "run/walk_record.h"
 #include "wf_gen.h"
 #include "wf_ucontext.h"
 
@@ -99,14 +100,6 @@ static void generate_params(wf_gen_params *p) {
     p->max_frames = WF_API_FUZZ_MAX_FRAMES; /* short walks: ops reach their end */
 }
 
-static int start(wf_run_result *r, int status) {
-    memset(r, 0, sizeof *r);
-    r->diff_index = -1;
-    r->queue_op = -1;
-    r->status = status;
-    return status;
-}
-
 static void exec_init(api_exec *x, const wf_walker *w, const wf_case *c, wf_run_result *r) {
     x->w = w;
     x->c = c;
@@ -127,7 +120,7 @@ int wf_api_fuzz_run(const wf_walker *w, const uint8_t *data, size_t len, wf_case
     generate_params(&p);
     program_count = 0;
     int status = wf_gen_from_bytes(data + skip, len - skip, &p, c);
-    if (start(r, status) != WF_CASE_OK) return WF_FINDING_NONE;
+    if (wf_result_start(r, status) != WF_CASE_OK) return WF_FINDING_NONE;
     r->oracle = WF_ORACLE_TRUTH;
     size_t used = skip + wf_gen_consumed();
     api_exec *x = &exec_state;

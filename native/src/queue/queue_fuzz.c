@@ -1,6 +1,5 @@
 /* queue_fuzz.c — the queue harness's one call (wf_queue_fuzz.h): generate the case and the
  * program, run the program through the walker's queue entries under the guard, check the log. */
-#include <string.h>
 
 #include "queue_fuzz.h"
 #include "run/walk_record.h"
@@ -29,25 +28,17 @@ static void generate_params(wf_gen_params *p) {
     p->max_frames = WF_QUEUE_FUZZ_MAX_FRAMES;
 }
 
-static int start(wf_run_result *r, int status) {
-    memset(r, 0, sizeof *r);
-    r->diff_index = -1;
-    r->queue_op = -1;
-    r->status = status;
-    return status;
-}
-
 int wf_queue_fuzz_run(const wf_walker *w, const uint8_t *data, size_t len, wf_case *c,
                       wf_run_result *r) {
-    if (!w->has_queue) return start(r, WF_CASE_ERR_BAD_FIELD);
+    if (!w->has_queue) return wf_result_start(r, WF_CASE_ERR_BAD_FIELD);
     if (log_buffer == NULL && (log_buffer = wf_queue_result_new()) == NULL)
-        return start(r, WF_CASE_ERR_MAP);
+        return wf_result_start(r, WF_CASE_ERR_MAP);
     int wild = len > 0 && (data[0] & WF_QUEUE_FUZZ_MUTATE);
     size_t skip = len > 0 ? 1 : 0;
     wf_gen_params p;
     generate_params(&p);
     int status = wf_gen_from_bytes(data + skip, len - skip, &p, c);
-    if (start(r, status) != WF_CASE_OK) return WF_FINDING_NONE;
+    if (wf_result_start(r, status) != WF_CASE_OK) return WF_FINDING_NONE;
     size_t used = skip + wf_gen_consumed();
     program_count = wf_queue_gen_program(c, data + used, len - used, wild, program);
     wf_case_queue_set(program, program_count);

@@ -152,6 +152,14 @@ static void check_truth(const wf_walker *w, const wf_case *c, const walk_record 
     note_diff(r, got, want, want_count);
 }
 
+int wf_result_start(wf_run_result *r, int status) {
+    memset(r, 0, sizeof *r);
+    r->diff_index = -1;
+    r->queue_op = -1;
+    r->status = status;
+    return status;
+}
+
 int wf_run_mapped(const wf_walker *w, wf_case *c, wf_run_result *r) {
     memset(r, 0, sizeof *r);
     r->diff_index = -1;

@@ -20,6 +20,9 @@ typedef struct walk_record {
     ASGST_Frame *frames;
 } walk_record;
 
+/* A result with nothing found yet and `status` (no differing frame, no queue operation);
+   returns status. */
+int wf_result_start(wf_run_result *r, int status);
 /* Contract checks of a recorded walk (wf_check); *index = offending frame or -1. */
 int wf_check_contract(const walk_record *rec, uint32_t options, int32_t *index);
 /* Every field of two frames equal. */
