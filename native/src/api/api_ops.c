@@ -150,6 +150,27 @@ static int name_check(const api_exec *x, const name_call *n, int32_t got_length,
     return memcmp(b, n->want, len) == 0 && b[len] == '\0' ? 0 : -1;
 }
 
+/* A method handle: one seen in the walk, a record's, or (wild inputs) any address. */
+static uintptr_t some_method(api_exec *x) {
+    return some_handle(x, x->methods, x->method_count, WF_VM_METHODS, WF_VM_METHOD_STRIDE,
+                       WF_VM->method_count, WF_VM_CLASSES);
+}
+
+/* A class handle, chosen as some_method chooses a method handle. */
+static uintptr_t some_class(api_exec *x) {
+    return some_handle(x, x->classes, x->class_count, WF_VM_CLASSES, WF_VM_CLASS_STRIDE,
+                       WF_VM->class_count, WF_VM_METHODS);
+}
+
+/* The check of the first of `count` name results that is wrong, or 0. */
+static int names_check(const api_exec *x, const name_call *n, const int32_t *got, int count) {
+    for (int i = 0; i < count; i++) {
+        int check = name_check(x, &n[i], got[i], i);
+        if (check != 0) return check;
+    }
+    return 0;
+}
+
 static void info_fail(level *lv, int check, int info_check, uintptr_t handle) {
     lv->x->r->got.method = (ASGST_Method)handle; /* the handle asked about, for the report */
     api_fail(lv, check < 0 ? info_check : check, WF_FINDING_CONTRACT);
@@ -157,8 +178,7 @@ static void info_fail(level *lv, int check, int info_check, uintptr_t handle) {
 
 static void op_method_info(level *lv) {
     api_exec *x = lv->x;
-    uintptr_t h = some_handle(x, x->methods, x->method_count, WF_VM_METHODS, WF_VM_METHOD_STRIDE,
-                              WF_VM->method_count, WF_VM_CLASSES);
+    uintptr_t h = some_method(x);
     const struct wf_vm_method *m = wf_vm_method_at(h);
     ASGST_MethodInfo info;
     name_call n[3];
@@ -173,10 +193,8 @@ static void op_method_info(level *lv) {
     x->w->get_method_info((ASGST_Method)h, &info);
     int32_t got[3] = {info.method_name_length, info.signature_length,
                       info.generic_signature_length};
-    for (int i = 0; i < 3; i++) {
-        int check = name_check(x, &n[i], got[i], i);
-        if (check != 0) return info_fail(lv, check, WF_CHECK_API_METHOD_INFO, h);
-    }
+    int check = names_check(x, n, got, 3);
+    if (check != 0) return info_fail(lv, check, WF_CHECK_API_METHOD_INFO, h);
     if (info.modifiers != (m ? m->modifiers : 0) ||
         info.klass != (m ? (ASGST_Class)m->klass : NULL))
         return info_fail(lv, -1, WF_CHECK_API_METHOD_INFO, h);
@@ -185,8 +203,7 @@ static void op_method_info(level *lv) {
 
 static void op_class_info(level *lv) {
     api_exec *x = lv->x;
-    uintptr_t h = some_handle(x, x->classes, x->class_count, WF_VM_CLASSES, WF_VM_CLASS_STRIDE,
-                              WF_VM->class_count, WF_VM_METHODS);
+    uintptr_t h = some_class(x);
     const struct wf_vm_class *k = wf_vm_class_at(h);
     ASGST_ClassInfo info;
     name_call n[2];
@@ -197,10 +214,8 @@ static void op_class_info(level *lv) {
     info.modifiers = -1;
     x->w->get_class_info((ASGST_Class)h, &info);
     int32_t got[2] = {info.class_name_length, info.generic_class_name_length};
-    for (int i = 0; i < 2; i++) {
-        int check = name_check(x, &n[i], got[i], i);
-        if (check != 0) return info_fail(lv, check, WF_CHECK_API_CLASS_INFO, h);
-    }
+    int check = names_check(x, n, got, 2);
+    if (check != 0) return info_fail(lv, check, WF_CHECK_API_CLASS_INFO, h);
     if (info.modifiers != (k ? k->modifiers : 0)) info_fail(lv, -1, WF_CHECK_API_CLASS_INFO, h);
 }
 
@@ -208,11 +223,9 @@ static void op_class_info(level *lv) {
    is a crash finding of the guard). */
 static void op_null_info(level *lv) {
     api_exec *x = lv->x;
-    uintptr_t m = some_handle(x, x->methods, x->method_count, WF_VM_METHODS, WF_VM_METHOD_STRIDE,
-                              WF_VM->method_count, WF_VM_CLASSES);
+    uintptr_t m = some_method(x);
     x->w->get_method_info((ASGST_Method)m, NULL);
-    uintptr_t k = some_handle(x, x->classes, x->class_count, WF_VM_CLASSES, WF_VM_CLASS_STRIDE,
-                              WF_VM->class_count, WF_VM_METHODS);
+    uintptr_t k = some_class(x);
     x->w->get_class_info((ASGST_Class)k, NULL);
 }
 
