@@ -161,12 +161,13 @@ int ASGST_Capabilities(void);
  * what shared/reference/001 leaves open:
  *  - Threads: a queue belongs to the OS thread that registered it (env must be NULL: the
  *    simulated VM has no JNIEnv; non-NULL env -> RegisterQueue NULL, DeregisterQueue 0) and
- *    walks the mapped VM thread. Up to WF_QUEUE_MAX_QUEUES live queues per process, sizes
- *    0..WF_QUEUE_MAX_CAPACITY (else RegisterQueue returns NULL; size 0 = always full).
+ *    walks the mapped VM thread. RegisterQueue succeeds while fewer than WF_QUEUE_MAX_QUEUES
+ *    queues are live in the process, for sizes 0..WF_QUEUE_MAX_CAPACITY (else it returns NULL;
+ *    size 0 = always full) and a non-NULL handler.
  *  - Handles: queues live in a static pool, so a deregistered handle stays readable: every
  *    call checks it and treats a dead or foreign pointer as "no queue" (Enqueue ->
  *    ASGST_ENQUEUE_NO_QUEUE, GetQueueElement -> NULL, GetQueueSizeInfo -> zeros, the rest
- *    no-ops / 0).
+ *    no-ops / 0) - until a later RegisterQueue hands its slot out again.
  *  - Enqueue, checks in order: no queue -> ENQUEUE_NO_QUEUE (not counted); then the attempt
  *    is counted (attempts = every Enqueue on a live queue since the last safepoint end,
  *    whatever its result); caller is not the owner thread and the VM thread is not
@@ -188,7 +189,11 @@ int ASGST_Capabilities(void);
  *    along their layouts: no iterator, bounded). Only arg is meant to be modified.
  *  - GetEnqueuableElement fills *element as Enqueue would store it (arg NULL) and returns 1,
  *    or returns Enqueue's walk error without touching *element (the signature of the
- *    reference implementation's profile2.h, not "pc NULL").
+ *    reference implementation's profile2.h, not "pc NULL"); a NULL element ->
+ *    ASGST_WF_BAD_ARGUMENT before anything is read.
+ *  - Enqueue / GetEnqueuableElement with a NULL ucontext walk the calling thread as
+ *    RunWithIterator(NULL) does: a thread in Java has no registers to start from
+ *    (ASGST_WF_BAD_ARGUMENT), one that is not starts at its anchor.
  *  - Safepoint (wf_queue_safepoint, wf_queue.h): the owner thread's queues in registration
  *    order; for a non-empty queue: start handler, then fun(iterator, queue_arg, arg) per
  *    element oldest first, then end handler; the queue is then empty. Start/end iterators (if

@@ -20,8 +20,17 @@
  *    12 THREAD      u8 state, u8 flags, u64 anchor sp, u64 anchor fp, u64 anchor pc: the
  *                   thread record becomes that (as the running thread would change it between
  *                   a signal and its safepoint; restored after the run)
- *   A queue operand r names the r-th REGISTER of the program; its handle is NULL if that
- *   register failed or has not run yet, and stays the (dead) handle after DEREGISTER.
+ *    13 FILL        register queues of size 0 until RegisterQueue refuses (at most
+ *                   WF_QUEUE_FILL_MAX), then deregister them: result = how many it took
+ *    14 ALIAS       u8 queue, s32 offset (not a multiple of 8): a registration whose handle
+ *                   is queue's handle (an alias's base, for an alias) + offset, a pointer
+ *                   RegisterQueue never returned
+ *    15 MISUSE      u8 kind (wf_queue_misuse), u8 queue: one call with an argument the API
+ *                   refuses
+ *   A queue operand r names the r-th registration of the program (REGISTER, ALIAS, a
+ *   registering MISUSE); its handle is NULL if that register failed or has not run yet, and
+ *   stays the (dead) handle after DEREGISTER - until a FILL has run: from then on a queue that
+ *   ended is NULL (a pool walker may hand its slot to a later RegisterQueue).
  */
 #ifndef WALKFUZZ_WF_CASE_QUEUE_H
 #define WALKFUZZ_WF_CASE_QUEUE_H
@@ -39,6 +48,8 @@ struct wf_walker; /* wf_walker.h */
 #define WF_QUEUE_MAX_EVENTS 65536
 #define WF_QUEUE_MAX_LOGGED_FRAMES 262144
 #define WF_QUEUE_CONTEXT_SIZE 1024 /* bytes for a ucontext_t (936 on x86-64 glibc) */
+#define WF_QUEUE_FILL_MAX 4096     /* FILL stops there: a walker without a pool limit */
+#define WF_QUEUE_MISUSE_KINDS 5
 
 enum wf_queue_opcode {
     WF_QOP_REGISTER = 1,
@@ -52,7 +63,20 @@ enum wf_queue_opcode {
     WF_QOP_SAFEPOINT = 9,
     WF_QOP_THREAD_EXIT = 10,
     WF_QOP_POKE = 11,
-    WF_QOP_THREAD = 12
+    WF_QOP_THREAD = 12,
+    WF_QOP_FILL = 13,
+    WF_QOP_ALIAS = 14,
+    WF_QOP_MISUSE = 15
+};
+
+/* MISUSE kinds and what asgst.h says the call returns. */
+enum wf_queue_misuse {
+    WF_MISUSE_REGISTER_ENV = 0,    /* RegisterQueue(non-NULL env, 1, 0, fun, arg): NULL */
+    WF_MISUSE_REGISTER_NO_FUN = 1, /* RegisterQueue(NULL, 1, 0, NULL, arg): NULL */
+    WF_MISUSE_DEREGISTER_ENV = 2,  /* DeregisterQueue(non-NULL env, queue): 0, queue kept */
+    WF_MISUSE_NO_ELEMENT = 3,      /* GetEnqueuableElement(ucontext, NULL): WF_BAD_ARGUMENT */
+    WF_MISUSE_NO_CONTEXT = 4       /* Enqueue(queue, NULL, 0): the caller's own stack, which is
+                                      no VM thread's here: an Enqueue failing with NO_THREAD */
 };
 
 enum wf_queue_event_kind {

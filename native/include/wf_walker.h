@@ -15,6 +15,7 @@
 #include "asgst.h"
 
 /* cffi:begin */
+struct wf_queue_counters; /* wf_queue.h */
 typedef struct wf_walker {
     char name[128]; /* "reference" or the library path */
     int (*run_with_iterator)(void *ucontext, int32_t options, ASGST_IteratorHandler fun,
@@ -46,6 +47,8 @@ typedef struct wf_walker {
     int (*queue_safepoint)(uintptr_t sp, uintptr_t fp, uintptr_t pc);
     int (*queue_thread_exit)(void);
     void (*queue_thread_reset)(void);
+    /* wf_queue_get_counters (wf_queue.h) if the library exports it, else NULL: optional */
+    void (*queue_counters)(ASGST_Queue *queue, struct wf_queue_counters *out);
     void *handle; /* dlopen handle; NULL for the reference walker */
 } wf_walker;
 
@@ -64,7 +67,6 @@ void wf_walker_unload(wf_walker *w);
 /* wf_queue_get_counters of the reference walker linked into the core, for C outside the core
    (the testing extension, native/testing/), which cannot bind the walker's own symbols: they
    are hidden. Not cffi-visible. Async-signal-safe. */
-struct wf_queue_counters;
 void wf_walker_reference_queue_counters(ASGST_Queue *queue, struct wf_queue_counters *out);
 
 #endif /* WALKFUZZ_WF_WALKER_H */

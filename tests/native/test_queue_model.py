@@ -18,7 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.case.format import Case
-from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp
+from walkfuzz.targets.minivm.case.queue_program import Misuse, Opcode, QueueOp, registers
 from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames, with_program
 from walkfuzz.targets.minivm.queue.model import Event, EventKind, QueueModel, TruthOracle
 from walkfuzz.targets.minivm.queue.run import run_case
@@ -27,7 +27,8 @@ STATES = (vm.ThreadState.IN_JAVA, vm.ThreadState.IN_VM, vm.ThreadState.IN_NATIVE
           vm.ThreadState.BLOCKED)
 FEATURES = ("full", "resize-between", "resize-during", "arg-modified", "compressed",
             "deregister-pending", "start-iterator", "start-plain", "end-iterator", "end-plain",
-            "element-walked", "gone", "enqueue-in-safepoint", "pending-at-end")
+            "element-walked", "gone", "enqueue-in-safepoint", "pending-at-end", "pool-filled",
+            "foreign-handle", "own-context-enqueued")
 seen: set[str] = set()
 # THREAD replays a live capture's safepoint; the model answers from a true trace, which a
 # thread change would not be any more (it refuses THREAD: queue_model.QueueModel._op).
@@ -62,6 +63,13 @@ def _features(ops: list[QueueOp], log: list[Event]) -> set[str]:
                 found.add("full")
             if op.code == Opcode.ENQUEUE and e.code == -7:
                 found.add("enqueue-in-safepoint")
+            if op.code == Opcode.FILL and e.code > 0:
+                found.add("pool-filled")
+            if op.code == Opcode.ALIAS and any(o.queue == e.queue and o.code != Opcode.ALIAS
+                                               for o in ops[e.op + 1:]):
+                found.add("foreign-handle")
+            if op.code == Opcode.MISUSE and op.which == Misuse.NO_CONTEXT and e.code == 1:
+                found.add("own-context-enqueued")
             if op.code == Opcode.SET_ARG and e.code == 1:
                 found.add("arg-modified")
             if op.code == Opcode.COMPRESS and e.code == 2:
@@ -133,6 +141,11 @@ class QueueMachine(RuleBasedStateMachine):
             return QueueOp(Opcode.SIZE_INFO, queue=q)      # exits stay rare
         if code == Opcode.POKE:
             return self._poke(data) or QueueOp(Opcode.SIZE_INFO, queue=q)
+        if code == Opcode.ALIAS:
+            return QueueOp(code, queue=q, n=data.draw(st.sampled_from(
+                (1, 7, -3, (1 << 20) + 5, -(1 << 20) - 1))))
+        if code == Opcode.MISUSE:
+            return QueueOp(code, which=data.draw(st.sampled_from(list(Misuse))), queue=q)
         return QueueOp(code, queue=q)
 
     def _poke(self, data: st.DataObject) -> QueueOp | None:
@@ -162,11 +175,19 @@ class QueueMachine(RuleBasedStateMachine):
 
     @rule(size=st.integers(0, 3), mode=st.integers(1, 2))
     def register_with_handlers(self, size: int, mode: int) -> None:
-        q = sum(op.code == Opcode.REGISTER for op in self.ops)
+        q = sum(registers(op) for op in self.ops)
         self.ops += [QueueOp(Opcode.REGISTER, n=size, options=self.options),
                      QueueOp(Opcode.HANDLER, queue=q, which=0, mode=mode, options=self.options),
                      QueueOp(Opcode.HANDLER, queue=q, which=1, mode=3 - mode,
                              options=self.options)]
+        self._check()
+
+    @rule(size=st.integers(0, 2))
+    def enqueue_without_context(self, size: int) -> None:
+        """Enqueue(queue, NULL): a thread not in Java is walked from its anchor."""
+        q = sum(registers(op) for op in self.ops)
+        self.ops += [QueueOp(Opcode.REGISTER, n=size, options=self.options),
+                     QueueOp(Opcode.MISUSE, which=Misuse.NO_CONTEXT, queue=q)]
         self._check()
 
     @rule(q=queues, index=st.integers(0, 63))

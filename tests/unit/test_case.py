@@ -190,7 +190,7 @@ def test_empty_queue_program_is_kept() -> None:
 
 
 def test_queue_program_errors_report_section_9() -> None:
-    secs = [*sections(), (9, 0, struct.pack("<IB", 1, 13))]      # opcode 13
+    secs = [*sections(), (9, 0, struct.pack("<IB", 1, 16))]      # opcode 16
     assert status_of(enc.assemble(secs)) == (CaseStatus.BAD_FIELD, 9,
                                            payload_offset(secs, 7) + 5)
     secs = [*sections(), (9, 0, struct.pack("<I", 4097))]

@@ -63,7 +63,12 @@ static int read_operands(case_reader *r, wf_queue_op *op) {
     case WF_QOP_SAFEPOINT:
         return read_frame(r, op) || case_u16(r, &op->inner_at, "safepoint inner_at") ||
                case_u16(r, &op->inner_count, "safepoint inner_count");
-    case WF_QOP_THREAD_EXIT: return 0;
+    case WF_QOP_THREAD_EXIT:
+    case WF_QOP_FILL: return 0;
+    case WF_QOP_ALIAS:
+        return case_u8(r, &op->queue, "queue index") || read_s32(r, &op->n, "alias offset");
+    case WF_QOP_MISUSE:
+        return case_u8(r, &op->which, "misuse kind") || case_u8(r, &op->queue, "queue index");
     case WF_QOP_POKE:
         return case_u64(r, &op->pc, "poke address") || case_u64(r, &op->arg, "poke value");
     case WF_QOP_THREAD:
@@ -80,9 +85,14 @@ static int read_operands(case_reader *r, wf_queue_op *op) {
 static int check_op(case_reader *r, const wf_queue_op *op, uint32_t i, uint32_t count,
                     uint32_t inner_end, uint32_t *registrations) {
     const struct wf_vm_thread *t = (const struct wf_vm_thread *)(uintptr_t)WF_VM_THREAD;
-    if (op->code == WF_QOP_REGISTER && ++*registrations > WF_QUEUE_MAX_REGISTRATIONS)
+    if (wf_queue_op_registers(op) && ++*registrations > WF_QUEUE_MAX_REGISTRATIONS)
         return case_fail(r, WF_CASE_ERR_LIMIT, "queue op %u: more than %d registrations", i,
                          WF_QUEUE_MAX_REGISTRATIONS);
+    if (op->code == WF_QOP_ALIAS && op->n % 8 == 0) /* a multiple of 8 may be another queue */
+        return case_fail(r, WF_CASE_ERR_BAD_FIELD, "queue op %u: alias offset %d, a multiple of 8",
+                         i, op->n);
+    if (op->code == WF_QOP_MISUSE && op->which >= WF_QUEUE_MISUSE_KINDS)
+        return case_fail(r, WF_CASE_ERR_BAD_FIELD, "queue op %u: misuse kind %u", i, op->which);
     if (op->code == WF_QOP_HANDLER && (op->which > 1 || op->mode > 2))
         return case_fail(r, WF_CASE_ERR_BAD_FIELD, "queue op %u: handler which %u mode %u", i,
                          op->which, op->mode);
@@ -137,6 +147,7 @@ static const uint8_t OPERAND_BYTES[] = {
     [WF_QOP_SET_ARG] = 13,    [WF_QOP_COMPRESS] = 25,  [WF_QOP_RESIZE] = 5,
     [WF_QOP_SIZE_INFO] = 1,   [WF_QOP_HANDLER] = 7,    [WF_QOP_SAFEPOINT] = 28,
     [WF_QOP_THREAD_EXIT] = 0, [WF_QOP_POKE] = 16,      [WF_QOP_THREAD] = 26,
+    [WF_QOP_FILL] = 0,        [WF_QOP_ALIAS] = 5,      [WF_QOP_MISUSE] = 2,
 };
 
 static size_t ops_size(const wf_queue_op *ops, uint32_t count) {
@@ -170,10 +181,12 @@ static uint8_t *write_op(uint8_t *p, const wf_queue_op *op) {
     case WF_QOP_SAFEPOINT:
         return put_le(put_le(put_frame(p, op), op->inner_at, 2), op->inner_count, 2);
     case WF_QOP_POKE: return put_le(put_le(p, op->pc, 8), op->arg, 8);
+    case WF_QOP_ALIAS: return put_le(put_le(p, op->queue, 1), (uint32_t)op->n, 4);
+    case WF_QOP_MISUSE: return put_le(put_le(p, op->which, 1), op->queue, 1);
     case WF_QOP_THREAD:
         p = put_le(put_le(p, op->which, 1), op->mode, 1);
         return put_le(put_le(put_le(p, op->sp, 8), op->fp, 8), op->pc, 8);
-    default: return p; /* THREAD_EXIT: no operands */
+    default: return p; /* THREAD_EXIT, FILL: no operands */
     }
 }
 

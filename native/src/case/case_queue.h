@@ -13,14 +13,21 @@
 typedef struct wf_queue_op {
     uint8_t code;                   /* wf_queue_opcode */
     uint8_t queue;                  /* registration index operand */
-    uint8_t which, mode;            /* HANDLER; THREAD: state, flags */
-    int32_t n;                      /* REGISTER, RESIZE: size; SET_ARG: index */
+    uint8_t which, mode;            /* HANDLER; THREAD: state, flags; MISUSE: kind */
+    int32_t n;                      /* REGISTER, RESIZE: size; SET_ARG: index; ALIAS: offset */
     uint32_t options;               /* REGISTER, HANDLER */
     uint16_t inner_at, inner_count; /* SAFEPOINT */
     uint64_t pc, sp, fp;            /* ENQUEUE, COMPRESS, SAFEPOINT; POKE: pc = address;
                                        THREAD: the anchor */
     uint64_t arg;                   /* ENQUEUE, SET_ARG; POKE: value */
 } wf_queue_op;
+
+/* Does op take the next registration index (REGISTER, ALIAS, a registering MISUSE)? */
+static inline int wf_queue_op_registers(const wf_queue_op *op) {
+    return op->code == WF_QOP_REGISTER || op->code == WF_QOP_ALIAS ||
+           (op->code == WF_QOP_MISUSE &&
+            (op->which == WF_MISUSE_REGISTER_ENV || op->which == WF_MISUSE_REGISTER_NO_FUN));
+}
 
 /* Forget the program (a case without section 9). */
 void wf_case_queue_clear(void);

@@ -96,7 +96,8 @@ enum {
     PICK_SAFEPOINT,
     PICK_DEREGISTER,
     PICK_THREAD_EXIT,
-    PICK_POKE
+    PICK_POKE,
+    PICK_MISC /* the rare calls: FILL, ALIAS, MISUSE */
 };
 
 /* Weights out of 32: enqueues and safepoints dominate, thread exit is rare. */
@@ -108,12 +109,45 @@ static int pick(gen *g) {
         PICK_SET_ARG,   PICK_RESIZE,     PICK_RESIZE,      PICK_SIZE_INFO, PICK_HANDLER,
         PICK_HANDLER,   PICK_SAFEPOINT,  PICK_SAFEPOINT,   PICK_SAFEPOINT, PICK_SAFEPOINT,
         PICK_SAFEPOINT, PICK_DEREGISTER, PICK_THREAD_EXIT, PICK_POKE,      PICK_POKE,
-        PICK_POKE,      PICK_ENQUEUE,
+        PICK_POKE,      PICK_MISC,
     };
     int k = TABLE[provider_byte(&g->p) % 32];
     if (k == PICK_REGISTER && g->registrations >= WF_QUEUE_FUZZ_MAX_REGISTRATIONS) k = PICK_ENQUEUE;
     if (k == PICK_POKE && !g->wild) k = PICK_ENQUEUE;
     return k;
+}
+
+/* A handle that is no queue: misaligned, inside a pool slot or a megabyte off. */
+static int32_t alias_offset(gen *g) {
+    int32_t small = (int32_t)provider_range(&g->p, 1, 7);
+    switch (provider_byte(&g->p) % 3) {
+    case 0: return small;
+    case 1: return (1 << 20) + small;
+    default: return -(1 << 20) - small;
+    }
+}
+
+/* FILL registers a thousand queues: rare, it costs as much as a hundred other ops. */
+static void misc_op(gen *g, wf_queue_op *op) {
+    int can_register = g->registrations < WF_QUEUE_FUZZ_MAX_REGISTRATIONS;
+    uint32_t b = provider_byte(&g->p);
+    if (b < 16) {
+        op->code = WF_QOP_FILL;
+        return;
+    }
+    op->queue = queue_operand(g);
+    if (b < 96 && can_register) {
+        op->code = WF_QOP_ALIAS;
+        op->n = alias_offset(g);
+        g->registrations++;
+        return;
+    }
+    op->code = WF_QOP_MISUSE;
+    op->which = (uint8_t)(provider_byte(&g->p) % WF_QUEUE_MISUSE_KINDS);
+    if (wf_queue_op_registers(op)) {
+        if (can_register) g->registrations++;
+        else op->which = WF_MISUSE_NO_CONTEXT;
+    }
 }
 
 /* One op; *inner gets the size of the handler block a SAFEPOINT opens (room: ops left). */
@@ -182,6 +216,7 @@ static void make_op(gen *g, wf_queue_op *op, uint32_t index, int allow_inner, ui
     case PICK_THREAD_EXIT:
         op->code = provider_chance(&g->p, 64) ? WF_QOP_THREAD_EXIT : WF_QOP_SIZE_INFO;
         return;
+    case PICK_MISC: misc_op(g, op); return;
     default: poke(g, op); return;
     }
 }

@@ -40,6 +40,8 @@ typedef struct oracle {
     shadow q[WF_QUEUE_FUZZ_MAX_REGISTRATIONS];
     uint8_t inner[WF_QUEUE_FUZZ_MAX_OPS]; /* op runs inside a handler */
     int poked;                            /* the stack changed: the truth is off */
+    int exited;                           /* THREAD_EXIT ran: RegisterQueue refuses */
+    uint32_t registrations;               /* made so far (shadowed: the first ones) */
     uint32_t processed;                   /* elements of the running safepoint */
 } oracle;
 
@@ -266,10 +268,39 @@ static uint32_t live_queues(const oracle *o) {
     return n;
 }
 
+/* FILL takes every slot of the pool the program's live queues leave (asgst.h: at most
+   WF_QUEUE_MAX_QUEUES live queues), none inside a safepoint or after thread exit. */
+static void on_fill(oracle *o, const wf_queue_event *e) {
+    if (o->registrations > WF_QUEUE_FUZZ_MAX_REGISTRATIONS) return; /* live ones not all known */
+    int32_t want = o->inner[e->op] || o->exited ? 0 : WF_QUEUE_MAX_QUEUES - (int32_t)live_queues(o);
+    if (e->code != want) fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_BOOKKEEPING, e->op);
+}
+
+static void on_misuse(oracle *o, const wf_queue_event *e, const wf_queue_op *op, shadow *s) {
+    switch (op->which) {
+    case WF_MISUSE_NO_ELEMENT:
+        if (e->code != ASGST_WF_BAD_ARGUMENT)
+            fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_CODE, e->op);
+        return;
+    case WF_MISUSE_NO_CONTEXT: { /* the thread's own context: from its anchor if not in Java */
+        const struct wf_vm_thread *t = (const struct wf_vm_thread *)(uintptr_t)WF_VM_THREAD;
+        if ((s == NULL || !s->live) && e->code != ASGST_ENQUEUE_NO_QUEUE)
+            return fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_CODE, e->op);
+        if (e->code == ASGST_JAVA_TRACE && !state_walks_anchor(t->state))
+            return fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_CODE, e->op);
+        on_enqueue(o, e, op, s); /* the anchor's top Java frame, as an ENQUEUE would get */
+        return;
+    }
+    default: /* refused registrations and deregistration: 0, nothing changes */
+        if (e->code != 0) fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_CODE, e->op);
+    }
+}
+
 static void on_result(oracle *o, const wf_queue_event *e) {
     const wf_queue_op *op = &o->ops[e->op];
     shadow *s = queue_of(o, e->queue);
     int inner = o->inner[e->op];
+    if (wf_queue_op_registers(op)) o->registrations++;
     switch (op->code) {
     case WF_QOP_REGISTER: on_register(o, e, op); break;
     case WF_QOP_DEREGISTER:
@@ -290,8 +321,16 @@ static void on_result(oracle *o, const wf_queue_event *e) {
     case WF_QOP_THREAD_EXIT:
         if (e->code != (inner ? -1 : (int32_t)live_queues(o)))
             fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_BOOKKEEPING, e->op);
-        if (!inner) drop_all(o);
+        if (!inner) {
+            drop_all(o);
+            o->exited = 1;
+        }
         break;
+    case WF_QOP_FILL: on_fill(o, e); break;
+    case WF_QOP_ALIAS:
+        if (e->code != 0) fail(o, WF_FINDING_CONTRACT, WF_CHECK_QUEUE_CODE, e->op);
+        break;
+    case WF_QOP_MISUSE: on_misuse(o, e, op, s); break;
     case WF_QOP_POKE: o->poked = 1; break;
     default: break; /* SIZE_INFO: the size check below */
     }

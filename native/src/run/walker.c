@@ -30,6 +30,7 @@ static const wf_walker REFERENCE = {
     .queue_safepoint = wf_queue_safepoint,
     .queue_thread_exit = wf_queue_thread_exit,
     .queue_thread_reset = wf_queue_thread_reset,
+    .queue_counters = wf_queue_get_counters,
 };
 
 const wf_walker *wf_walker_reference(void) { return &REFERENCE; }
@@ -108,6 +109,8 @@ static void load_queue(void *handle, wf_walker *w) {
     }
     w->has_queue = 1;
     w->queue_error[0] = '\0';
+    void *counters = dlsym(handle, "wf_queue_get_counters"); /* optional: not an ASGST call */
+    memcpy(&w->queue_counters, &counters, sizeof counters);
 }
 
 int wf_walker_load(const char *path, wf_walker *out, char *err, size_t errlen) {

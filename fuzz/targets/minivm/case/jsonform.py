@@ -125,6 +125,9 @@ QUEUE_OPERANDS: dict[int, tuple[str, ...]] = {
     Opcode.THREAD_EXIT: (),
     Opcode.POKE: ("pc", "arg"),   # address, value
     Opcode.THREAD: ("which", "mode", "sp", "fp", "pc"),   # state, flags, the anchor
+    Opcode.FILL: (),
+    Opcode.ALIAS: ("queue", "n"),                         # base registration, offset
+    Opcode.MISUSE: ("which", "queue"),                    # kind, queue
 }
 _HEX_OPERANDS = frozenset({"pc", "sp", "fp", "arg"})
 

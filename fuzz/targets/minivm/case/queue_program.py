@@ -35,6 +35,25 @@ class Opcode(IntEnum):
     THREAD_EXIT = 10
     POKE = 11
     THREAD = 12   # the thread's state, flags and anchor change (a live capture's safepoint)
+    FILL = 13     # register size-0 queues until refused, then deregister them
+    ALIAS = 14    # a registration whose handle is another's plus a misaligned offset
+    MISUSE = 15   # one call with an argument the API refuses (Misuse)
+
+
+class Misuse(IntEnum):
+    """MISUSE kinds (wf_queue_misuse)."""
+
+    REGISTER_ENV = 0      # RegisterQueue(non-NULL env, ...): NULL
+    REGISTER_NO_FUN = 1   # RegisterQueue(NULL, ..., NULL handler, ...): NULL
+    DEREGISTER_ENV = 2    # DeregisterQueue(non-NULL env, queue): 0
+    NO_ELEMENT = 3        # GetEnqueuableElement(ucontext, NULL): ASGST_WF_BAD_ARGUMENT
+    NO_CONTEXT = 4        # Enqueue(queue, NULL, 0): the caller's own stack, no VM thread
+
+
+def registers(op: QueueOp) -> bool:
+    """Does op take the next registration index (wf_queue_op_registers)?"""
+    return op.code in (Opcode.REGISTER, Opcode.ALIAS) or (
+        op.code == Opcode.MISUSE and op.which in (Misuse.REGISTER_ENV, Misuse.REGISTER_NO_FUN))
 
 
 @dataclass(frozen=True)
@@ -43,9 +62,9 @@ class QueueOp:
 
     code: int
     queue: int = 0
-    n: int = 0            # REGISTER, RESIZE: size; SET_ARG: element index
+    n: int = 0            # REGISTER, RESIZE: size; SET_ARG: element index; ALIAS: offset
     options: int = 0      # REGISTER, HANDLER
-    which: int = 0        # HANDLER: 0 start, 1 end; THREAD: state
+    which: int = 0        # HANDLER: 0 start, 1 end; THREAD: state; MISUSE: kind
     mode: int = 0         # HANDLER: 0 remove, 1 plain, 2 offered an iterator; THREAD: flags
     pc: int = 0           # (THREAD: pc, sp, fp are the anchor's)
     sp: int = 0
@@ -135,8 +154,14 @@ def _operands(r: QueueReader, code: int, index: int) -> QueueOp:
         inner_at = r.u16("safepoint inner_at")
         return QueueOp(code, **frame, inner_at=inner_at,
                        inner_count=r.u16("safepoint inner_count"))
-    if code == q.THREAD_EXIT:
+    if code in (q.THREAD_EXIT, q.FILL):
         return QueueOp(code)
+    if code == q.ALIAS:
+        queue = r.u8("queue index")
+        return QueueOp(code, queue=queue, n=r.s32("alias offset"))
+    if code == q.MISUSE:
+        kind = r.u8("misuse kind")
+        return QueueOp(code, which=kind, queue=r.u8("queue index"))
     if code == q.POKE:
         addr = r.u64("poke address")
         return QueueOp(code, pc=addr, arg=r.u64("poke value"))
@@ -149,9 +174,13 @@ def _operands(r: QueueReader, code: int, index: int) -> QueueOp:
 
 def _check(r: QueueReader, op: QueueOp, i: int, count: int, inner_end: int,
            registrations: int, stack: tuple[int, int]) -> None:
-    if op.code == Opcode.REGISTER and registrations > MAX_REGISTRATIONS:
+    if registers(op) and registrations > MAX_REGISTRATIONS:
         raise r.fail(STATUS_LIMIT,
                            f"queue op {i}: more than {MAX_REGISTRATIONS} registrations")
+    if op.code == Opcode.ALIAS and op.n % 8 == 0:
+        raise r.fail(STATUS_BAD_FIELD, f"queue op {i}: alias offset {op.n}, a multiple of 8")
+    if op.code == Opcode.MISUSE and op.which > max(Misuse):
+        raise r.fail(STATUS_BAD_FIELD, f"queue op {i}: misuse kind {op.which}")
     if op.code == Opcode.HANDLER and (op.which > 1 or op.mode > 2):
         raise r.fail(STATUS_BAD_FIELD,
                            f"queue op {i}: handler which {op.which} mode {op.mode}")
@@ -178,7 +207,7 @@ def decode_program(r: QueueReader, stack_lo: int, stack_hi: int) -> tuple[QueueO
     registrations = inner_end = 0
     for i in range(count):
         op = _operands(r, r.u8("queue opcode"), i)
-        registrations += op.code == Opcode.REGISTER
+        registrations += registers(op)
         _check(r, op, i, count, inner_end, registrations, (stack_lo, stack_hi))
         if inner_end and i + 1 >= inner_end:
             inner_end = 0
@@ -207,8 +236,12 @@ def _operand_bytes(op: QueueOp) -> bytes:
         return struct.pack("<BBBI", op.queue, op.which, op.mode, op.options)
     if op.code == q.SAFEPOINT:
         return frame + struct.pack("<HH", op.inner_at, op.inner_count)
-    if op.code == q.THREAD_EXIT:
+    if op.code in (q.THREAD_EXIT, q.FILL):
         return b""
+    if op.code == q.ALIAS:
+        return struct.pack("<Bi", op.queue, op.n)
+    if op.code == q.MISUSE:
+        return struct.pack("<BB", op.which, op.queue)
     if op.code == q.POKE:
         return struct.pack("<QQ", op.pc, op.arg)
     if op.code == q.THREAD:

@@ -17,9 +17,10 @@ from typing import Protocol
 
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.case.format import Blob, Case, Frame
-from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp
+from walkfuzz.targets.minivm.case.queue_program import Misuse, Opcode, QueueOp, registers
 
 MAX_CAPACITY = 65536        # WF_QUEUE_MAX_CAPACITY
+MAX_QUEUES = 1024           # WF_QUEUE_MAX_QUEUES: live queues of the process
 MAX_CHECKED_CALLERS = 4     # WF_QUEUE_MAX_CHECKED_CALLERS
 NO_QUEUE = -5               # ASGST_ENQUEUE_NO_QUEUE
 FULL_QUEUE = -6             # ASGST_ENQUEUE_FULL_QUEUE
@@ -71,6 +72,9 @@ class Element:
 class StackOracle(Protocol):
     def probe(self, pc: int, sp: int, fp: int) -> Element | int:
         """What Enqueue would store for this ucontext (arg 0), or its walk error."""
+
+    def probe_own(self) -> Element | int:
+        """The same for Enqueue without a ucontext (the calling thread's own)."""
 
     def walk(self, pc: int, sp: int, fp: int, options: int,
              top_bci: int | None) -> tuple[tuple[Frame, ...], int]:
@@ -130,6 +134,16 @@ class TruthOracle:
                 return Element(f.pc, f.sp, f.fp, top_bci=bci,
                                callers=self._callers(f, first=f.sp == start))
         return int(vm.WalkCode.NO_TOP_JAVA_FRAME)
+
+    def probe_own(self) -> Element | int:
+        """The thread's checks, then registers it has not got for a thread in Java; a thread
+        that is not is walked from its anchor, whatever the context."""
+        error = self._thread_error()
+        if error:
+            return error
+        if self.case.thread.state == vm.ThreadState.IN_JAVA:
+            return int(vm.WalkCode.BAD_ARGUMENT)
+        return self.probe(0, 0, 0)
 
     def _word(self, address: int) -> int:
         """The stack word now (ref_queue.c's stack_word: 0 if unaligned or off the stack). The
@@ -278,20 +292,30 @@ class QueueModel:
         while i < end:
             op = self.ops[i]
             code = self._op(i, op)
-            queue = (len(self.queues) - 1 if op.code == Opcode.REGISTER
-                     else -1 if op.code in (Opcode.SAFEPOINT, Opcode.THREAD_EXIT, Opcode.POKE,
-                                            Opcode.THREAD)
-                     else op.queue)
+            queue = self._logged_queue(op)
             q = self._live(queue) if queue >= 0 else None
             info = (len(q.elements), q.capacity, q.attempts) if q is not None else (0, 0, 0)
             self.log.append(Event(EventKind.OP, i, queue, code, size=info[0],
                                   capacity=info[1], attempts=info[2]))
             i += 1 + (op.inner_count if op.code == Opcode.SAFEPOINT else 0)
 
+    def _logged_queue(self, op: QueueOp) -> int:
+        """The registration an op's event names (case_queue_run.c logged_queue)."""
+        if registers(op):
+            return len(self.queues) - 1
+        if op.code == Opcode.MISUSE:
+            return -1 if op.which == Misuse.NO_ELEMENT else op.queue
+        if op.code in (Opcode.SAFEPOINT, Opcode.THREAD_EXIT, Opcode.POKE, Opcode.THREAD,
+                       Opcode.FILL):
+            return -1
+        return op.queue
+
     def _op(self, i: int, op: QueueOp) -> int:
         c = Opcode
         if op.code == c.REGISTER:
             return self._register(op)
+        if op.code in (c.FILL, c.ALIAS, c.MISUSE):
+            return self._refused(op)
         if op.code == c.DEREGISTER:
             q = self._live(op.queue)
             if q is None or self.in_safepoint:
@@ -329,6 +353,21 @@ class QueueModel:
         index = len(self.queues)
         self.queues.append(Queue(index, op.n, op.options) if ok else None)
         return int(ok)
+
+    def _refused(self, op: QueueOp) -> int:
+        """FILL, ALIAS and MISUSE: calls the API refuses, or undoes before the next op."""
+        if op.code == Opcode.FILL:
+            if self.in_safepoint or self.exited:
+                return 0
+            return MAX_QUEUES - sum(1 for q in self.queues if q is not None and q.live)
+        if registers(op):   # ALIAS, and RegisterQueue with a bad env or no handler
+            self.queues.append(None)
+            return 0
+        if op.which == Misuse.NO_ELEMENT:
+            return int(vm.WalkCode.BAD_ARGUMENT)
+        if op.which == Misuse.NO_CONTEXT:
+            return self._enqueue(op.queue, self.oracle.probe_own(), 0)
+        return 0            # DeregisterQueue with a bad env
 
     def _enqueue(self, index: int, probed: Element | int, arg: int) -> int:
         q = self._live(index)
