@@ -136,6 +136,17 @@ def test_the_merged_report_renders_and_triage_and_replay_read_its_findings(
     assert replayed.returncode == FINDINGS, replayed.stderr[-2000:]
 
 
+def test_an_input_of_the_merged_corpus_replays_on_the_campaigns_harness(
+        campaigns: tuple[Path, Path, Path]) -> None:
+    """Where an input lies says its harness: the merged folder's campaign.json."""
+    _, _, merged = campaigns
+    example = sorted((merged / "corpus").iterdir())[0]
+    replayed = walkfuzz("replay", example)
+    assert replayed.returncode in (0, FINDINGS), replayed.stderr[-2000:]
+    assert f"input of the layouts harness ({merged / 'campaign.json'} says so)" in \
+        replayed.stderr, replayed.stderr[-2000:]
+
+
 @pytest.fixture(scope="module")
 def stress_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path]:
     """Two stress runs, one per host label, on a walker that walks compiled frames wrong,
