@@ -56,6 +56,8 @@ def merge_corpora(harness: MergeHarness, corpora: Sequence[Path], dest: Path) ->
     """Merge `corpora` into the empty (or new) folder `dest` with `-merge=1`; UserError
     quoting libFuzzer's last lines when the merge fails."""
     dest.mkdir(parents=True, exist_ok=True)
+    if not corpora:
+        return MergedCorpus(0, 0, 0)
     with tempfile.TemporaryDirectory(prefix="walkfuzz-merge-") as scratch:
         argv = [sys.executable, str(harness.script), "-merge=1",
                 f"-artifact_prefix={scratch}/", f"-max_len={harness.max_len}",

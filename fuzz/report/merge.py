@@ -16,7 +16,7 @@ and the latest last sighting.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -91,19 +91,39 @@ def summed_counters(reports: Sequence[RunReport]) -> tuple[dict[str, CounterValu
     return total, sorted(n for n in left_out - set(total) if not n.startswith(HOST_PREFIX))
 
 
+def host_rows(report: RunReport) -> dict[str, dict[str, int | float | str]]:
+    """The per-host counters a merged report carries (none in a host's own report)."""
+    return {name: dict(row) for name, row in report.counters.items()
+            if name.startswith(HOST_PREFIX) and isinstance(row, dict)}
+
+
+def add_row(hosts: dict[str, dict[str, int | float | str]], name: str,
+            row: Mapping[str, int | float | str]) -> None:
+    """Sum `row` into the row `name` of `hosts`, number by number."""
+    into = hosts.setdefault(name, {})
+    for key, value in row.items():
+        before = into.get(key, 0)
+        if isinstance(value, int | float) and isinstance(before, int | float):
+            into[key] = before + value
+
+
 def per_host(reports: Sequence[RunReport]) -> dict[str, CounterValue]:
-    """One counter per host: its reports, whole-number counters and invalid traces by class."""
+    """One counter per host: its reports, whole-number counters and invalid traces by class;
+    a report merged before brings its hosts' rows."""
     hosts: dict[str, dict[str, int | float | str]] = {}
     for report in reports:
-        row = hosts.setdefault(f"{HOST_PREFIX}{host_label(report.meta.host)}", {"reports": 0})
-        row["reports"] = int(row["reports"]) + 1
-        counts = {k: v for k, v in report.counters.items() if _whole(v) and _additive(k)}
+        carried = host_rows(report)
+        for name, row in carried.items():
+            add_row(hosts, name, row)
+        if carried:
+            continue
+        counts: dict[str, int | float | str] = {
+            k: v for k, v in report.counters.items()
+            if isinstance(v, int) and _whole(v) and _additive(k)}
         by_class = report.counters.get(BY_CLASS)
         if isinstance(by_class, dict):
             counts.update({f"invalid {k}": v for k, v in by_class.items() if _whole(v)})
-        for key, value in counts.items():
-            assert isinstance(value, int)
-            row[key] = int(row.get(key, 0)) + value
+        add_row(hosts, f"{HOST_PREFIX}{host_label(report.meta.host)}", {"reports": 1, **counts})
     return dict(sorted(hosts.items()))
 
 

@@ -16,7 +16,6 @@ type, mode and walker); anything else is refused with one line naming the two fo
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,11 +32,12 @@ from walkfuzz.engine.campaign import (
     Session,
     build_report,
 )
+from walkfuzz.engine.corpus import entries
 from walkfuzz.engine.corpus_merge import MergedCorpus, MergeHarness, merge_corpora
 from walkfuzz.findings.merge import copy_findings, merged_hits, write_hits
 from walkfuzz.report.document import RunReport, host_label
 from walkfuzz.report.files import REPORT_STEM, load_report, write_report
-from walkfuzz.report.merge import HOST_PREFIX, merge_reports, relocator
+from walkfuzz.report.merge import HOST_PREFIX, add_row, host_rows, merge_reports, relocator
 from walkfuzz.targets.table import find_harness
 
 CAMPAIGN = "campaign"
@@ -193,18 +193,21 @@ def _final_sample(lasts: Sequence[Sample], corpus: MergedCorpus, out: CampaignDi
 
 def _campaign_hosts(dirs: Sequence[CampaignDir]) -> dict[str, dict[str, int | float | str]]:
     """Per host (its report's label; a campaign without a report: its folder's name): the
-    campaigns, inputs run, corpus and signatures each brought."""
+    campaigns, inputs run, corpus and signatures each brought; a campaign merged before
+    brings its hosts' rows."""
     hosts: dict[str, dict[str, int | float | str]] = {}
     for d in dirs:
-        label = d.root.name
-        report_file = d.root / f"{REPORT_STEM}.json"
+        label, carried = d.root.name, {}
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            label = host_label(json.loads(report_file.read_text())["meta"]["host"])
+            report = load_report(d.root / f"{REPORT_STEM}.json")
+            label, carried = host_label(report.meta.host), host_rows(report)
+        for name, row in carried.items():
+            add_row(hosts, name, row)
+        if carried:
+            continue
         samples = d.samples()
-        row = hosts.setdefault(f"{HOST_PREFIX}{label}", {"campaigns": 0, "execs": 0,
-                                                          "corpus": 0, "signatures": 0})
-        row["campaigns"] = int(row["campaigns"]) + 1
-        row["execs"] = int(row["execs"]) + (samples[-1].execs if samples else 0)
-        row["corpus"] = int(row["corpus"]) + len(list(d.corpus.glob("*")))
-        row["signatures"] = int(row["signatures"]) + sum(d.signatures_by_kind().values())
+        add_row(hosts, f"{HOST_PREFIX}{label}", {
+            "campaigns": 1, "execs": samples[-1].execs if samples else 0,
+            "corpus": len(entries(d.corpus)) if d.corpus.is_dir() else 0,
+            "signatures": sum(d.signatures_by_kind().values())})
     return hosts
