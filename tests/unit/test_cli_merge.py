@@ -195,6 +195,20 @@ def test_stress_figures_are_summed_and_kept_per_host(
     assert "host host-a" in (merged / "report.md").read_text()
 
 
+def test_a_merge_of_merged_folders_keeps_every_host(stress_runs: tuple[list[Path], Path],
+                                                     tmp_path: Path) -> None:
+    (a, b), merged = stress_runs
+    again = tmp_path / "again"
+    done = walkfuzz("merge", merged, a, "--out", again)
+    assert done.returncode == FINDINGS, done.stderr[-2000:]
+    counters = report(again)["counters"]
+    own = {h: report(o)["counters"] for h, o in zip(HOSTS, (a, b), strict=True)}
+    assert counters["host host-a"]["reports"] == 2 and counters["host host-b"]["reports"] == 1
+    assert counters["host host-a"]["walked"] == 2 * own["host-a"]["walked"]
+    assert counters["host host-b"]["walked"] == own["host-b"]["walked"]
+    assert counters["walked"] == 2 * own["host-a"]["walked"] + own["host-b"]["walked"]
+
+
 def one_error_line(done: subprocess.CompletedProcess[str], *named: str) -> None:
     lines = done.stderr.strip().splitlines()
     assert done.returncode == BAD_INPUT, done.stderr[-2000:]
