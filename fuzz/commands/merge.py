@@ -1,4 +1,4 @@
-"""`walkfuzz merge DIR... --out DIR`: output folders of one kind, from many machines, made one.
+"""`walkfuzz merge DIR... [--out DIR]`: output folders of one kind, from many machines, made one.
 
 Campaign folders: corpora through libFuzzer's -merge=1, findings deduplicated by signature
 (hits summed, the earliest first sighting kept), sessions kept; stress folders: counters summed
@@ -36,15 +36,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "sighting kept) or stress folders (figures summed, one breakdown per host).")
     p.add_argument("inputs", type=Path, nargs="+", metavar="DIR",
                    help="output folders of `walkfuzz fuzz` or `walkfuzz stress`")
-    p.add_argument("--out", type=Path, required=True,
-                   help="the merged folder (new or empty; created if missing)")
+    p.add_argument("--out", type=Path, help="the merged folder, new or empty (default "
+                   "reports/merge-HARNESS for minivm campaigns, reports/merge-MODE for minivm "
+                   "stress runs, reports/merge-TARGET otherwise; created if missing)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     result = merge_outputs(args.inputs, args.out, ["walkfuzz", *sys.argv[1:]])
     what = "campaigns" if result.kind == CAMPAIGN else f"{result.kind} runs"
-    print(f"merged {result.inputs} {what} into {args.out}: {result.signatures} signatures, "
+    print(f"merged {result.inputs} {what} into {result.out}: {result.signatures} signatures, "
           f"{result.stored_inputs} stored inputs")
     if result.corpus is not None:
         print(f"corpus: {result.corpus.files} inputs, {result.corpus.features} features, "

@@ -38,7 +38,7 @@ from walkfuzz.findings.merge import copy_findings, merged_hits, write_hits
 from walkfuzz.report.document import RunReport, host_label
 from walkfuzz.report.files import REPORT_STEM, load_report, write_report
 from walkfuzz.report.merge import HOST_PREFIX, add_row, host_rows, merge_reports, relocator
-from walkfuzz.targets.table import find_harness
+from walkfuzz.targets.table import DEFAULT_TARGET, default_out, find_harness
 
 CAMPAIGN = "campaign"
 RUN_IDENTITY = ("run_type", "target", "mode", "walker")
@@ -47,6 +47,7 @@ RUN_IDENTITY = ("run_type", "target", "mode", "walker")
 @dataclass
 class MergeResult:
     kind: str  # "campaign", or the run type of the reports ("stress", ...)
+    out: Path
     inputs: int
     signatures: int
     stored_inputs: int  # finding inputs copied (one file per input however often it was seen)
@@ -104,8 +105,10 @@ def _same(inputs: Sequence[Path], keys: Sequence[str], values: Sequence[dict[str
                                 f"{doc.get(key)!r}): merge folders of one {key}")
 
 
-def merge_outputs(inputs: Sequence[Path], out: Path, command: list[str]) -> MergeResult:
-    """Merge `inputs` into the new folder `out` (checked first); UserError on bad input."""
+def merge_outputs(inputs: Sequence[Path], out: Path | None,
+                  command: list[str]) -> MergeResult:
+    """Merge `inputs` into the new folder `out` (checked first; None: reports/merge-LABEL,
+    the one rule of walkfuzz.targets.table.default_out); UserError on bad input."""
     seen: set[Path] = set()
     for path in inputs:
         if path.resolve() in seen:
@@ -118,19 +121,30 @@ def merge_outputs(inputs: Sequence[Path], out: Path, command: list[str]) -> Merg
                             f"{str(path)!r} (a {kind} folder): merge folders of one kind")
     if kinds[0] == CAMPAIGN:
         loaded = [CampaignDir(p).load() for p in inputs]
-        _same(inputs, IDENTITY, [spec for spec, _ in loaded], "a campaign of")
-        harness = _harness(inputs[0], loaded[0][0])
-        return merge_campaigns(inputs, check_out(inputs, out), command, harness, loaded)
+        spec = loaded[0][0]
+        _same(inputs, IDENTITY, [s for s, _ in loaded], "a campaign of")
+        harness = _harness(inputs[0], spec)
+        out = check_out(inputs, out or _default_out(str(spec.get("target")),
+                                                    str(spec.get("harness"))))
+        return merge_campaigns(inputs, out, command, harness, loaded)
     reports = [_report(p) for p in inputs]
     _same(inputs, RUN_IDENTITY, [vars(r.meta) for r in reports], "a run of")
-    return merge_runs(inputs, check_out(inputs, out), command, reports)
+    meta = reports[0].meta
+    out = check_out(inputs, out or _default_out(meta.target, meta.mode))
+    return merge_runs(inputs, out, command, reports)
+
+
+def _default_out(target: str, label: str) -> Path:
+    """reports/merge-LABEL: minivm's folders are told apart by harness or mode, the other
+    targets' by target (as the inputs' own default folders are)."""
+    return default_out("merge", target, label if target == DEFAULT_TARGET else None)
 
 
 def merge_runs(inputs: Sequence[Path], out: Path, command: list[str],
                reports: Sequence[RunReport]) -> MergeResult:
     stored = sum(copy_findings(p, out) for p in inputs)
     merged = merge_reports(reports, command, relocator(inputs, out))
-    return MergeResult(merged.meta.run_type, len(inputs), len(merged.findings), stored,
+    return MergeResult(merged.meta.run_type, out, len(inputs), len(merged.findings), stored,
                        write_report(out, merged))
 
 
@@ -162,7 +176,7 @@ def merge_campaigns(inputs: Sequence[Path], out: Path, command: list[str],
                            f"; corpus through libFuzzer -merge=1"])
     report.counters.update(_campaign_hosts(dirs))
     paths = write_report(out, report)
-    return MergeResult(CAMPAIGN, len(inputs), len(report.findings), stored, paths, corpus)
+    return MergeResult(CAMPAIGN, out, len(inputs), len(report.findings), stored, paths, corpus)
 
 
 def _harness(path: Path, spec: dict[str, object]) -> MergeHarness:

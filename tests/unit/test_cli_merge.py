@@ -29,10 +29,10 @@ SHORT_STRESS = ("--walks", "300", "--duration", "20s", "--baseline", "0")
 HOSTS = ("host-a", "host-b")
 
 
-def walkfuzz(*args: str | Path,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def walkfuzz(*args: str | Path, env: dict[str, str] | None = None,
+             cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*WALKFUZZ, *map(str, args)], capture_output=True, text=True,
-                          timeout=TIMEOUT, cwd=ROOT, env={**os.environ, **(env or {})})
+                          timeout=TIMEOUT, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 def report(out: Path) -> Any:
@@ -207,6 +207,15 @@ def test_a_merge_of_merged_folders_keeps_every_host(stress_runs: tuple[list[Path
     assert counters["host host-a"]["walked"] == 2 * own["host-a"]["walked"]
     assert counters["host host-b"]["walked"] == own["host-b"]["walked"]
     assert counters["walked"] == 2 * own["host-a"]["walked"] + own["host-b"]["walked"]
+
+
+def test_without_out_the_merge_goes_where_the_output_rule_says(
+        stress_runs: tuple[list[Path], Path], tmp_path: Path) -> None:
+    (a, b), _ = stress_runs
+    done = walkfuzz("merge", a, b, cwd=tmp_path)
+    assert done.returncode == FINDINGS, done.stderr[-2000:]
+    mode = report(a)["meta"]["mode"]
+    assert report(tmp_path / "reports" / f"merge-{mode}")["meta"]["run_type"] == "stress"
 
 
 def one_error_line(done: subprocess.CompletedProcess[str], *named: str) -> None:
