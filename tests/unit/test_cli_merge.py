@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from walkfuzz.core.exit_status import BAD_INPUT, FINDINGS
@@ -27,6 +28,7 @@ TIMEOUT = 300.0  # a cap for a command that hangs, far above what any of these t
 # A short stress run: a walk budget the busiest machine finishes, no baseline phase.
 SHORT_STRESS = ("--walks", "300", "--duration", "20s", "--baseline", "0")
 HOSTS = ("host-a", "host-b")
+SCHEMA = json.loads((ROOT / "reports" / "run.schema.json").read_text())
 
 
 def walkfuzz(*args: str | Path, env: dict[str, str] | None = None,
@@ -122,6 +124,7 @@ def test_findings_are_one_per_signature_with_hits_summed_and_the_first_sighting_
 def test_the_merged_report_renders_and_triage_and_replay_read_its_findings(
         campaigns: tuple[Path, Path, Path]) -> None:
     _, _, merged = campaigns
+    jsonschema.validate(report(merged), SCHEMA)
     for name in ("report.md", "report.html"):
         text = (merged / name).read_text()
         assert all(signature in text for signature in groups(merged)), name
@@ -193,6 +196,7 @@ def test_stress_figures_are_summed_and_kept_per_host(
         assert all(Path(e).is_relative_to(merged) and Path(e).is_file()
                    for e in group["examples"])
     assert "host host-a" in (merged / "report.md").read_text()
+    jsonschema.validate(report(merged), SCHEMA)
 
 
 def test_a_merge_of_merged_folders_keeps_every_host(stress_runs: tuple[list[Path], Path],
