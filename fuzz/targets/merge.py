@@ -34,6 +34,7 @@ from walkfuzz.engine.campaign import (
 )
 from walkfuzz.engine.corpus import entries
 from walkfuzz.engine.corpus_merge import MergedCorpus, MergeHarness, merge_corpora
+from walkfuzz.findings.finding import write_atomic
 from walkfuzz.findings.merge import copy_findings, merged_hits, write_hits
 from walkfuzz.report.document import RunReport, host_label
 from walkfuzz.report.files import REPORT_STEM, load_report, write_report
@@ -159,6 +160,7 @@ def merge_campaigns(inputs: Sequence[Path], out: Path, command: list[str],
     corpus = merge_corpora(harness, [d.corpus for d in dirs if d.corpus.is_dir()],
                            merged.corpus)
     stored = sum(copy_findings(p, out) for p in inputs)
+    _copy_quarantine(dirs, merged)
     sessions = sorted((s for _, ss in loaded for s in ss), key=lambda s: s.started_at)
     since = sessions[0].started_at if sessions else time.time()
     write_hits(out, merged_hits(inputs), since)
@@ -177,6 +179,16 @@ def merge_campaigns(inputs: Sequence[Path], out: Path, command: list[str],
     report.counters.update(_campaign_hosts(dirs))
     paths = write_report(out, report)
     return MergeResult(CAMPAIGN, out, len(inputs), len(report.findings), stored, paths, corpus)
+
+
+def _copy_quarantine(dirs: Sequence[CampaignDir], merged: CampaignDir) -> None:
+    """Corpus entries that killed a worker on any machine stay out of the merged corpus's
+    campaign when it resumes: kept in its quarantine/ (named by SHA-1, so one file each)."""
+    for d in dirs:
+        for path in entries(d.quarantine) if d.quarantine.is_dir() else ():
+            merged.quarantine.mkdir(exist_ok=True)
+            if not (merged.quarantine / path.name).exists():
+                write_atomic(merged.quarantine / path.name, path.read_bytes())
 
 
 def _harness(path: Path, spec: dict[str, object]) -> MergeHarness:
