@@ -37,13 +37,25 @@ Point = tuple[float, float]
 CounterValue = int | float | str | bool | dict[str, int | float | str]
 
 
+# Names the host in a report when several runs share one machine (two execnet gateways on
+# one host): `walkfuzz merge` keeps one breakdown per label.
+HOST_LABEL_ENV = "WALKFUZZ_HOST_LABEL"
+
+
 def host_info() -> dict[str, str | int]:
     return {
         "hostname": socket.gethostname(),
+        "label": os.environ.get(HOST_LABEL_ENV) or socket.gethostname(),
         "platform": platform.platform(),
         "cpus": os.cpu_count() or 1,
         "python": platform.python_version(),
     }
+
+
+def host_label(host: Mapping[str, str | int]) -> str:
+    """The host a report was written on: its label, or its host name in reports written
+    before labels were."""
+    return str(host.get("label") or host.get("hostname") or "unknown")
 
 
 @dataclass

@@ -16,6 +16,7 @@ triage driver runs replays in child processes for that reason (walkfuzz.triage.w
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from walkfuzz.targets.minivm.finding import API_HARNESS, check_name, to_finding
 from walkfuzz.targets.minivm.harness import HARNESSES, NEEDS_QUEUE
 from walkfuzz.targets.minivm.regions import MINIVM_REGIONS
 from walkfuzz.targets.minivm.walker_library import load_walker
+from walkfuzz.targets.table import list_harnesses, script_stem, target_names
 
 LIVE_HARNESS = "stress"  # a live capture: a case file whose EXPECTED section is the oracle
 
@@ -79,17 +81,49 @@ def harness_of_path(path: Path) -> tuple[str, str] | None:
     """The generator harness whose input `path` is, known from where it lies, and how it is
     known; None when nothing says. A finding's description names its harness; a campaign's
     folder (its campaign.json) names the harness of everything in it; a shipped seed lies in
-    corpora/<harness>/."""
+    corpora/<harness>/; a libFuzzer artifact of a ClusterFuzzLite or OSS-Fuzz fuzzer lies in
+    a folder named after the fuzzer, or is named after it (fuzzer_of_path)."""
     resolved = path.resolve()
-    for described, key in ((resolved.with_suffix(".json"), "harness"),
-                           *((d / "campaign.json", "harness") for d in resolved.parents)):
-        harness = _json_field(described, key) if described != resolved else None
+    described = resolved.with_suffix(".json")
+    harness = _json_field(described, "harness") if described != resolved else None
+    if harness in GENERATOR_HARNESSES:
+        return str(harness), f"{described} says so"
+    for campaign in (d / "campaign.json" for d in resolved.parents):
+        spec = _json_field(campaign, "spec")
+        harness = spec.get("harness") if isinstance(spec, dict) else None
         if harness in GENERATOR_HARNESSES:
-            return harness, f"{described} says so"
+            return str(harness), f"{campaign} says so"
     parts = resolved.parts
     for i, part in enumerate(parts[:-2]):
         if part == "corpora" and parts[i + 1] in GENERATOR_HARNESSES:
             return parts[i + 1], f"it is in corpora/{parts[i + 1]}/"
+    fuzzer = fuzzer_of_path(path)
+    if fuzzer is not None and fuzzer[0] == "minivm" and fuzzer[1] in GENERATOR_HARNESSES:
+        return fuzzer[1], fuzzer[2]
+    return None
+
+
+# How OSS-Fuzz names a testcase it lets one download: the fuzzer's name, then the testcase id.
+_CLUSTERFUZZ_TESTCASE = re.compile(r"clusterfuzz-testcase-(?:minimized-)?([A-Za-z0-9_]+)-\d+")
+FUZZER_FOLDERS = 2  # ClusterFuzzLite keeps artifacts in <fuzzer>/<sanitizer>/
+
+
+def fuzzer_of_path(path: Path) -> tuple[str, str, str] | None:
+    """The target and harness of a libFuzzer artifact from a standalone fuzzer (docs/ci.md:
+    one per harness script, named after it: `layouts`, `libunwind_perturb`), and how it is
+    known: ClusterFuzzLite keeps them in <fuzzer>/<sanitizer>/crash-<sha1>, so one of the two
+    folders above the file is named after its fuzzer; OSS-Fuzz names a downloaded testcase
+    clusterfuzz-testcase-minimized-<fuzzer>-<id>. None when neither says."""
+    fuzzers = {stem: (target, harness) for target in target_names()
+               for harness in list_harnesses(target)
+               for stem in (script_stem(target, harness),)}
+    named = _CLUSTERFUZZ_TESTCASE.fullmatch(path.name)
+    if named and named.group(1) in fuzzers:
+        return (*fuzzers[named.group(1)], f"its name says fuzzer {named.group(1)}")
+    for folder in path.resolve().parents[:FUZZER_FOLDERS]:
+        if folder.name in fuzzers:
+            return (*fuzzers[folder.name], f"it lies in {folder.name}/, the {folder.name} "
+                    "fuzzer's artifacts")
     return None
 
 

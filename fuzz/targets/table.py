@@ -181,8 +181,13 @@ class HarnessSpec:
     max_len: int  # default largest input
 
 
+def script_stem(target: str, harness: str) -> str:
+    """The harness script's name without .py, which a standalone fuzzer built from it keeps."""
+    return harness if target == DEFAULT_TARGET else f"{target}_{harness}"
+
+
 def _script_name(target: str, harness: str) -> str:
-    return f"{harness}.py" if target == DEFAULT_TARGET else f"{target}_{harness}.py"
+    return f"{script_stem(target, harness)}.py"
 
 
 def list_harnesses(target: str) -> list[str]:

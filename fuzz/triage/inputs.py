@@ -6,11 +6,14 @@ Accepted arguments, each a file or a directory:
     other top-level file (`crash-*`, `timeout-*`, anything put there) that is not a copy of
     those nor one of the run's own files;
   - any other directory: every regular file in it, whatever its name (libFuzzer artifacts, a
-    corpus such as corpora/<harness>/regressions/, `testcase-1`);
+    corpus such as corpora/<harness>/regressions/, `testcase-1`), and the libFuzzer artifacts
+    (`crash-*`, `timeout-*`, `oom-*`, `leak-*`) in its subfolders: ClusterFuzzLite's
+    artifacts folder holds `<fuzzer>/<sanitizer>/crash-<sha1>` and a `.summary` beside each;
   - `<out>/findings` or one `findings/<signature>/` directory: its described inputs;
   - a file: one input; a `<sha1>.bin` of a findings directory brings its description.
 In a directory, what is plainly no input is skipped and `Found.skipped` says which file and
-why: a hidden file, a description next to its input, a log, a report or another JSON file.
+why: a hidden file, a description next to its input, a log, a report, another JSON file or
+a crash's stack trace (`.summary`).
 An input without a description takes --target/--harness/--walker from the command line;
 a case file (magic "WFCS") needs no --harness (it is the `bytes` harness's input).
 """
@@ -26,14 +29,15 @@ from walkfuzz.core.errors import UserError
 from walkfuzz.engine.campaign import CAMPAIGN_FILE
 from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR, TIMEOUT_PREFIX
 from walkfuzz.report.files import REPORT_STEM
-from walkfuzz.targets.harness_replay import CASE_MAGIC, harness_of_path
+from walkfuzz.targets.harness_replay import CASE_MAGIC, fuzzer_of_path, harness_of_path
 
 ARTIFACT_PREFIXES = (CRASH_PREFIX, TIMEOUT_PREFIX, "oom-", "leak-")
 # Files of a directory that are no input, by suffix: why.
 NOT_INPUT_SUFFIXES = {".log": "a log", ".json": "a JSON file (a description or report)",
                       ".jsonl": "a JSON-lines file (a run's time series)",
                       ".md": "a report", ".html": "a report", ".sarif": "a SARIF log",
-                      ".xml": "an XML file (a JUnit report)"}
+                      ".xml": "an XML file (a JUnit report)",
+                      ".summary": "a crash's stack trace (ClusterFuzzLite's .summary)"}
 RUN_FILES = frozenset({".lock"})  # a campaign's own files that have no telling suffix
 
 
@@ -123,6 +127,17 @@ class Found:
                 self.skipped.append((str(path), why))
 
 
+    def take_artifacts_below(self, directory: Path) -> None:
+        """The libFuzzer artifacts (crash-, timeout-, oom-, leak-) in the folders under
+        `directory`, at any depth: ClusterFuzzLite keeps them in <fuzzer>/<sanitizer>/."""
+        for path in sorted(directory.glob("*/**/*")):
+            if path.is_file() and path.name.startswith(ARTIFACT_PREFIXES) and \
+                    not any(part.startswith(".") for part in path.relative_to(directory).parts):
+                why = _not_input(path)
+                if why is None:
+                    self.inputs.append(_one_file(path))
+
+
 def _output_dir(directory: Path, found: Found) -> None:
     described = [_described(b) for b in sorted((directory / FINDINGS_DIR).glob("*/*.bin"))]
     found.inputs += described
@@ -158,6 +173,7 @@ def find_inputs(arguments: list[Path]) -> Found:
             _output_dir(argument, found)
         elif argument.is_dir():
             found.take_dir(argument)
+            found.take_artifacts_below(argument)
         elif argument.is_file():
             found.inputs.append(_one_file(argument))
         else:
@@ -186,14 +202,17 @@ def _placed_harness(path: Path) -> str | None:
 def resolve(spec: InputSpec, defaults: Defaults) -> InputSpec:
     """Fill target/harness/walker from the command line: --walker overrides a description
     (to replay stored findings on another walker); the others only fill gaps, and where
-    nothing says a minivm input's harness, where it lies may (a generator harness's seed in
-    corpora/<harness>/, a campaign folder's campaign.json)."""
-    target = spec.target or defaults.target or "minivm"
+    nothing says an input's target and harness, where it lies may (a generator harness's seed
+    in corpora/<harness>/, a campaign folder's campaign.json, a standalone fuzzer's artifact:
+    walkfuzz.targets.harness_replay.fuzzer_of_path)."""
+    fuzzer = None if spec.target or defaults.target else fuzzer_of_path(Path(spec.path))
+    target = spec.target or defaults.target or (fuzzer[0] if fuzzer else "minivm")
     return InputSpec(
         spec.path,
         target=target,
         harness=spec.harness or defaults.harness or
-        (_placed_harness(Path(spec.path)) if target == "minivm" else None),
+        (_placed_harness(Path(spec.path)) if target == "minivm" else
+         fuzzer[1] if fuzzer else None),
         walker=defaults.walker or spec.walker or "reference",
         stored_signature=spec.stored_signature,
         error=spec.error,
