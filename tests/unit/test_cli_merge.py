@@ -97,14 +97,8 @@ def test_merged_corpus_keeps_every_feature_of_the_union_in_fewer_inputs(
     kept = contents(merged / "corpus")
     assert kept and kept <= contents(union)
     walker = json.loads((a / "campaign.json").read_text())["spec"]["walker"]
-    # libFuzzer's count for one corpus varies a little from run to run here (a few edges of
-    # the harness depend on load: measured 1390, 1390, 1383 on corpora/bytes), so the merged
-    # corpus's best of three runs must reach the union's worst of three.
-    union_runs = [features(union, walker) for _ in range(3)]
-    merged_runs: list[int] = []
-    while len(merged_runs) < 3 and max(merged_runs, default=0) < min(union_runs):
-        merged_runs.append(features(merged / "corpus", walker))
-    assert max(merged_runs) >= min(union_runs), (merged_runs, union_runs)
+    # the same corpus reaches the same features on every run (test_harness_determinism.py)
+    assert features(merged / "corpus", walker) == features(union, walker)
     stats = [json.loads(line) for line in (merged / "stats.jsonl").read_text().splitlines()]
     assert stats[-1]["corpus"] == len(kept)
 
