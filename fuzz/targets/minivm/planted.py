@@ -116,6 +116,11 @@ PLANTED_BUGS = (
     PlantedBug("unchecked-info-handle", "WF_PLANT_UNCHECKED_INFO_HANDLE", ("crash", "contract"),
                "api", "GetMethodInfo and GetClassInfo take any non-NULL handle for a record "
                "without validating it", seeded=False),
+    # The pool's edge, which only the queue harness's FILL reaches (a program registers at most
+    # 255 queues): FILL's count is one short (check queue-bookkeeping).
+    PlantedBug("pool-wraps-early", "WF_PLANT_POOL_WRAPS_EARLY", ("contract",), "queue",
+               "RegisterQueue's search for a free pool slot wraps one slot early, so the last "
+               "slot is never used: 1023 live queues, not 1024", seeded=False),
 )
 
 

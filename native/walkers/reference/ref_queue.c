@@ -319,9 +319,15 @@ static int probe_top(void *ucontext, const struct wf_vm_thread *t, queue_slot *s
 
 /* ---- the API ----------------------------------------------------------------------------- */
 
+#ifdef WF_PLANT_POOL_WRAPS_EARLY            /* planted bug (fuzz/targets/minivm/planted.py) */
+#define POOL_WRAP (WF_QUEUE_MAX_QUEUES - 1) /* the search wraps one slot early: the last unused */
+#else
+#define POOL_WRAP WF_QUEUE_MAX_QUEUES
+#endif
+
 static ASGST_Queue *claim_pool_slot(void) {
     for (uint32_t n = 0; n < WF_QUEUE_MAX_QUEUES; n++) {
-        ASGST_Queue *q = &POOL[(pool_next + n) % WF_QUEUE_MAX_QUEUES];
+        ASGST_Queue *q = &POOL[(pool_next + n) % POOL_WRAP];
         if (q->live != QUEUE_LIVE) {
             pool_next = (uint32_t)(q - POOL + 1) % WF_QUEUE_MAX_QUEUES;
             return q;
