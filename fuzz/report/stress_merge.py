@@ -12,7 +12,7 @@ much as a long one).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from walkfuzz.report.document import CounterValue, FindingGroup, Histogram, RunMeta, RunReport
@@ -24,13 +24,13 @@ SUMMED = ("requested", "delivered", "walked", "exact", "invalid", "faults", "han
 # Groups of counts summed per key.
 SUMMED_BY_KEY = ("invalid_by_class", "end_codes", "window_samples")
 # What the per-host counter shows of each host, besides its invalid traces by class.
-PER_HOST = ("requested", "delivered", "walked", "exact", "invalid", "faults", "hangs")
+PER_HOST = ("tests", "requested", "delivered", "walked", "exact", "invalid", "faults", "hangs")
 HOST_PREFIX = "host "
 
 
-def host_key(meta: RunMeta) -> str:
-    """The host a report was written on, as the merged report names it."""
-    return str(meta.host.get("label") or meta.host.get("hostname") or "unknown")
+def host_key(host: Mapping[str, str | int]) -> str:
+    """The host a report was written on (its `meta.host`), as the merged report names it."""
+    return str(host.get("label") or host.get("hostname") or "unknown")
 
 
 def _count(value: CounterValue | None) -> int:
@@ -92,7 +92,7 @@ def _merge_findings(reports: Sequence[RunReport], started: float) -> list[Findin
     every host's examples, and the hits per host in `details["hosts"]`."""
     groups: dict[str, FindingGroup] = {}
     for report in reports:
-        key = host_key(report.meta)
+        key = host_key(report.meta.host)
         for g in report.findings:
             mine = groups.get(g.signature)
             if mine is None:
@@ -135,7 +135,7 @@ def merge_stress_reports(reports: Sequence[RunReport], command: list[str],
         raise ValueError("no stress report to merge")
     by_host: dict[str, list[RunReport]] = {}
     for report in reports:
-        by_host.setdefault(host_key(report.meta), []).append(report)
+        by_host.setdefault(host_key(report.meta.host), []).append(report)
     started = min(r.meta.started_at for r in reports)
     first = reports[0].meta
     meta = RunMeta(run_type="stress", command=command, target=first.target,

@@ -1,8 +1,12 @@
 """Live stress tests: each test runs one live stress (in a child process) and files its result
 here; at the end of the session the controller writes ONE aggregated report of all of them
 (walkfuzz.report.document: report.json/html/md) into $WALKFUZZ_STRESS_REPORT (default
-reports/stress-tests). Works with and without pytest-xdist: each process files its results
-as JSON parts, the controller (the process without `workerinput`) merges them."""
+reports/stress-tests). Works with and without pytest-xdist, on this machine (`-n N`) and over
+gateways on other hosts (`--tx ssh=...`, `--tx socket=...`; docs/stress.md "On many
+machines"): each worker sends its results, with the findings they stored and the host it ran
+on, to the controller (the process without `workerinput`) with xdist's `workeroutput`, the
+one channel that reaches back from any host; results of several hosts are reported per host
+and summed (walkfuzz.targets.minivm.stress.session)."""
 
 from __future__ import annotations
 
@@ -14,12 +18,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from walkfuzz.targets.minivm.stress.session import write_session_report
+from walkfuzz.targets.minivm.stress.session import (
+    HOSTS_DIR,
+    stored_findings,
+    this_host,
+    write_session_reports,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORT_DIR = Path(os.environ.get("WALKFUZZ_STRESS_REPORT", ROOT / "reports" / "stress-tests"))
-PARTS = REPORT_DIR / "parts"
+OUTPUT_KEY = "walkfuzz_stress"  # this plugin's entry in a worker's workeroutput
+
+# The results this process filed, and (on the controller) what each worker sent.
+_RESULTS: list[dict[str, Any]] = []
+_FROM_WORKERS = pytest.StashKey[list[tuple[dict[str, str | int], list[dict[str, Any]]]]]()
+_STARTED = pytest.StashKey[float]()
 
 
 def _is_controller(config: pytest.Config) -> bool:
@@ -28,21 +41,34 @@ def _is_controller(config: pytest.Config) -> bool:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     if _is_controller(session.config):
-        shutil.rmtree(PARTS, ignore_errors=True)
-        PARTS.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(REPORT_DIR / HOSTS_DIR, ignore_errors=True)  # a past session's hosts
         session.config.stash[_STARTED] = time.time()
+        session.config.stash[_FROM_WORKERS] = []
 
 
-_STARTED = pytest.StashKey[float]()
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """A worker is done: keep what it sent, naming the gateway it ran on."""
+    sent = getattr(node, "workeroutput", {}).get(OUTPUT_KEY)
+    if sent:
+        doc = json.loads(sent)
+        host = {**doc["host"], "gateway": str(node.gateway.spec).removeprefix(
+            "execmodel=main_thread_only//")}
+        node.config.stash[_FROM_WORKERS].append((host, doc["results"]))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if not _is_controller(session.config) or not PARTS.is_dir():
+    config = session.config
+    if not _is_controller(config):
+        workeroutput: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
+        workeroutput[OUTPUT_KEY] = json.dumps({"host": this_host(), "results": _RESULTS})
         return
-    parts = [json.loads(p.read_text()) for p in sorted(PARTS.glob("*.json"))]
-    if parts:
-        started = session.config.stash.get(_STARTED, time.time())
-        paths = write_session_report(REPORT_DIR, parts, started)
+    hosts = list(config.stash.get(_FROM_WORKERS, []))
+    if _RESULTS:
+        hosts.append((this_host(), _RESULTS))
+    if any(results for _, results in hosts):
+        started = config.stash.get(_STARTED, time.time())
+        paths = write_session_reports(REPORT_DIR, [h for h in hosts if h[1]], started)
         print(f"\nstress session report: {paths['html']}")
 
 
@@ -51,8 +77,7 @@ def file_result(request: pytest.FixtureRequest) -> Any:
     """Call with a stress result to add it to the session report."""
 
     def file(result: dict[str, Any]) -> None:
-        PARTS.mkdir(parents=True, exist_ok=True)
-        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in request.node.nodeid)
-        (PARTS / f"{name}.json").write_text(json.dumps({"test": request.node.nodeid, **result}))
+        _RESULTS.append({"test": request.node.nodeid, **result,
+                         "stored": stored_findings(result)})
 
     return file
