@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 import pytest
 from tests.gateways import socket_servers
 from walkfuzz.core.exit_status import CLEAN, FINDINGS
@@ -29,7 +31,10 @@ SUMMED = ("requested", "delivered", "walked", "exact", "invalid", "faults", "han
 
 
 def report(path: Path) -> dict[str, Any]:
+    """A report.json, valid under the run report's schema (the merged one too)."""
     doc: dict[str, Any] = json.loads((path / "report.json").read_text())
+    schema = json.loads((ROOT / "reports" / "run.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
     return doc
 
 
