@@ -12,11 +12,32 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 START_SECONDS = 60.0  # a server that has not said its port by then is not starting
 # "socket_readline_exec_server-1.2 Entering Accept loop ('127.0.0.1', 38977)"
 LISTENING = re.compile(r"Entering Accept loop \('([^']+)', (\d+)\)")
+
+
+@dataclass(frozen=True)
+class SocketServer:
+    spec: str  # socket=HOST:PORT, as --tx takes it
+    pid: int
+
+
+def children(pid: int, module: str) -> list[int]:
+    """The processes whose parent is `pid` and whose command line names `module`."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            argv = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue  # it ended while we looked
+        if ppid == pid and module.encode() in argv:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def _address(server: subprocess.Popen[str]) -> str:
@@ -30,14 +51,14 @@ def _address(server: subprocess.Popen[str]) -> str:
 
 @contextmanager
 def socket_servers(count: int, cwd: Path, env: dict[str, str] | None = None,
-                   python: str = sys.executable) -> Iterator[list[str]]:
-    """`count` socket servers of `python` in `cwd`; their `socket=HOST:PORT` specs."""
+                   python: str = sys.executable) -> Iterator[list[SocketServer]]:
+    """`count` socket servers of `python` in `cwd`."""
     servers = [subprocess.Popen([python, "-u", "-m", "execnet.script.socketserver",
                                  "127.0.0.1:0"], cwd=cwd, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True,
                                 env={**os.environ, **(env or {})}) for _ in range(count)]
     try:
-        yield [f"socket={_address(server)}" for server in servers]
+        yield [SocketServer(f"socket={_address(server)}", server.pid) for server in servers]
     finally:
         for server in servers:
             server.kill()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -18,9 +19,10 @@ from typing import Any
 import jsonschema
 
 import pytest
-from tests.gateways import socket_servers
-from walkfuzz.core.exit_status import CLEAN, FINDINGS
+from tests.gateways import children, socket_servers
+from walkfuzz.core.exit_status import CLEAN, FINDINGS, INTERRUPTED
 from walkfuzz.targets.minivm.planted import build, planted_bug
+from walkfuzz.targets.minivm.stress.remote import CHILD_MODULE
 
 pytestmark = pytest.mark.stress
 
@@ -62,7 +64,8 @@ def assert_sums(merged: dict[str, Any], hosts: dict[str, dict[str, Any]]) -> Non
 def test_walkfuzz_stress_over_two_gateways_merges_the_hosts(tmp_path: Path) -> None:
     walker = build(planted_bug("frame-size-off-by-one"), "plain")
     out = tmp_path / "out"
-    with socket_servers(2, tmp_path) as specs:
+    with socket_servers(2, tmp_path) as servers:
+        specs = [server.spec for server in servers]
         labelled = f"{specs[0]}//env:WALKFUZZ_HOST_LABEL=alpha"
         done = subprocess.run(
             [sys.executable, "-m", "walkfuzz.cli", "stress", "--walker", str(walker),
@@ -94,7 +97,8 @@ def test_the_stress_session_over_two_gateways_reports_each_host_and_the_sum(
     # Two cells of the matrix, one per gateway (xdist sends fewer tests than twice the workers
     # round robin); no path argument: without rsync, xdist refuses paths for remote workers.
     cells = "test_reference_walker_live and 100 and mixed and as-is and (signal or thread)"
-    with socket_servers(2, tmp_path) as specs:
+    with socket_servers(2, tmp_path) as servers:
+        specs = [server.spec for server in servers]
         tx = [f"--tx={spec}//chdir={ROOT}//env:WALKFUZZ_HOST_LABEL={name}"
               f"//env:WALKFUZZ_STRESS_WALKS={WALKS}" for spec, name in zip(specs, ("a", "b"),
                                                                           strict=True)]
@@ -111,3 +115,32 @@ def test_the_stress_session_over_two_gateways_reports_each_host_and_the_sum(
     merged = report(reports)
     assert_sums(merged, hosts)
     assert merged["counters"]["tests"] == 2 and merged["counters"]["invalid"] == 0
+
+
+def test_an_interrupt_stops_every_host_and_keeps_what_they_walked(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with socket_servers(2, tmp_path) as servers:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "walkfuzz.cli", "stress", "--duration", "10m", "--baseline",
+             "0", "--tx", servers[0].spec, "--tx", servers[1].spec, "--out", str(out)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+        assert run.stderr is not None
+        walking = set()
+        while len(walking) < 2:  # each host says when it has walked its first samples
+            line = run.stderr.readline()
+            assert line, run.communicate(timeout=TIMEOUT)
+            if line.strip().endswith(": walking"):
+                walking.add(line.strip().removesuffix(": walking"))
+        run.send_signal(signal.SIGTERM)  # a CI job's timeout; Ctrl-C takes the same way
+        stdout, stderr = run.communicate(timeout=TIMEOUT)
+        left = [pid for server in servers for pid in children(server.pid, CHILD_MODULE)]
+    assert run.returncode == INTERRUPTED and "Traceback" not in stderr, stderr[-2000:]
+    assert left == []  # no host's stress run goes on
+    assert "merged 2 hosts" in stdout, stdout
+    hosts = host_reports(out)
+    assert set(hosts) == walking and len(hosts) == 2
+    assert all(h["meta"]["status"] == "interrupted" and h["counters"]["walked"] > 0
+               for h in hosts.values())
+    merged = report(out)
+    assert merged["meta"]["status"] == "interrupted"
+    assert_sums(merged, hosts)

@@ -59,17 +59,17 @@ def test_a_spec_execnet_does_not_know_is_one_line(tmp_path: Path) -> None:
 
 def test_a_host_with_another_walkfuzz_version_is_refused(tmp_path: Path) -> None:
     env = fake_walkfuzz(tmp_path / "other", '__version__ = "0.0.0-elsewhere"\n')
-    with socket_servers(1, tmp_path, env=env) as specs, socket_servers(1, tmp_path) as same:
-        done = stress_over(same[0], specs[0], cwd=tmp_path)
-    one_line(done, BAD_INPUT, specs[0], "0.0.0-elsewhere", __version__)
+    with socket_servers(1, tmp_path, env=env) as other, socket_servers(1, tmp_path) as same:
+        done = stress_over(same[0].spec, other[0].spec, cwd=tmp_path)
+    one_line(done, BAD_INPUT, other[0].spec, "0.0.0-elsewhere", __version__)
     assert not (tmp_path / "out").exists()
 
 
 def test_a_host_without_walkfuzz_is_a_missing_tool(tmp_path: Path) -> None:
     env = fake_walkfuzz(tmp_path / "none", 'raise ImportError("no walkfuzz here")\n')
-    with socket_servers(1, tmp_path, env=env) as specs:
-        done = stress_over(specs[0], cwd=tmp_path)
-    one_line(done, MISSING_TOOL, specs[0], "not installed")
+    with socket_servers(1, tmp_path, env=env) as servers:
+        done = stress_over(servers[0].spec, cwd=tmp_path)
+    one_line(done, MISSING_TOOL, servers[0].spec, "not installed")
 
 
 def test_tx_is_refused_for_a_target_that_does_not_take_it(tmp_path: Path) -> None:
