@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from walkfuzz.targets.minivm.stress.session import LABEL_VARIABLE
+
 START_SECONDS = 60.0  # a server that has not said its port by then is not starting
 # "socket_readline_exec_server-1.2 Entering Accept loop ('127.0.0.1', 38977)"
 LISTENING = re.compile(r"Entering Accept loop \('([^']+)', (\d+)\)")
@@ -52,11 +54,14 @@ def _address(server: subprocess.Popen[str]) -> str:
 @contextmanager
 def socket_servers(count: int, cwd: Path, env: dict[str, str] | None = None,
                    python: str = sys.executable) -> Iterator[list[SocketServer]]:
-    """`count` socket servers of `python` in `cwd`."""
+    """`count` socket servers of `python` in `cwd`, with this environment and `env` but no
+    host label (a stand-in host has the label its spec gives it, if any: this test may itself
+    run on a labelled host)."""
+    inherited = {k: v for k, v in os.environ.items() if k != LABEL_VARIABLE}
     servers = [subprocess.Popen([python, "-u", "-m", "execnet.script.socketserver",
                                  "127.0.0.1:0"], cwd=cwd, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True,
-                                env={**os.environ, **(env or {})}) for _ in range(count)]
+                                env={**inherited, **(env or {})}) for _ in range(count)]
     try:
         yield [SocketServer(f"socket={_address(server)}", server.pid) for server in servers]
     finally:
