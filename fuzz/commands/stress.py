@@ -5,6 +5,8 @@
     walkfuzz stress --target hotspot [--jdk 17|25|PATH] --interval 100us --duration 10s
     walkfuzz stress --target libunwind [--mode ucontext|sigframe|alternate] --interval 100us
     walkfuzz stress ... --load 2          the same on a machine whose cores are all busy
+    walkfuzz stress ... --tx ssh=HOST//python=PY --tx ...   minivm on every execnet gateway:
+                                          per-host reports under --out/hosts and their sum
 
 Every failed sample (fault, hang, invalid trace) is saved under --out as it happens, as a case
 file that `walkfuzz replay FILE [--walker PATH.so]` replays; --stop-on-first ends the run there.
