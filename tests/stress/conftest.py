@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from walkfuzz.core.errors import UserError
+from walkfuzz.targets.minivm.stress.gateway_hosts import check_hosts
 from walkfuzz.targets.minivm.stress.session import (
     HOSTS_DIR,
     stored_findings,
@@ -37,6 +39,22 @@ _STARTED = pytest.StashKey[float]()
 
 def _is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Over other hosts' gateways (`--tx`, not popen): each one reachable and running this
+    walkfuzz, or one line naming it, before xdist starts its workers there (its own error
+    would be a traceback of execnet's)."""
+    if not _is_controller(config) or not config.pluginmanager.has_plugin("xdist") or \
+            not config.getoption("tx", None):
+        return
+    from xdist.workermanage import parse_tx_spec_config
+
+    remote = [spec for spec in parse_tx_spec_config(config) if "popen" not in spec]
+    try:
+        check_hosts(remote)
+    except UserError as err:
+        raise pytest.UsageError(str(err)) from err
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -1,6 +1,7 @@
 """`walkfuzz stress --tx SPEC` refuses a gateway it cannot use in one line before any run:
 one that cannot be reached, one whose host has another walkfuzz version, one without walkfuzz.
-The runs over gateways themselves are in tests/stress/test_gateways.py."""
+The stress tests under pytest-xdist refuse such a gateway in one line too. The runs over
+gateways themselves are in tests/stress/test_gateways.py."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.gateways import socket_servers
 from walkfuzz import __version__
 from walkfuzz.core.exit_status import BAD_INPUT, MISSING_TOOL
 
 TIMEOUT = 120.0
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def stress_over(*specs: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -77,3 +80,17 @@ def test_tx_is_refused_for_a_target_that_does_not_take_it(tmp_path: Path) -> Non
                            "libunwind", "--tx", "socket=127.0.0.1:1"], capture_output=True,
                           text=True, timeout=TIMEOUT, cwd=tmp_path)
     one_line(done, BAD_INPUT, "--tx", "libunwind")
+
+
+def test_the_stress_tests_refuse_a_gateway_that_cannot_be_reached(tmp_path: Path) -> None:
+    """pytest-xdist's own error would be execnet's traceback, after a worker started."""
+    spec = f"socket=127.0.0.1:{closed_port()}"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "stress", "--dist",
+         "load", "--tx", spec, "-o", "testpaths=tests/stress"], capture_output=True, text=True,
+        timeout=TIMEOUT, cwd=ROOT)
+    output = done.stdout + done.stderr
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, output[-2000:]
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output[-2000:]
+    errors = [line for line in output.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1 and spec in errors[0] and "cannot reach" in errors[0], output

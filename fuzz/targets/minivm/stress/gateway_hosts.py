@@ -68,3 +68,15 @@ def name_hosts(hosts: list[Host]) -> None:
     shared = Counter(names)
     for host, name in zip(hosts, names, strict=True):
         host.key = name if shared[name] == 1 else f"{name}-{host.gateway.id}"
+
+
+def check_hosts(specs: list[str]) -> None:
+    """Each gateway of `specs` reachable and running this walkfuzz (open_host's errors), and
+    closed again: what a run over them checks before it starts, for runs that start the
+    gateways themselves (pytest-xdist's)."""
+    group = execnet.Group()
+    try:
+        for spec in specs:
+            open_host(group, spec).channel.send(None)  # remote.HELLO: no run
+    finally:
+        group.terminate(timeout=5)
