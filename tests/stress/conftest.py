@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from xdist.workermanage import parse_tx_spec_config
+
 import pytest
 from walkfuzz.core.errors import UserError
 from walkfuzz.targets.minivm.stress.gateway_hosts import check_hosts
@@ -48,8 +50,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _is_controller(config) or not config.pluginmanager.has_plugin("xdist") or \
             not config.getoption("tx", None):
         return
-    from xdist.workermanage import parse_tx_spec_config
-
     remote = [spec for spec in parse_tx_spec_config(config) if "popen" not in spec]
     try:
         check_hosts(remote)
