@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from xdist.workermanage import parse_tx_spec_config
 
-import pytest
 from walkfuzz.core.errors import UserError
 from walkfuzz.targets.minivm.stress.gateway_hosts import check_hosts
 from walkfuzz.targets.minivm.stress.session import (
@@ -32,6 +32,14 @@ from walkfuzz.targets.minivm.stress.session import (
 ROOT = Path(__file__).resolve().parents[2]
 REPORT_DIR = Path(os.environ.get("WALKFUZZ_STRESS_REPORT", ROOT / "reports" / "stress-tests"))
 OUTPUT_KEY = "walkfuzz_stress"  # this plugin's entry in a worker's workeroutput
+CHECKOUT_VARIABLE = "WALKFUZZ_CHECKOUT"  # on a host: its checkout, if not at this one's path
+# Run on a remote worker's gateway before xdist's worker code: into the host's checkout.
+INTO_CHECKOUT = f"""
+import os
+here = channel.receive()
+os.chdir(os.environ.get({CHECKOUT_VARIABLE!r}) or here)
+"""
+CHDIR_SECONDS = 60.0
 
 # The results this process filed, and (on the controller) what each worker sent.
 _RESULTS: list[dict[str, Any]] = []
@@ -55,6 +63,24 @@ def pytest_configure(config: pytest.Config) -> None:
         check_hosts(remote)
     except UserError as err:
         raise pytest.UsageError(str(err)) from err
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """A worker on another host runs in that host's checkout: `WALKFUZZ_CHECKOUT` there
+    (`//env:WALKFUZZ_CHECKOUT=DIR` in its spec), else this checkout's path. xdist leaves it in
+    its spec's chdir, where it has copied this pytest (into a checkout, that copy would lie in
+    the working tree and shadow the host's own pytest)."""
+    if node.gateway.spec.popen:
+        return
+    channel = node.gateway.remote_exec(INTO_CHECKOUT)
+    channel.send(str(ROOT))
+    try:
+        channel.waitclose(CHDIR_SECONDS)
+    except Exception as err:  # execnet's RemoteError carries the remote traceback
+        raise pytest.UsageError(f"--tx {node.gateway.spec}: no checkout to run in "
+                                f"({str(err).strip().splitlines()[-1]}); set "
+                                f"//env:{CHECKOUT_VARIABLE}=DIR") from err
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-
 import pytest
+
 from tests.gateways import children, socket_servers
 from walkfuzz.core.exit_status import CLEAN, FINDINGS, INTERRUPTED
 from walkfuzz.targets.minivm.planted import build, planted_bug
@@ -96,10 +96,12 @@ def test_the_stress_session_over_two_gateways_reports_each_host_and_the_sum(
     reports = tmp_path / "stress-tests"
     # Two cells of the matrix, one per gateway (xdist sends fewer tests than twice the workers
     # round robin); no path argument: without rsync, xdist refuses paths for remote workers.
+    # The workers run in this checkout (the conftest's chdir), not in the spec's chdir, where
+    # xdist copies pytest: the socket servers' folder.
     cells = "test_reference_walker_live and 100 and mixed and as-is and (signal or thread)"
     with socket_servers(2, tmp_path) as servers:
         specs = [server.spec for server in servers]
-        tx = [f"--tx={spec}//chdir={ROOT}//env:WALKFUZZ_HOST_LABEL={name}"
+        tx = [f"--tx={spec}//env:WALKFUZZ_HOST_LABEL={name}"
               f"//env:WALKFUZZ_STRESS_WALKS={WALKS}" for spec, name in zip(specs, ("a", "b"),
                                                                           strict=True)]
         done = subprocess.run(
@@ -108,6 +110,7 @@ def test_the_stress_session_over_two_gateways_reports_each_host_and_the_sum(
             capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT,
             env={**os.environ, "WALKFUZZ_STRESS_REPORT": str(reports)})
     assert done.returncode == CLEAN, done.stdout[-3000:]
+    assert not (ROOT / "pytest").exists() and not (ROOT / "_pytest").exists()
     hosts = host_reports(reports)
     assert set(hosts) == {"a", "b"}
     assert all(h["counters"]["tests"] == 1 and h["counters"]["walked"] >= WALKS
