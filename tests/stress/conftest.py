@@ -112,7 +112,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         hosts.append((this_host(), _RESULTS))
     if any(results for _, results in hosts):
         started = config.stash.get(_STARTED, time.time())
-        paths = write_session_reports(REPORT_DIR, [h for h in hosts if h[1]], started)
+        # every host that ran tests is in it, also one whose tests filed no stress result
+        paths = write_session_reports(REPORT_DIR, hosts, started)
         print(f"\nstress session report: {paths['html']}")
 
 
