@@ -3,12 +3,15 @@
 #   make soak          the same matrix, STRESS_SOAK_SECONDS (default 120) a test
 #   make bench-stress  samples per CPU-second, latency, slowdown per mode at 100 us and 10 us;
 #                      delivered samples with capture off and on, ns per capture
+#   make stress-hosts TX="--tx ssh=HOST//python=PY ..."
+#                      the stress tests spread over other machines' gateways (docs/stress.md,
+#                      "On many machines"): reports per host and their sum
 # Each writes one aggregated report: reports/stress-tests/report.{json,html,md}.
 
 STRESS_SOAK_SECONDS ?= 120
 STRESS_JOBS ?= auto
 
-.PHONY: test-stress soak-stress bench-stress
+.PHONY: test-stress soak-stress bench-stress stress-hosts
 
 test: test-stress
 test-stress: .stamp-build
@@ -21,3 +24,11 @@ soak-stress: .stamp-build
 
 bench-stress: .stamp-build
 	$(PY) bench/runner.py stress capture
+
+# No path arguments: without rsync, pytest-xdist refuses paths for a remote worker; testpaths
+# selects the folder instead, in each host's checkout (tests/stress/conftest.py moves the
+# worker there: this checkout's path, or the spec's //env:WALKFUZZ_CHECKOUT=DIR).
+stress-hosts: .stamp-build
+	@test -n "$(TX)" || { echo 'make stress-hosts: TX="--tx SPEC ..." names the hosts' \
+	  '(docs/stress.md, "On many machines")'; exit 2; }
+	@$(RUN_PYTEST) stress-hosts -- $(PYTEST) -m stress --dist load $(TX) -o testpaths=tests/stress

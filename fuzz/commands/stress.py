@@ -5,6 +5,8 @@
     walkfuzz stress --target hotspot [--jdk 17|25|PATH] --interval 100us --duration 10s
     walkfuzz stress --target libunwind [--mode ucontext|sigframe|alternate] --interval 100us
     walkfuzz stress ... --load 2          the same on a machine whose cores are all busy
+    walkfuzz stress ... --tx ssh=HOST//python=PY --tx ...   minivm on every execnet gateway:
+                                          per-host reports under --out/hosts and their sum
 
 Every failed sample (fault, hang, invalid trace) is saved under --out as it happens, as a case
 file that `walkfuzz replay FILE [--walker PATH.so]` replays; --stop-on-first ends the run there.
@@ -36,6 +38,9 @@ EXAMPLES = (
      "your walker, walking at safepoints from the queue"),
     ("walkfuzz stress --target libunwind --mode sigframe --duration 30s",
      "libunwind walking live native threads from the signal frame"),
+    ("walkfuzz stress --duration 30s --tx ssh=box1//python=/opt/wf/.venv/bin/python "
+     "--tx ssh=box2//python=/opt/wf/.venv/bin/python",
+     "30 s on each of two machines, one report of both (docs/stress.md)"),
     ("walkfuzz stress --target hotspot --jdk 25 --interval 1ms --duration 10s",
      "AsyncGetCallTrace in a JVM, every trace checked"),
 )
@@ -81,6 +86,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "none; any invalid trace is a finding, exit 1)")
     p.add_argument("--out", type=Path, help="output directory (default reports/stress-MODE for "
                    "minivm, reports/stress-TARGET otherwise; created if missing)")
+    p.add_argument("--tx", action="append", metavar="SPEC",
+                   help="minivm: run on this execnet gateway (pytest-xdist's --tx: "
+                   "ssh=HOST//python=PATH, socket=HOST:PORT; repeat for more hosts); each host "
+                   "runs the whole run with its installed walkfuzz, reports merged into --out "
+                   "(docs/stress.md)")
     p.add_argument("--load", type=int, default=0, metavar="N",
                    help=f"run N CPU-hog processes alongside (0..{MAX_LOAD}; {cores()} takes "
                    "every core of this machine): a busy machine, as CI's are")
@@ -96,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         baseline_ns=args.baseline_ns, walk_budget_ns=args.walk_budget_ns,
         workload=args.workload, jdk=args.jdk, walks=args.walks,
         stop_on_first=args.stop_on_first, max_depth=args.max_depth,
-        debug_non_safepoints=not args.no_debug_nonsafepoints,
+        debug_non_safepoints=not args.no_debug_nonsafepoints, gateways=tuple(args.tx or ()),
         walker=str(check_walker_library(args.walker)) if args.walker else None)
     with cpu_load(check_load(args.load)):
         return runner(request)

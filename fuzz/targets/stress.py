@@ -24,6 +24,7 @@ from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
 from walkfuzz.core.paths import output_dir
 from walkfuzz.engine.progress import Progress
+from walkfuzz.targets.minivm.stress.gateways import stress_over_gateways
 from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
 from walkfuzz.targets.minivm.stress.reporting import write_stress_report
 from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
@@ -55,6 +56,7 @@ class StressRequest:
     walks: int | None = None
     max_depth: int | None = None
     debug_non_safepoints: bool = True
+    gateways: tuple[str, ...] = ()  # execnet specs (--tx): run on each, reports merged
 
     def out_dir(self, kind: str | None = None) -> Path:
         """The run's output folder (--out, else the default for the target and kind), checked
@@ -68,10 +70,8 @@ def raise_no_samples(duration_ns: float, interval_ns: float) -> None:
                     f"--interval {format_ns(interval_ns)} per thread")
 
 
-def stress_minivm(req: StressRequest) -> int:
-    """Run, report, and judge: 1 on a fault, a hang or an invalid trace beyond
-    --max-invalid-rate, 130 interrupted. Findings are saved under the output directory as
-    they happen."""
+def minivm_options(req: StressRequest) -> StressOptions:
+    """The live stress run the request asks for, checked."""
     defaults = StressOptions()
     options = StressOptions(
         mode=req.mode or defaults.mode, interval_ns=req.interval_ns, threads=req.threads,
@@ -81,7 +81,18 @@ def stress_minivm(req: StressRequest) -> int:
         walk_budget_ns=req.walk_budget_ns or defaults.walk_budget_ns,
         max_walks=req.walks or 0, stop_on_first=req.stop_on_first)
     options.check()
+    return options
+
+
+def stress_minivm(req: StressRequest) -> int:
+    """Run, report, and judge: 1 on a fault, a hang or an invalid trace beyond
+    --max-invalid-rate, 130 interrupted. Findings are saved under the output directory as
+    they happen. With --tx, the run happens on every gateway and the reports are merged."""
+    options = minivm_options(req)
     out_dir = req.out_dir(options.mode)  # minivm's runs are told apart by mode
+    if req.gateways:
+        return stress_over_gateways(options, list(req.gateways), out_dir, req.command,
+                                    req.max_invalid_rate)
     options = replace(options, out=str(out_dir))
     started = time.time()
     with Progress() as progress:

@@ -56,7 +56,7 @@ TARGET_FLAGS: dict[str, dict[str, str]] = {
         "--walker": "walker", "--mode": "mode", "--workload": "workload",
         "--baseline": "baseline_ns", "--walk-budget": "walk_budget_ns", "--jdk": "jdk",
         "--walks": "walks", "--stop-on-first": "stop_on_first", "--max-depth": "max_depth",
-        "--no-debug-nonsafepoints": "no_debug_nonsafepoints",
+        "--no-debug-nonsafepoints": "no_debug_nonsafepoints", "--tx": "tx",
     },
     "replay": {"--walker": "walker", "--json": "json", "--sanitizer": "sanitizer"},
 }
@@ -96,7 +96,7 @@ TARGETS: tuple[Target, ...] = (
                     (*CAMPAIGN_FLAGS, "--walker", "--build", "--sanitizer")),
         stress=Action("walkfuzz.targets.stress:stress_minivm",
                       ("--walker", "--mode", "--workload", "--baseline", "--walk-budget",
-                       "--walks", "--stop-on-first")),
+                       "--walks", "--stop-on-first", "--tx")),
         replay=Action("walkfuzz.targets.minivm.replay:replay_minivm",
                       ("--walker", "--json", "--sanitizer"))),
     Target(
