@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from walkfuzz.targets.minivm.stress.session import LABEL_VARIABLE
+from walkfuzz.report.document import HOST_LABEL_ENV
 
 START_SECONDS = 60.0  # a server that has not said its port by then is not starting
 # "socket_readline_exec_server-1.2 Entering Accept loop ('127.0.0.1', 38977)"
@@ -57,7 +57,7 @@ def socket_servers(count: int, cwd: Path, env: dict[str, str] | None = None,
     """`count` socket servers of `python` in `cwd`, with this environment and `env` but no
     host label (a stand-in host has the label its spec gives it, if any: this test may itself
     run on a labelled host)."""
-    inherited = {k: v for k, v in os.environ.items() if k != LABEL_VARIABLE}
+    inherited = {k: v for k, v in os.environ.items() if k != HOST_LABEL_ENV}
     servers = [subprocess.Popen([python, "-u", "-m", "execnet.script.socketserver",
                                  "127.0.0.1:0"], cwd=cwd, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True,

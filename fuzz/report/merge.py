@@ -140,16 +140,26 @@ def summed_histograms(reports: Sequence[RunReport]) -> dict[str, Histogram]:
     return merged
 
 
+def _hits_per_host(report: RunReport, group: FindingGroup) -> dict[str, int]:
+    """A group's hits by host: those a merged report carries, else all of its own host's."""
+    carried = group.details.get("hosts")
+    if isinstance(carried, dict) and carried:
+        return {str(k): int(v) for k, v in carried.items() if _whole(v)}
+    return {host_label(report.meta.host): group.count}
+
+
 def merged_groups(reports: Sequence[RunReport], since: float,
                   relocate: Callable[[str], str]) -> list[FindingGroup]:
-    """Finding groups by signature over `reports`, in order of first appearance: hits summed,
-    the earliest first and the latest last sighting (seconds since `since`), each stored
-    input named where it is now (`relocate` of its old path)."""
+    """Finding groups by signature over `reports`, in order of first appearance: hits summed
+    (and per host in `details["hosts"]`), the earliest first and the latest last sighting
+    (seconds since `since`), each stored input named where it is now (`relocate` of its old
+    path)."""
     merged: dict[str, FindingGroup] = {}
     for report in reports:
         for group in report.findings:
             moved = replace(group, examples=[relocate(e) for e in group.examples],
-                            reproducer=_relocated(group, relocate))
+                            reproducer=_relocated(group, relocate),
+                            details={**group.details, "hosts": _hits_per_host(report, group)})
             known = merged.get(group.signature)
             merged[group.signature] = moved if known is None else _joined(known, moved)
     for group in merged.values():
@@ -171,7 +181,11 @@ def _joined(a: FindingGroup, b: FindingGroup) -> FindingGroup:
     firsts = [t for t in (a.first_seen_at, b.first_seen_at) if t is not None]
     lasts = [t for t in (a.last_seen_at, b.last_seen_at) if t is not None]
     examples = a.examples + [e for e in b.examples if e not in a.examples]
+    hosts = dict(a.details.get("hosts", {}))  # type: ignore[call-overload]
+    for host, hits in dict(b.details.get("hosts", {})).items():  # type: ignore[call-overload]
+        hosts[host] = hosts.get(host, 0) + hits
     return replace(a, count=a.count + b.count, examples=examples,
+                   details={**a.details, "hosts": hosts},
                    reproducer=a.reproducer if a.examples or not b.examples else b.reproducer,
                    first_seen_at=min(firsts, default=None), last_seen_at=max(lasts, default=None))
 
@@ -184,23 +198,32 @@ def merged_status(reports: Sequence[RunReport]) -> str:
     return "interrupted" if "interrupted" in statuses else "failed"
 
 
+def _unmoved(path: str) -> str:
+    return path
+
+
 def merge_reports(reports: Sequence[RunReport], command: list[str],
-                  relocate: Callable[[str], str]) -> RunReport:
-    """One report of `reports` (same run type, target, mode and walker: the caller checks)."""
+                  relocate: Callable[[str], str] = _unmoved,
+                  notes: Sequence[str] = ()) -> RunReport:
+    """One report of `reports` (at least one, of one run type, target and walker: the
+    caller checks; several modes, as a pytest stress session has, are named together), its
+    stored inputs where `relocate` says, `notes` after the merge's own."""
+    if not reports:
+        raise ValueError("no report to merge")
     first = reports[0].meta
     since = min(r.meta.started_at for r in reports)
     counters, left_out = summed_counters(reports)
     hosts = per_host(reports)
-    notes = [f"merged from {len(reports)} reports of {len(hosts)} hosts"]
+    said = [f"merged from {len(reports)} reports of {len(hosts)} hosts"]
     if left_out:
-        notes.append(f"not summed (see each host's report): {', '.join(left_out)}")
+        said.append(f"not summed (see each host's report): {', '.join(left_out)}")
     meta = RunMeta(run_type=first.run_type, command=command, target=first.target,
-                   mode=first.mode, started_at=since,
+                   mode="+".join(sorted({r.meta.mode for r in reports})), started_at=since,
                    ended_at=max(r.meta.ended_at for r in reports), walker=first.walker,
                    status=merged_status(reports))
     return RunReport(meta=meta, counters={**counters, "hosts": len(hosts), **hosts},
                      histograms=summed_histograms(reports),
-                     findings=merged_groups(reports, since, relocate), notes=notes)
+                     findings=merged_groups(reports, since, relocate), notes=[*said, *notes])
 
 
 def relocator(sources: Sequence[Path], out: Path) -> Callable[[str], str]:

@@ -21,11 +21,11 @@ import pytest
 from xdist.workermanage import parse_tx_spec_config
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.report.document import host_info
 from walkfuzz.targets.minivm.stress.gateway_hosts import check_hosts
 from walkfuzz.targets.minivm.stress.session import (
     HOSTS_DIR,
     stored_findings,
-    this_host,
     write_session_reports,
 )
 
@@ -105,11 +105,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if not _is_controller(config):
         workeroutput: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
-        workeroutput[OUTPUT_KEY] = json.dumps({"host": this_host(), "results": _RESULTS})
+        workeroutput[OUTPUT_KEY] = json.dumps({"host": host_info(), "results": _RESULTS})
         return
     hosts = list(config.stash.get(_FROM_WORKERS, []))
     if _RESULTS:
-        hosts.append((this_host(), _RESULTS))
+        hosts.append((host_info(), _RESULTS))
     if any(results for _, results in hosts):
         started = config.stash.get(_STARTED, time.time())
         # every host that ran tests is in it, also one whose tests filed no stress result

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests.gateways import socket_servers
 from walkfuzz import __version__
 from walkfuzz.core.exit_status import BAD_INPUT, MISSING_TOOL

@@ -1,19 +1,19 @@
-"""walkfuzz.report.stress_merge: stress reports summed per host. The hosts' figures are made
+"""walkfuzz.report.merge: stress reports summed per host. The hosts' figures are made
 up here (each host's own report is checked against a real run in tests/stress/
 test_gateways.py); what is checked is the rule: reports of one host are summed under its key,
 the label else the hostname, and every sum is the sum of its parts."""
 
 from __future__ import annotations
 
-from walkfuzz.report.document import FindingGroup, Histogram, RunMeta, RunReport
-from walkfuzz.report.stress_merge import HOST_PREFIX, host_key, merge_stress_reports
+from walkfuzz.report.document import FindingGroup, Histogram, RunMeta, RunReport, host_label
+from walkfuzz.report.merge import HOST_PREFIX, merge_reports
 
 
 def stress_report(host: dict[str, str | int], walked: int, invalid: dict[str, int],
                   started: float, hits: int) -> RunReport:
     group = FindingGroup(signature="sig", kind="invalid-trace", target="minivm",
                          harness="stress", location="check:live-missing", shape=["compiled"],
-                         count=hits, examples=[f"/x/{host_key(host)}-{started}.bin"],
+                         count=hits, examples=[f"/x/{host_label(host)}-{started}.bin"],
                          reproducer="walkfuzz replay", first_seen_at=started + 1,
                          last_seen_at=started + 2)
     return RunReport(
@@ -29,7 +29,7 @@ def test_reports_are_summed_per_host_key() -> None:
     reports = [stress_report({"hostname": "m1", "label": "a"}, 10, {"missing": 1}, 100.0, 1),
                stress_report({"hostname": "m2", "label": "a"}, 20, {"extra": 2}, 90.0, 2),
                stress_report({"hostname": "b"}, 5, {"missing": 4}, 95.0, 4)]
-    merged = merge_stress_reports(reports, ["walkfuzz", "merge"])
+    merged = merge_reports(reports, ["walkfuzz", "merge"])
     counters = merged.counters
     assert counters["hosts"] == 2
     assert counters["walked"] == 35 and counters["invalid"] == 7

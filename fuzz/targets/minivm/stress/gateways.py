@@ -1,6 +1,6 @@
 """`walkfuzz stress --tx SPEC...`: one live stress run on each execnet gateway (pytest-xdist's
 `--tx` grammar: `ssh=HOST//python=PATH`, `socket=HOST:PORT`, `popen`), their reports written
-per host and summed into one (walkfuzz.report.stress_merge).
+per host and summed into one (walkfuzz.report.merge).
 
 Each gateway runs the whole run as given (`--duration`, `--walks` are per host) with seed
 `--seed` + its position among the `--tx` flags, so the hosts sample different workloads; the
@@ -25,7 +25,7 @@ from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.report.document import RunReport
 from walkfuzz.report.files import write_report
-from walkfuzz.report.stress_merge import HOST_PREFIX, merge_stress_reports
+from walkfuzz.report.merge import HOST_PREFIX, merge_reports
 from walkfuzz.targets.minivm.stress.gateway_hosts import Host, name_hosts, open_host
 from walkfuzz.targets.minivm.stress.gateway_replies import collect
 from walkfuzz.targets.minivm.stress.options import StressOptions
@@ -89,7 +89,7 @@ def stress_over_gateways(options: StressOptions, specs: list[str], out: Path,
     if not reports:
         print("interrupted before any host had walked", file=sys.stderr)
         return INTERRUPTED
-    merged = merge_stress_reports(reports, command, notes=[
+    merged = merge_reports(reports, command, notes=[
         f"{host.key}: {host.spec}, seed {options.seed + i}, report "
         f"{HOSTS_DIR}/{host.key}/report.html" for i, host in ran])
     paths = write_report(out, merged)

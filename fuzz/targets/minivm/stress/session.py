@@ -2,7 +2,7 @@
 one run report, counters per test and summed, findings of all of them.
 
 A session spread over several hosts (pytest-xdist `--tx` gateways) gets one such report per
-host, under `hosts/<key>/`, and the sum of them (walkfuzz.report.stress_merge) in the report
+host, under `hosts/<key>/`, and the sum of them (walkfuzz.report.merge) in the report
 folder itself; a session on one host writes its report there as it is. A result carries the
 findings it stored (`stored`, from `stored_findings`): they were written on the host that ran
 the test, and are written again into the host's report folder here.
@@ -10,15 +10,14 @@ the test, and are written again into the host's report folder here.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 from walkfuzz.findings.finding import Finding, save_finding
-from walkfuzz.report.document import RunMeta, RunReport, group_findings, host_info
+from walkfuzz.report.document import RunMeta, RunReport, group_findings, host_info, host_label
 from walkfuzz.report.files import write_report
-from walkfuzz.report.stress_merge import host_key, merge_stress_reports
+from walkfuzz.report.merge import merge_reports
 from walkfuzz.targets.minivm.stress.reporting import findings_of
 from walkfuzz.targets.minivm.stress.signature import HARNESS, TARGET
 from walkfuzz.targets.minivm.stress.summary import figures
@@ -26,14 +25,6 @@ from walkfuzz.targets.minivm.stress.summary import figures
 SUMMED = ("requested", "delivered", "walked", "exact", "invalid", "faults", "hangs")
 COMMAND = ["pytest", "-m", "stress"]
 HOSTS_DIR = "hosts"
-LABEL_VARIABLE = "WALKFUZZ_HOST_LABEL"
-
-
-def this_host() -> dict[str, str | int]:
-    """This host as a report's `meta.host` names it, with its label (`WALKFUZZ_HOST_LABEL`,
-    else the hostname): the key its results are summed under."""
-    host = host_info()
-    return {**host, "label": os.environ.get(LABEL_VARIABLE) or str(host["hostname"])}
 
 
 def stored_findings(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -84,7 +75,7 @@ def write_session_reports(out_dir: Path, hosts: list[tuple[dict[str, str | int],
     host's in out_dir; several hosts' each under hosts/KEY and their sum in out_dir."""
     by_key: dict[str, tuple[dict[str, str | int], list[dict[str, Any]]]] = {}
     for host, results in hosts:
-        mine = by_key.setdefault(host_key(host), (dict(host), []))
+        mine = by_key.setdefault(host_label(host), (dict(host), []))
         mine[1].extend(results)
         gateways = str(mine[0].get("gateway", "")).split(", ")
         if host.get("gateway") and str(host["gateway"]) not in gateways:
@@ -98,7 +89,7 @@ def write_session_reports(out_dir: Path, hosts: list[tuple[dict[str, str | int],
         report = session_report(host_dir, results, started, host)
         write_report(host_dir, report)
         reports.append(report)
-    merged = merge_stress_reports(reports, COMMAND, notes=[
+    merged = merge_reports(reports, COMMAND, notes=[
         f"{key}: {len(results)} stress tests, report {HOSTS_DIR}/{key}/report.html"
         for key, (_, results) in sorted(by_key.items())])
     return write_report(out_dir, merged)
