@@ -11,6 +11,7 @@
 # Outside the builder (tests/cfl/test_build.py, docs/ci.md "Trying the build"): set the same
 # variables; where compile_python_fuzzer is absent, tools/compile_python_fuzzer stands in.
 
+set -eu  # also when run as `bash build.sh`, which ignores the options of the first line
 ROOT=${WALKFUZZ_SRC:-$SRC/walkfuzz}
 cd "$ROOT"
 
@@ -22,10 +23,16 @@ for harness in harnesses/[!_]*.py; do
   case "$name" in hotspot_*) continue ;; esac
   fuzzers+=("$name")
 done
+# $WALKFUZZ_FUZZERS (names, space-separated) builds only those.
+if [ -n "${WALKFUZZ_FUZZERS:-}" ]; then
+  read -r -a fuzzers <<< "$WALKFUZZ_FUZZERS"
+fi
 
 # The project's runtime dependencies, where the builder lacks them (pyproject.toml lists them).
-python3 -m pip install -q $(python3 -c 'import tomllib, shlex
-print(*map(shlex.quote, tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))')
+python3 -c 'import tomllib
+print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"], sep="\n")' \
+  > "$WORK/walkfuzz-requirements.txt"
+python3 -m pip install -q -r "$WORK/walkfuzz-requirements.txt"
 
 export LDSHARED="$CC -shared"
 python3 fuzz/core/_build.py cov
@@ -70,6 +77,8 @@ for name in "${fuzzers[@]}"; do
   fi
   # The crash guard installs its SIGSEGV and SIGBUS handlers over ASan's (docs/guard.md,
   # "Sanitizers"); ClusterFuzz's default options forbid that, a fuzzer's .options file allows it.
+  # The generator's hashes wrap unsigned integers on purpose: OSS-Fuzz's UBSan flags check
+  # unsigned overflow, and its own UBSAN_OPTIONS silence it, as these do.
   cat > "$OUT/$name.options" <<OPTIONS
 [asan]
 allow_user_segv_handler = 1
@@ -79,5 +88,6 @@ detect_leaks = 0
 [ubsan]
 print_stacktrace = 1
 halt_on_error = 1
+silence_unsigned_overflow = 1
 OPTIONS
 done

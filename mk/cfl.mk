@@ -3,7 +3,7 @@
 #                   $WORK; CC=clang with ASan; tools/compile_python_fuzzer standing in for
 #                   OSS-Fuzz's helper), then every fuzzer it made runs 1000 inputs and one finds
 #                   a planted bug (tests/cfl). Opt-in, not part of `make test`: six PyInstaller
-#                   bundles take about five minutes on 2 cores.
+#                   bundles take five to eight minutes on 2 cores.
 #   make cfl-build  the same build, its fuzzers left in $(CFL_OUT)
 
 CFL_OUT ?= build/cfl/out
