@@ -6,7 +6,8 @@ that cannot have a tool says so explicitly: `WALKFUZZ_SKIP_HOTSPOT=1 make test`.
 then, the tests that need it skip, with a reason that starts with the variable, and the end of
 `make test` lists each of them by name. Every other skip is a failure.
 
-Opt-in suites (marker `million`, run with `WALKFUZZ_MILLION=1`) are not skips: they are
+Opt-in suites (OPT_INS: marker `million`, run with `WALKFUZZ_MILLION=1`; `cfl`, with
+`WALKFUZZ_CFL=1`) are not skips: they are
 deselected. The hooks that do all this are at the end; tests/conftest.py registers them.
 """
 
@@ -88,15 +89,20 @@ def pytest_make_collect_report(collector: pytest.Collector
     return report
 
 
+# Opt-in suites: marker -> the variable that, set to 1, runs them.
+OPT_INS = {"million": "WALKFUZZ_MILLION", "cfl": "WALKFUZZ_CFL"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Opt-in suites (marker `million`) run only with WALKFUZZ_MILLION=1; otherwise they are
-    deselected, not skipped."""
-    if os.environ.get("WALKFUZZ_MILLION") == "1":
-        return
-    opted_in = [item for item in items if item.get_closest_marker("million")]
-    if opted_in:
-        config.hook.pytest_deselected(items=opted_in)
-        items[:] = [item for item in items if not item.get_closest_marker("million")]
+    """Opt-in suites (OPT_INS: marker `million` runs with WALKFUZZ_MILLION=1, `cfl` with
+    WALKFUZZ_CFL=1); otherwise they are deselected, not skipped."""
+    for marker, variable in OPT_INS.items():
+        if os.environ.get(variable) == "1":
+            continue
+        opted_in = [item for item in items if item.get_closest_marker(marker)]
+        if opted_in:
+            config.hook.pytest_deselected(items=opted_in)
+            items[:] = [item for item in items if not item.get_closest_marker(marker)]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -54,3 +54,10 @@ class UnknownTargetError(UserError):
     def __init__(self, name: str, known: tuple[str, ...]) -> None:
         super().__init__(f"unknown target {name!r}; known targets: {', '.join(known)}")
         self.name = name
+
+
+class FindingCrash(WalkfuzzError):
+    """A finding of a harness run as a standalone fuzzer (ClusterFuzzLite, OSS-Fuzz), raised out
+    of the input's call: atheris reports it as an uncaught exception and libFuzzer writes the
+    input as its crash artifact, which is how those engines learn of a finding. The message
+    names the finding's kind, location and signature, the part of the report they show."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from walkfuzz.core import native
+from walkfuzz.core.errors import FindingCrash
 from walkfuzz.core.exit_status import judged
 from walkfuzz.engine.journal import DEFAULT_CAPACITY, JOURNAL_NAME, JournalWriter
 from walkfuzz.findings.finding import CLOCK_ENV, Finding, FindingSink, RunClock
@@ -33,6 +34,12 @@ ENV_OUT = "WALKFUZZ_OUT"
 ENV_WORKER_DIR = "WALKFUZZ_WORKER_DIR"
 ENV_TARGET = "WALKFUZZ_TARGET"
 ENV_WALKER = "WALKFUZZ_WALKER"
+# What a finding does: `save` it under the output folder and go on (a campaign, a run by hand),
+# or `crash`: raise it, so that libFuzzer writes the input as a crash artifact and exits with its
+# crash status, the one signal ClusterFuzzLite and OSS-Fuzz read (the fuzzers
+# .clusterfuzzlite/build.sh makes set it).
+ENV_ON_FINDING = "WALKFUZZ_ON_FINDING"
+ON_FINDING = ("save", "crash")
 DEFAULT_OUT = "walkfuzz-out"
 
 
@@ -46,12 +53,17 @@ class WorkerEnv:
     walker: str  # "reference" or the path of a walker library
     native: native.Flavour  # build flavour of the core to load
     clock: RunClock | None = None  # the campaign's; None when run by hand (a run of its own)
+    crash_on_finding: bool = False  # $WALKFUZZ_ON_FINDING=crash: a standalone fuzzer's
 
     @classmethod
     def read(cls, environ: dict[str, str] | None = None) -> WorkerEnv:
         env = dict(os.environ if environ is None else environ)
         worker_dir = env.get(ENV_WORKER_DIR)
         clock = env.get(CLOCK_ENV)
+        on_finding = env.get(ENV_ON_FINDING) or "save"
+        if on_finding not in ON_FINDING:
+            raise SystemExit(f"${ENV_ON_FINDING}={on_finding!r} is not one of "
+                             f"{', '.join(ON_FINDING)}")
         return cls(
             out_dir=Path(env.get(ENV_OUT, DEFAULT_OUT)),
             worker_dir=Path(worker_dir) if worker_dir else None,
@@ -59,6 +71,7 @@ class WorkerEnv:
             walker=env.get(ENV_WALKER, "") or "reference",
             native=native.selected_flavour(env, unset=native.HARNESS_FLAVOUR),
             clock=RunClock.from_text(clock) if clock else None,
+            crash_on_finding=on_finding == "crash",
         )
 
     def to_environ(self) -> dict[str, str]:
@@ -72,6 +85,8 @@ class WorkerEnv:
             env[ENV_WORKER_DIR] = str(self.worker_dir)
         if self.clock is not None:
             env[CLOCK_ENV] = self.clock.to_text()
+        if self.crash_on_finding:
+            env[ENV_ON_FINDING] = "crash"
         return env
 
 
@@ -117,8 +132,12 @@ class Worker:
         self.record = _no_journal
 
     def report(self, finding: Finding) -> None:
-        """Save a finding (deduplicated); say so once per signature on stderr."""
+        """Save a finding (deduplicated); say so once per signature on stderr. A standalone
+        fuzzer raises it instead: libFuzzer's crash artifact is then the stored input."""
         self.findings += 1
+        if self.env.crash_on_finding:
+            raise FindingCrash(f"walkfuzz {finding.kind} finding in {finding.location} "
+                               f"(harness {finding.harness}, signature {finding.signature})")
         saved = self.sink.offer(finding)
         if saved is not None and self.sink.seen[finding.signature] == 1:
             print(f"walkfuzz: {finding.kind} finding saved in {saved}", file=sys.stderr)
@@ -130,7 +149,9 @@ class Worker:
 
         args = list(sys.argv if argv is None else argv)
         files = input_files(args[1:])
-        if self.env.worker_dir is None and files:
+        # A standalone fuzzer leaves its input files to libFuzzer, as its engine expects: a
+        # finding is then a crash with libFuzzer's exit status.
+        if self.env.worker_dir is None and files and not self.env.crash_on_finding:
             sys.exit(self.replay_files(one_input, files, runs_per_file(args[1:])))
         native.load_libfuzzer()
         # A sanitizer campaign's runtime brings libFuzzer (walkfuzz.core.sanitizer): run that
