@@ -103,15 +103,17 @@ args = st.integers(0, 2**64 - 1)
 
 class QueueMachine(RuleBasedStateMachine):
     @initialize(seed=st.integers(1, 6), state=st.sampled_from(STATES),
-                options=st.sampled_from((0, 1, 2, 3)))
-    def pick_case(self, seed: int, state: int, options: int) -> None:
+                options=st.sampled_from((0, 1, 2, 3)), fill_first=st.booleans())
+    def pick_case(self, seed: int, state: int, options: int, fill_first: bool) -> None:
         self.base, self.case = _base(seed, state, options)
         self.options = self.case.walk.options
         self.frames = physical_frames(self.case)
         assert self.case.truth is not None
         self.interpreted = [f for f in self.case.truth.frames
                             if f.type == vm.FrameType.JAVA and f.comp_level == 0]
-        self.ops: list[QueueOp] = []
+        # A FILL after a THREAD_EXIT takes nothing, and the program keeps every op drawn:
+        # one first takes the whole pool.
+        self.ops: list[QueueOp] = [QueueOp(Opcode.FILL)] if fill_first else []
 
     def _frame(self, index: int) -> dict[str, int]:
         pc, sp, fp = self.frames[index % len(self.frames)]
