@@ -63,6 +63,8 @@ struct wf_live_regs {
 
 struct wf_live_stack_capture {
     struct wf_live_regs r;
+    uint32_t deep; /* 1: the copy is in the worker's deep buffer (wf_live_worker.deep_stack),
+                      which this capture holds until the drain took it; 0: in stack[] */
     uint8_t stack[WF_LIVE_CAPTURE_STACK];
 };
 
@@ -171,7 +173,11 @@ struct wf_live_worker {
                                      stay as they are while the worker runs Java code */
     uint8_t *c_top;               /* [c_base, stack_hi) copied once, when the worker started */
     uint32_t c_top_bytes;
-    uint64_t capture_ticks; /* TSC ticks spent capturing (-> st.capture_ns at the end) */
+    uint8_t *deep_stack;         /* WF_LIVE_DEEP_STACK bytes: one capture of a stack deeper than
+                                    WF_LIVE_CAPTURE_STACK (signal, thread mode) */
+    volatile uint32_t deep_busy; /* a ring entry holds deep_stack (the handler sets it, the
+                                    drain clears it once it encoded that entry) */
+    uint64_t capture_ticks;      /* TSC ticks spent capturing (-> st.capture_ns at the end) */
     volatile uint32_t ring_head, ring_tail;
     volatile uint32_t capturing; /* a capture runs on this thread (a nested one drops) */
     volatile uint32_t key_count;

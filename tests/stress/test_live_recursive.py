@@ -3,11 +3,14 @@ past WF_WALK_MAX_DEPTH physical frames and back, run as a user runs it (`walkfuz
 --workload recursive`, bounded by --walks). The reference walker, which stops at the limit
 with ASGST_WF_DEPTH_LIMIT, walks every sample exactly, some of them ending at the limit;
 walkers whose limit is wrong (planted: one frame too many, or only reported frames counted)
-give invalid traces, and the report says why their deep samples were not saved as cases."""
+give invalid traces, saved as cases past the depth limit (the whole stack, the whole expected
+trace) that the report's reproducer replays offline to the same finding, and that the
+reference walker replays clean."""
 
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +27,7 @@ WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
 WALKS = "1000"
 TIMEOUT = 600  # a busy machine makes a run longer, never shorter of walks
 DEPTH_LIMIT = "ASGST_WF_DEPTH_LIMIT"
+CAPTURE_STACK = 65536  # WF_LIVE_CAPTURE_STACK: a deeper stack goes into the deep buffer
 
 
 def stress(out: Path, mode: str, *extra: str) -> tuple[int, dict[str, Any]]:
@@ -57,10 +61,28 @@ def test_a_walker_with_a_wrong_limit_gives_invalid_traces(bug: str, tmp_path: Pa
     assert status == FINDINGS
     assert counters["invalid"] > 0, counters["end_codes"]
     assert counters["faults"] == 0 and counters["hangs"] == 0
-    # a deep sample's case would not replay: no input is stored, and the findings say why
-    findings = report["findings"]
-    assert findings and not any(f["examples"] for f in findings), findings
-    assert any("too deep to replay" in f["reproducer"] for f in findings), findings
+    saved = [f for f in report["findings"] if f["examples"]]
+    assert saved, report["findings"]
+    for group in saved:
+        for path in group["examples"]:   # every stored case is a sample past the bound
+            details = json.loads(Path(path).with_suffix(".json").read_text())["details"]
+            assert details["stack_bytes"] > CAPTURE_STACK and details["stack_dropped"] == 0
+        argv = shlex.split(group["reproducer"])
+        assert argv[:2] == ["walkfuzz", "replay"] and str(walker) in argv, argv
+        replayed = replay(argv)
+        assert replayed.returncode == FINDINGS, replayed.stderr
+        assert f"finding: {group['kind']} {group['signature']}" in replayed.stdout
+        # the reference walker walks the same case as the live oracle expected
+        walker_at = argv.index("--walker")
+        clean = replay(argv[:walker_at] + argv[walker_at + 2:])
+        assert clean.returncode == CLEAN, clean.stdout + clean.stderr
+        assert "live oracle: exact" in clean.stdout, clean.stdout
+
+
+def replay(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """A printed `walkfuzz replay ...` command, run as a user runs it."""
+    return subprocess.run([str(WALKFUZZ), *argv[1:]], capture_output=True, text=True,
+                          timeout=TIMEOUT, check=False)
 
 
 def test_queue_mode_refuses_the_recursive_workload(tmp_path: Path) -> None:
