@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS
+from walkfuzz.targets.minivm.case.decode import decode
 from walkfuzz.targets.minivm.planted import build, planted_bug
 
 pytestmark = pytest.mark.stress
@@ -63,10 +64,14 @@ def test_a_walker_with_a_wrong_limit_gives_invalid_traces(bug: str, tmp_path: Pa
     assert counters["faults"] == 0 and counters["hangs"] == 0
     saved = [f for f in report["findings"] if f["examples"]]
     assert saved, report["findings"]
+    repeats = []
     for group in saved:
         for path in group["examples"]:   # every stored case is a sample past the bound
             details = json.loads(Path(path).with_suffix(".json").read_text())["details"]
             assert details["stack_bytes"] > CAPTURE_STACK and details["stack_dropped"] == 0
+            case = decode(Path(path).read_bytes())   # the Python codec reads what C wrote
+            assert case.expected is not None and len(case.expected.frames) > 480
+            repeats.append(case.stack_run)
         argv = shlex.split(group["reproducer"])
         assert argv[:2] == ["walkfuzz", "replay"] and str(walker) in argv, argv
         replayed = replay(argv)
@@ -77,6 +82,8 @@ def test_a_walker_with_a_wrong_limit_gives_invalid_traces(bug: str, tmp_path: Pa
         clean = replay(argv[:walker_at] + argv[walker_at + 2:])
         assert clean.returncode == CLEAN, clean.stdout + clean.stderr
         assert "live oracle: exact" in clean.stdout, clean.stdout
+    # the recursion's levels are alike: its cases carry the stack as a repeated run
+    assert any(r is not None and r.times > 100 for r in repeats), repeats
 
 
 def replay(argv: list[str]) -> subprocess.CompletedProcess[str]:

@@ -19,6 +19,7 @@
 
 #include "case/case_encode.h"
 #include "live_case.h"
+#include "vm/vm_image.h"
 #include "wf_run.h"
 
 _Static_assert(WF_CASE_MAX_EXPECTED >= WF_LIVE_SHADOW_MAX,
@@ -26,7 +27,8 @@ _Static_assert(WF_CASE_MAX_EXPECTED >= WF_LIVE_SHADOW_MAX,
 _Static_assert(WF_LIVE_DEEP_STACK == WF_VM_STACK_SIZE, "a deep capture fits a case's stack");
 
 #define IMAGE_MAX WF_VM_STACK_SIZE /* an image never spans more than a case's stack */
-#define QUEUE_OPS_FIXED 5          /* REGISTER, ENQUEUE, THREAD, SAFEPOINT, and one spare */
+#define RUN_MAX 2048 /* the longest repeat looked for in a deep image: a few recursion levels */
+#define QUEUE_OPS_FIXED 5 /* REGISTER, ENQUEUE, THREAD, SAFEPOINT, and one spare */
 
 static uint8_t image[IMAGE_MAX];
 static wf_queue_op ops[WF_QUEUE_MAX_OPS];
@@ -240,6 +242,13 @@ int64_t wf_live_case_encode(const struct wf_live_capture *c, int mode,
                        .fp = reloc(&l, sig->fp),
                        .options = mode == WF_LIVE_MODE_THREAD ? 0 : ASGST_WALK_SAME_THREAD,
                        .entry = WF_ENTRY_UCONTEXT};
+    wf_vm_stack_run run;
+    if (c->signal.deep && wf_vm_stack_repeat_find(image, info->stack_bytes, RUN_MAX, &run)) {
+        /* a recursion's levels alike: STACK with RUNS, a few hundred KiB less of case */
+        context.run_offset = run.offset;
+        context.run_size = run.size;
+        context.run_times = run.times;
+    }
     fill_expected(c, mode);
     wf_case_parts parts = {.thread = &thread,
                            .stack = image,
