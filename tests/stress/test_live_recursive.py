@@ -54,10 +54,12 @@ def test_reference_walker_stops_at_the_limit_exactly(mode: str, tmp_path: Path) 
     assert counters["end_codes"].get("ASGST_NO_FRAME", 0) > 0, counters["end_codes"]
 
 
-@pytest.mark.parametrize("bug", ["depth-off-by-one", "depth-reported-only"])
-def test_a_walker_with_a_wrong_limit_gives_invalid_traces(bug: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("bug", "mode"), [("depth-off-by-one", "signal"),
+                                           ("depth-reported-only", "thread")])
+def test_a_walker_with_a_wrong_limit_gives_invalid_traces(bug: str, mode: str,
+                                                          tmp_path: Path) -> None:
     walker = build(planted_bug(bug), "plain")
-    status, report = stress(tmp_path, "signal", "--walker", str(walker))
+    status, report = stress(tmp_path, mode, "--walker", str(walker))
     counters = report["counters"]
     assert status == FINDINGS
     assert counters["invalid"] > 0, counters["end_codes"]
