@@ -6,14 +6,16 @@
  * is judged) the sampler copies into preallocated per-worker buffers: the registers, the VM
  * thread record and anchor, the stack words from sp up to the stack top (at most
  * WF_LIVE_CAPTURE_STACK bytes into the ring entry; a deeper stack, as the recursive workload's
- * past the depth limit, whole into the worker's one deep buffer of WF_LIVE_DEEP_STACK bytes,
- * which the entry holds until the drain took it: while it is held, deeper failed samples are
- * not captured but counted as capture_dropped; the top beyond a bound is left out and the
- * finding says how much), the expected trace and what the walk returned. A capture goes into the
- * worker's ring (WF_LIVE_CAPTURE_RING entries; single producer, single consumer, lock-free:
- * release-store of the head after the entry, acquire-load by the drain); a full ring drops and
- * counts (wf_live_stats.capture_dropped). At most WF_LIVE_CAPTURES_PER_KEY captures per signature
- * key and worker; every failed sample is counted under its key (wf_live_signatures).
+ * past the depth limit, whole into a free one of the worker's WF_LIVE_DEEP_BUFFERS deep buffers
+ * of WF_LIVE_DEEP_STACK bytes, held by the entry until the drain laid it out; a key gets
+ * WF_LIVE_DEEP_CAPTURES_PER_KEY of them per worker, so frequent keys leave the buffers to rarer
+ * ones, and with every buffer held a deep failed sample is counted as capture_dropped; the top
+ * beyond a bound is left out and the finding says how much), the expected trace and what
+ * the walk returned. A capture goes into the worker's ring (WF_LIVE_CAPTURE_RING entries; single
+ * producer, single consumer, lock-free: release-store of the head after the entry, acquire-load by
+ * the drain); a full ring drops and counts (wf_live_stats.capture_dropped). At most
+ * WF_LIVE_CAPTURES_PER_KEY captures per signature key and worker; every failed sample is counted
+ * under its key (wf_live_signatures).
  *
  * The drain (wf_live_drain, on a thread of its own while wf_live_run runs, and after it)
  * encodes each capture as a case: the live VM's classes, methods and code blobs read from

@@ -42,6 +42,8 @@ struct layout {
     uint64_t delta;            /* case address = live address + delta (mod 2^64) */
 };
 
+static struct layout laid; /* the image's place (wf_live_case_lay_out) */
+
 static uint64_t reloc(const struct layout *l, uint64_t v) {
     return v >= l->live_lo && v <= l->live_hi ? v + l->delta : v;
 }
@@ -54,7 +56,7 @@ static uint64_t *word(const struct layout *l, uint64_t live) {
    the image. */
 static void place(const struct layout *l, const struct wf_live_stack_capture *s,
                   const struct wf_live_worker *w, uint64_t from, uint64_t to) {
-    const uint8_t *bytes = s->deep ? w->deep_stack : s->stack;
+    const uint8_t *bytes = s->deep > 0 ? w->deep_stack[s->deep - 1] : s->stack;
     uint64_t b = s->r.base > from ? s->r.base : from;
     uint64_t e = s->r.base + s->r.bytes < to ? s->r.base + s->r.bytes : to;
     if (b < e) memcpy(image + (b - l->lo), bytes + (b - s->r.base), e - b);
@@ -215,13 +217,17 @@ static void fill_expected(const struct wf_live_capture *c, int mode) {
     memcpy(expected.frames, c->expected, c->expected_count * sizeof expected.frames[0]);
 }
 
+void wf_live_case_lay_out(const struct wf_live_capture *c, const struct wf_live_worker *w) {
+    laid = lay_out(c, w);
+}
+
 int64_t wf_live_case_encode(const struct wf_live_capture *c, int mode,
                             const struct wf_live_worker *w, wf_live_finding *info, uint8_t *out,
                             size_t cap) {
     describe(info, c, mode, w->index);
     memset(blob_used, 0, sizeof blob_used);
     const struct wf_live_regs *sig = &c->signal.r;
-    struct layout l = lay_out(c, w);
+    struct layout l = laid;
     for (uint64_t a = l.lo; a < l.top; a += 8) mark_code(*word(&l, a));
     mark_regs(sig);
     uint32_t pokes = 0;
