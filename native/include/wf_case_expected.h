@@ -20,9 +20,10 @@
 #include <stdint.h>
 
 /* cffi:begin */
-/* Frames of an EXPECTED section: deeper than the live shadow of every workload but the
-   recursive one, whose failures are described but not encoded (WF_LIVE_CASE_TOO_DEEP). */
-#define WF_CASE_MAX_EXPECTED 480
+/* Frames of an EXPECTED section: WF_LIVE_SHADOW_MAX, so every trace a live snapshot holds
+   fits, the recursive workload's past the depth limit too (78 KiB in each of the two
+   structs that hold one: the decoded section, live_case.c's encoder input). */
+#define WF_CASE_MAX_EXPECTED 6656
 #define WF_CASE_EXPECTED_FRAME_SIZE 12
 
 enum wf_expected_source { WF_EXPECTED_WALK = 1, WF_EXPECTED_ENQUEUE = 2, WF_EXPECTED_ELEMENT = 3 };
@@ -42,7 +43,7 @@ typedef struct wf_case_expected {
     uint8_t window;   /* wf_live_window_kind of the sampled pc */
     int32_t end_code; /* the end the walk should have */
     uint32_t count;
-    wf_expected_frame frames[480]; /* WF_CASE_MAX_EXPECTED, innermost first */
+    wf_expected_frame frames[6656]; /* WF_CASE_MAX_EXPECTED, innermost first */
 } wf_case_expected;
 
 /* The EXPECTED section of the mapped case, or NULL when it has none. */

@@ -5,12 +5,17 @@
  * every enqueued element, into its slot, and again at the safepoint when the element's walk
  * is judged) the sampler copies into preallocated per-worker buffers: the registers, the VM
  * thread record and anchor, the stack words from sp up to the stack top (at most
- * WF_LIVE_CAPTURE_STACK bytes: the top beyond is left out and the finding says how much), the
- * expected trace and what the walk returned. A capture goes into the worker's ring
- * (WF_LIVE_CAPTURE_RING entries; single producer, single consumer, lock-free: release-store
- * of the head after the entry, acquire-load by the drain); a full ring drops and counts
- * (wf_live_stats.capture_dropped). At most WF_LIVE_CAPTURES_PER_KEY captures per signature
- * key and worker; every failed sample is counted under its key (wf_live_signatures).
+ * WF_LIVE_CAPTURE_STACK bytes into the ring entry; a deeper stack, as the recursive workload's
+ * past the depth limit, whole into a free one of the worker's WF_LIVE_DEEP_BUFFERS deep buffers
+ * of WF_LIVE_DEEP_STACK bytes, held by the entry until the drain laid it out; a key gets
+ * WF_LIVE_DEEP_CAPTURES_PER_KEY of them per worker, so frequent keys leave the buffers to rarer
+ * ones, and with every buffer held a deep failed sample is counted as capture_dropped; the top
+ * beyond a bound is left out and the finding says how much), the expected trace and what
+ * the walk returned. A capture goes into the worker's ring (WF_LIVE_CAPTURE_RING entries; single
+ * producer, single consumer, lock-free: release-store of the head after the entry, acquire-load by
+ * the drain); a full ring drops and counts (wf_live_stats.capture_dropped). At most
+ * WF_LIVE_CAPTURES_PER_KEY captures per signature key and worker; every failed sample is counted
+ * under its key (wf_live_signatures).
  *
  * The drain (wf_live_drain, on a thread of its own while wf_live_run runs, and after it)
  * encodes each capture as a case: the live VM's classes, methods and code blobs read from
@@ -30,13 +35,13 @@
 
 /* cffi:begin */
 #define WF_LIVE_CAPTURE_STACK 65536 /* stack bytes a capture copies from sp up */
+#define WF_LIVE_DEEP_STACK 1048576  /* a deep capture's bound: a case's stack (WF_VM_STACK_SIZE) */
 #define WF_LIVE_FINDING_FRAMES 64   /* walked / expected frames a drained finding shows */
-#define WF_LIVE_CASE_MAX 1048576    /* a drained case is never longer */
+#define WF_LIVE_CASE_MAX 2097152    /* a drained case is never longer (1 MiB of stack and more) */
 
 enum wf_live_case_status {
     WF_LIVE_CASE_OK = 0,
-    WF_LIVE_CASE_TOO_MANY_POKES = -1, /* the stack changed in more words than section 9 holds */
-    WF_LIVE_CASE_TOO_DEEP = -2 /* the expected trace is longer than an EXPECTED section holds */
+    WF_LIVE_CASE_TOO_MANY_POKES = -1 /* the stack changed in more words than section 9 holds */
 };
 
 typedef struct wf_live_finding {

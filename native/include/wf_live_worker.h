@@ -28,7 +28,13 @@
 #define WF_LIVE_STACK_SIZE (4 * 1024 * 1024) /* the recursive workload touches about 520 KiB */
 #define WF_LIVE_CAPTURE_RING 8     /* captures a worker holds until the drain takes them */
 #define WF_LIVE_CAPTURES_PER_KEY 4 /* captures per signature key and worker */
-#define WF_LIVE_SIGNATURE_KEYS 32  /* signature keys counted per worker; more: capture_dropped */
+/* Captures per signature key and worker of a stack deeper than WF_LIVE_CAPTURE_STACK, each
+   into one of the worker's WF_LIVE_DEEP_BUFFERS deep buffers: one, so the buffers stay free for
+   rarer keys (the keys that fail past the depth limit come together: extra and wrong-result,
+   at compiled and at native frames). */
+#define WF_LIVE_DEEP_CAPTURES_PER_KEY 1
+#define WF_LIVE_DEEP_BUFFERS 4
+#define WF_LIVE_SIGNATURE_KEYS 32 /* signature keys counted per worker; more: capture_dropped */
 
 enum wf_live_phase { WF_LIVE_STARTING, WF_LIVE_BASELINE, WF_LIVE_SAMPLING, WF_LIVE_STOPPING };
 
@@ -63,6 +69,9 @@ struct wf_live_regs {
 
 struct wf_live_stack_capture {
     struct wf_live_regs r;
+    uint32_t deep; /* k > 0: the copy is in the worker's deep buffer k - 1
+                      (wf_live_worker.deep_stack), which this capture holds until the drain
+                      laid it out; 0: in stack[] */
     uint8_t stack[WF_LIVE_CAPTURE_STACK];
 };
 
@@ -171,6 +180,11 @@ struct wf_live_worker {
                                      stay as they are while the worker runs Java code */
     uint8_t *c_top;               /* [c_base, stack_hi) copied once, when the worker started */
     uint32_t c_top_bytes;
+    /* WF_LIVE_DEEP_STACK bytes each: captures of stacks deeper than WF_LIVE_CAPTURE_STACK
+       (recursive workload only); a ring entry holds deep_stack[k] while deep_busy[k] (the
+       handler sets it, the drain clears it once it laid that entry out) */
+    uint8_t *deep_stack[WF_LIVE_DEEP_BUFFERS];
+    volatile uint32_t deep_busy[WF_LIVE_DEEP_BUFFERS];
     uint64_t capture_ticks; /* TSC ticks spent capturing (-> st.capture_ns at the end) */
     volatile uint32_t ring_head, ring_tail;
     volatile uint32_t capturing; /* a capture runs on this thread (a nested one drops) */

@@ -18,7 +18,13 @@ from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case import native as case_native
 from walkfuzz.targets.minivm.case.builder import PC_INTERPRETED, CaseBuilder
-from walkfuzz.targets.minivm.case.expected import Expected, ExpectedFrame, Source, has_expected
+from walkfuzz.targets.minivm.case.expected import (
+    MAX_EXPECTED,
+    Expected,
+    ExpectedFrame,
+    Source,
+    has_expected,
+)
 from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp
 from walkfuzz.targets.minivm.case.status import CaseStatus
 from walkfuzz.targets.minivm.case.strategies import profile
@@ -117,9 +123,22 @@ def test_bad_frames_are_named_by_both(frame: ExpectedFrame) -> None:
 
 
 def test_too_many_frames_is_a_limit() -> None:
-    data = live_case(tuple(ExpectedFrame(0, 0, JAVA, 0) for _ in range(481)))
+    data = live_case(tuple(ExpectedFrame(0, 0, JAVA, 0) for _ in range(MAX_EXPECTED + 1)))
     assert dec.decode_status(data)[:2] == (CaseStatus.LIMIT, 11)
     assert_same_status(data)
+
+
+def test_a_trace_as_deep_as_a_live_snapshot_fits() -> None:
+    """The recursive workload's samples past the depth limit carry their whole expected
+    trace: both codecs take an EXPECTED section of every frame a live snapshot holds."""
+    _, lib = load()
+    assert MAX_EXPECTED == lib.WF_CASE_MAX_EXPECTED  # live_case.c asserts >= WF_LIVE_SHADOW_MAX
+    frames = tuple(ExpectedFrame(0, k % 100, JAVA, 0) for k in range(MAX_EXPECTED))
+    data = live_case(frames)
+    assert dec.decode_status(data)[0] == CaseStatus.OK
+    assert_same_status(data)
+    decoded = dec.decode(data).expected
+    assert decoded is not None and decoded.frames == frames
 
 
 # ---- queue op THREAD -------------------------------------------------------------------------

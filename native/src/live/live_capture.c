@@ -5,7 +5,10 @@
  * Everything here but the drain runs in a SIGPROF handler (or in thread mode's sampler, or at
  * a queue-mode safepoint): no malloc, no lock, no stdio, only the worker's preallocated ring.
  * A capture copies only the used part of the stack (sp to the stack top, bounded), and only
- * when it is kept: a sample that walks right costs nothing here.
+ * when it is kept: a sample that walks right costs nothing here. A stack deeper than the ring
+ * entry's bound goes whole into the worker's one deep buffer instead (so a sample past the
+ * depth limit replays); while an entry holds it, a deeper failed sample is not captured at
+ * all, since a case with a gap where its frames were would not replay.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,12 @@ int wf_live_capture_init(struct wf_live_worker *w) {
     w->ring = calloc(WF_LIVE_CAPTURE_RING, sizeof *w->ring);
     if (w->ring == NULL) return -1;
     wf_live_prefault(w->ring, WF_LIVE_CAPTURE_RING * sizeof *w->ring);
+    /* the one workload whose stacks pass WF_LIVE_CAPTURE_STACK (the others' stay under 20 KiB) */
+    if (wf_live_current_run.cfg.workload != WF_LIVE_WORKLOAD_RECURSIVE) return 0;
+    for (int k = 0; k < WF_LIVE_DEEP_BUFFERS; k++) {
+        if ((w->deep_stack[k] = malloc(WF_LIVE_DEEP_STACK)) == NULL) return -1;
+        wf_live_prefault(w->deep_stack[k], WF_LIVE_DEEP_STACK);
+    }
     return 0;
 }
 
@@ -53,12 +62,22 @@ static uint64_t on_stack(uint64_t v, const struct wf_vm_thread *t) {
     return v < t->stack_lo ? t->stack_lo : v > t->stack_hi ? t->stack_hi : v;
 }
 
-void wf_live_capture_stack(struct wf_live_worker *w, struct wf_live_stack_capture *d, uint64_t pc,
-                           uint64_t sp, uint64_t fp, uint64_t from) {
+/* The stack bytes from `from` (aligned) up to the C top a capture would copy. */
+static uint64_t used_from(const struct wf_live_worker *w, uint64_t from) {
+    uint64_t base = on_stack(from & ~(uint64_t)7, w->vm);
+    return (w->c_base > base ? w->c_base : w->vm->stack_hi) - base;
+}
+
+/* d's registers and the copy of at most `bound` stack bytes from `from` up into d's own
+   stack[] (deep 0) or deep buffer deep - 1. */
+static void capture_into(struct wf_live_worker *w, struct wf_live_stack_capture *d, uint32_t deep,
+                         uint64_t bound, uint64_t pc, uint64_t sp, uint64_t fp, uint64_t from) {
+    uint8_t *to = deep > 0 ? w->deep_stack[deep - 1] : d->stack;
     const struct wf_vm_thread *t = w->vm;
     uint64_t base = on_stack(from & ~(uint64_t)7, t);
-    uint64_t used = (w->c_base > base ? w->c_base : t->stack_hi) - base;
-    uint32_t bytes = used > WF_LIVE_CAPTURE_STACK ? WF_LIVE_CAPTURE_STACK : (uint32_t)used;
+    uint64_t used = used_from(w, from);
+    uint32_t bytes = used > bound ? (uint32_t)bound : (uint32_t)used;
+    d->deep = deep;
     d->r = (struct wf_live_regs){.pc = pc,
                                  .sp = sp,
                                  .fp = fp,
@@ -72,8 +91,36 @@ void wf_live_capture_stack(struct wf_live_worker *w, struct wf_live_stack_captur
                                  .base = base,
                                  .bytes = bytes,
                                  .dropped = (uint32_t)(used - bytes)};
-    copy_stack(d->stack, base, bytes);
+    copy_stack(to, base, bytes);
     w->st.capture_bytes += bytes;
+}
+
+void wf_live_capture_stack(struct wf_live_worker *w, struct wf_live_stack_capture *d, uint64_t pc,
+                           uint64_t sp, uint64_t fp, uint64_t from) {
+    capture_into(w, d, 0, WF_LIVE_CAPTURE_STACK, pc, sp, fp, from);
+}
+
+enum fill_result { FILLED, BUSY, ENOUGH }; /* ENOUGH: the key has its deep captures */
+
+/* The thread's stack from sp up into ring entry d: in d when it fits, else whole into a free
+   deep buffer of the worker (the case's stack holds the C top as well, so that much less of
+   it); BUSY when it does not fit and every deep buffer is held by an entry the drain has not
+   laid out, ENOUGH when the sample's key (captured so far: `captured`) has had its deep
+   captures. */
+static enum fill_result capture_signal(struct wf_live_worker *w, struct wf_live_stack_capture *d,
+                                       const struct wf_live_sample_info *at, uint32_t captured) {
+    if (used_from(w, at->sp) <= WF_LIVE_CAPTURE_STACK || w->deep_stack[0] == NULL) {
+        wf_live_capture_stack(w, d, at->pc, at->sp, at->fp, at->sp);
+        return FILLED;
+    }
+    if (captured >= WF_LIVE_DEEP_CAPTURES_PER_KEY) return ENOUGH;
+    uint32_t k = 0;
+    while (k < WF_LIVE_DEEP_BUFFERS && __atomic_load_n(&w->deep_busy[k], __ATOMIC_ACQUIRE)) k++;
+    if (k == WF_LIVE_DEEP_BUFFERS) return BUSY;
+    w->deep_busy[k] = 1;
+    uint64_t bound = WF_LIVE_DEEP_STACK - (w->c_top != NULL ? w->c_top_bytes : 0);
+    capture_into(w, d, k + 1, bound, at->pc, at->sp, at->fp, at->sp);
+    return FILLED;
 }
 
 #define HIST_BUCKETS 96 /* wf_live_stats.capture_hist: 4 per power of two, up to 2^24 ticks */
@@ -160,13 +207,21 @@ static void copy_expected(struct wf_live_capture *c, const struct wf_live_snapsh
 
 static void copy_signal(struct wf_live_stack_capture *d, const struct wf_live_stack_capture *s) {
     d->r = s->r;
+    d->deep = 0; /* a queue slot's copy is bounded */
     __builtin_memcpy(d->stack, s->stack, s->r.bytes);
 }
 
-/* Fill ring entry c; the stack copies are what costs. */
-static void fill(struct wf_live_worker *w, struct wf_live_capture *c,
-                 const struct wf_live_sample_info *at, int cls, int first_diff,
-                 const wf_fault *fault) {
+/* Fill ring entry c for a sample of a key captured `captured` times so far; the stack copies
+   are what costs. c is unused unless FILLED (capture_signal). */
+static enum fill_result fill(struct wf_live_worker *w, struct wf_live_capture *c,
+                             const struct wf_live_sample_info *at, uint32_t captured, int cls,
+                             int first_diff, const wf_fault *fault) {
+    if (at->signal != NULL) {
+        copy_signal(&c->signal, at->signal);
+    } else {
+        enum fill_result r = capture_signal(w, &c->signal, at, captured);
+        if (r != FILLED) return r;
+    }
     c->cls = cls;
     c->first_diff = first_diff;
     c->window = at->window;
@@ -176,8 +231,6 @@ static void fill(struct wf_live_worker *w, struct wf_live_capture *c,
     if (fault != NULL) c->fault = *fault;
     copy_walk(c, &w->walk);
     copy_expected(c, at->snap);
-    if (at->signal != NULL) copy_signal(&c->signal, at->signal);
-    else wf_live_capture_stack(w, &c->signal, at->pc, at->sp, at->fp, at->sp);
     if (at->source == WF_EXPECTED_ELEMENT) { /* the stack now, from the safepoint stub up */
         c->poll_sp = w->poll_sp;
         c->poll_fp = w->poll_fp;
@@ -185,6 +238,7 @@ static void fill(struct wf_live_worker *w, struct wf_live_capture *c,
         wf_live_capture_stack(w, &c->safepoint, w->poll_pc, w->poll_sp, w->poll_fp,
                               w->vm->anchor.sp);
     }
+    return FILLED;
 }
 
 void wf_live_capture_keep(struct wf_live_worker *w, const struct wf_live_sample_info *at, int cls,
@@ -208,11 +262,16 @@ void wf_live_capture_keep(struct wf_live_worker *w, const struct wf_live_sample_
             w->st.capture_dropped++;
         } else {
             uint64_t t0 = wf_live_ticks();
-            fill(w, &w->ring[head % WF_LIVE_CAPTURE_RING], at, cls, first_diff, fault);
-            wf_live_capture_timed(w, wf_live_ticks() - t0);
-            key->captured++;
-            w->st.captured++;
-            __atomic_store_n(&w->ring_head, head + 1, __ATOMIC_RELEASE);
+            struct wf_live_capture *c = &w->ring[head % WF_LIVE_CAPTURE_RING];
+            enum fill_result r = fill(w, c, at, key->captured, cls, first_diff, fault);
+            if (r == FILLED) {
+                wf_live_capture_timed(w, wf_live_ticks() - t0);
+                key->captured++;
+                w->st.captured++;
+                __atomic_store_n(&w->ring_head, head + 1, __ATOMIC_RELEASE);
+            } else if (r == BUSY) {
+                w->st.capture_dropped++;
+            }
         }
     } else if (key == NULL) {
         w->st.capture_dropped++;
@@ -224,6 +283,9 @@ void wf_live_capture_keep(struct wf_live_worker *w, const struct wf_live_sample_
 /* ---- the drain --------------------------------------------------------------------------- */
 
 static uint32_t next_worker; /* round robin, so one flooding worker does not starve others */
+/* The capture whose image the encoder holds: a capture that stays (out too small) is not laid
+   out again, since its deep buffer may hold another capture's stack by then. */
+static const struct wf_live_capture *laid_out;
 
 static int worker_count(void) {
     return __atomic_load_n(&wf_live_current_run.worker_count, __ATOMIC_ACQUIRE);
@@ -238,8 +300,16 @@ int64_t wf_live_drain(wf_live_finding *info, uint8_t *out, size_t cap) {
         uint32_t tail = w->ring_tail;
         if (tail == __atomic_load_n(&w->ring_head, __ATOMIC_ACQUIRE)) continue;
         const struct wf_live_capture *c = &w->ring[tail % WF_LIVE_CAPTURE_RING];
+        if (c != laid_out) {
+            wf_live_case_lay_out(c, w);
+            laid_out = c;
+            /* the next deep sample may be captured while this one is encoded */
+            if (c->signal.deep > 0)
+                __atomic_store_n(&w->deep_busy[c->signal.deep - 1], 0, __ATOMIC_RELEASE);
+        }
         int64_t len = wf_live_case_encode(c, run->cfg.mode, w, info, out, cap);
         if (len < 0) return len; /* out too small: the capture stays */
+        laid_out = NULL;
         __atomic_store_n(&w->ring_tail, tail + 1, __ATOMIC_RELEASE);
         next_worker = (next_worker + (uint32_t)k + 1) % (uint32_t)n;
         return info->status == WF_LIVE_CASE_OK ? len : 1;

@@ -19,10 +19,16 @@
 
 #include "case/case_encode.h"
 #include "live_case.h"
+#include "vm/vm_image.h"
 #include "wf_run.h"
 
-#define IMAGE_MAX WF_LIVE_STACK_SIZE /* an image never spans more than the live stack */
-#define QUEUE_OPS_FIXED 5            /* REGISTER, ENQUEUE, THREAD, SAFEPOINT, and one spare */
+_Static_assert(WF_CASE_MAX_EXPECTED >= WF_LIVE_SHADOW_MAX,
+               "every expected trace of a live snapshot fits an EXPECTED section");
+_Static_assert(WF_LIVE_DEEP_STACK == WF_VM_STACK_SIZE, "a deep capture fits a case's stack");
+
+#define IMAGE_MAX WF_VM_STACK_SIZE /* an image never spans more than a case's stack */
+#define RUN_MAX 2048 /* the longest repeat looked for in a deep image: a few recursion levels */
+#define QUEUE_OPS_FIXED 5 /* REGISTER, ENQUEUE, THREAD, SAFEPOINT, and one spare */
 
 static uint8_t image[IMAGE_MAX];
 static wf_queue_op ops[WF_QUEUE_MAX_OPS];
@@ -36,6 +42,8 @@ struct layout {
     uint64_t delta;            /* case address = live address + delta (mod 2^64) */
 };
 
+static struct layout laid; /* the image's place (wf_live_case_lay_out) */
+
 static uint64_t reloc(const struct layout *l, uint64_t v) {
     return v >= l->live_lo && v <= l->live_hi ? v + l->delta : v;
 }
@@ -44,12 +52,14 @@ static uint64_t *word(const struct layout *l, uint64_t live) {
     return (uint64_t *)(void *)(image + (live - l->lo));
 }
 
-/* s's bytes that fall into [from, to) of the image. */
-static void place(const struct layout *l, const struct wf_live_stack_capture *s, uint64_t from,
-                  uint64_t to) {
+/* s's bytes (in the ring entry, or in the worker's deep buffer) that fall into [from, to) of
+   the image. */
+static void place(const struct layout *l, const struct wf_live_stack_capture *s,
+                  const struct wf_live_worker *w, uint64_t from, uint64_t to) {
+    const uint8_t *bytes = s->deep > 0 ? w->deep_stack[s->deep - 1] : s->stack;
     uint64_t b = s->r.base > from ? s->r.base : from;
     uint64_t e = s->r.base + s->r.bytes < to ? s->r.base + s->r.bytes : to;
-    if (b < e) memcpy(image + (b - l->lo), s->stack + (b - s->r.base), e - b);
+    if (b < e) memcpy(image + (b - l->lo), bytes + (b - s->r.base), e - b);
 }
 
 /* The image: the worker's C top (copied once when it started), under it the stack at the
@@ -67,8 +77,8 @@ static struct layout lay_out(const struct wf_live_capture *c, const struct wf_li
     l.delta = WF_VM_STACK_TOP - l.top;
     memset(image, 0, l.top - l.lo);
     if (c_top) memcpy(image + (w->c_base - l.lo), w->c_top, w->c_top_bytes);
-    if (c->source == WF_EXPECTED_ELEMENT) place(&l, &c->safepoint, l.lo, sig->base);
-    place(&l, &c->signal, sig->base, l.top);
+    if (c->source == WF_EXPECTED_ELEMENT) place(&l, &c->safepoint, w, l.lo, sig->base);
+    place(&l, &c->signal, w, sig->base, l.top);
     for (uint64_t a = l.lo; a < l.top; a += 8) *word(&l, a) = reloc(&l, *word(&l, a));
     return l;
 }
@@ -207,19 +217,17 @@ static void fill_expected(const struct wf_live_capture *c, int mode) {
     memcpy(expected.frames, c->expected, c->expected_count * sizeof expected.frames[0]);
 }
 
+void wf_live_case_lay_out(const struct wf_live_capture *c, const struct wf_live_worker *w) {
+    laid = lay_out(c, w);
+}
+
 int64_t wf_live_case_encode(const struct wf_live_capture *c, int mode,
                             const struct wf_live_worker *w, wf_live_finding *info, uint8_t *out,
                             size_t cap) {
     describe(info, c, mode, w->index);
-    if (c->expected_count > WF_CASE_MAX_EXPECTED) {
-        /* the recursive workload's deep samples: their stack is far above the capture's bound
-           too (WF_LIVE_CAPTURE_STACK), so no case of them would replay */
-        info->status = WF_LIVE_CASE_TOO_DEEP;
-        return 0;
-    }
     memset(blob_used, 0, sizeof blob_used);
     const struct wf_live_regs *sig = &c->signal.r;
-    struct layout l = lay_out(c, w);
+    struct layout l = laid;
     for (uint64_t a = l.lo; a < l.top; a += 8) mark_code(*word(&l, a));
     mark_regs(sig);
     uint32_t pokes = 0;
@@ -240,6 +248,13 @@ int64_t wf_live_case_encode(const struct wf_live_capture *c, int mode,
                        .fp = reloc(&l, sig->fp),
                        .options = mode == WF_LIVE_MODE_THREAD ? 0 : ASGST_WALK_SAME_THREAD,
                        .entry = WF_ENTRY_UCONTEXT};
+    wf_vm_stack_run run;
+    if (c->signal.deep && wf_vm_stack_repeat_find(image, info->stack_bytes, RUN_MAX, &run)) {
+        /* a recursion's levels alike: STACK with RUNS, a few hundred KiB less of case */
+        context.run_offset = run.offset;
+        context.run_size = run.size;
+        context.run_times = run.times;
+    }
     fill_expected(c, mode);
     wf_case_parts parts = {.thread = &thread,
                            .stack = image,

@@ -55,6 +55,17 @@ void wf_vm_stack_repeat(uint8_t *run, uintptr_t hi, uint32_t n, uint32_t times);
 /* 1 if the bytes below `run` hold exactly those copies. */
 int wf_vm_stack_repeat_holds(const uint8_t *run, uintptr_t hi, uint32_t n, uint32_t times);
 
+/* A repeat of a stack image: the run's offset (its highest place), size and places. */
+typedef struct wf_vm_stack_run {
+    uint32_t offset, size, times;
+} wf_vm_stack_run;
+/* The repeat, with a run of at most max_n bytes, that stands for the most bytes of the image
+   (size bytes at the top of the stack, so its byte 0 is at WF_VM_STACK_TOP - size), for a
+   stack recorded rather than generated (a live capture): 1 and *found, or 0 if none repeats.
+   Costs about size / 8 * max_n / 8 word compares. */
+int wf_vm_stack_repeat_find(const uint8_t *image, uint32_t size, uint32_t max_n,
+                            wf_vm_stack_run *found);
+
 /* Forget the generator's record of physical frames (the mapped case is no longer its). */
 void wf_gen_layout_reset(void);
 

@@ -14,7 +14,7 @@ from typing import Protocol
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.case.status import CaseDecodeError, CaseStatus, Section
 
-MAX_EXPECTED = 480  # WF_CASE_MAX_EXPECTED: deeper live failures are not encoded
+MAX_EXPECTED = 6656  # WF_CASE_MAX_EXPECTED = WF_LIVE_SHADOW_MAX: every live trace fits
 FRAME_SIZE = 12
 MAX_WINDOW = 4
 MODES = {1: "signal", 2: "thread", 3: "queue"}
