@@ -41,13 +41,14 @@ $(VENV)/bin/activate:
 	$(PIP) install -q --upgrade pip
 
 # One list of pip dependencies: pyproject.toml (its build requirements, installed first for
-# --no-build-isolation, then the `dev` extra, which includes every test dependency). The
-# editable install builds the plain core, hence the Debian packages first.
+# --no-build-isolation, then the dependencies of the `dev` extra, which includes every test
+# dependency). The package itself is installed once, by .stamp-build (its editable install
+# builds the plain core); an install of `.[dev]` here would build it a second time.
 BUILD_REQUIRES = $(shell $(PY) -c 'import shlex, tomllib; print(*map(shlex.quote, \
   tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))')
-.stamp-pip: .stamp-deb $(VENV)/bin/activate pyproject.toml
+.stamp-pip: .stamp-deb $(VENV)/bin/activate pyproject.toml tools/pip_requirements.py
 	$(PIP) install -q $(BUILD_REQUIRES)
-	$(PIP) install -q --no-build-isolation -e '.[dev]'
+	$(PIP) install -q $(shell $(PY) tools/pip_requirements.py dev)
 	@touch $@
 
 setup: .stamp-deb .stamp-pip
