@@ -265,7 +265,7 @@ static int do_fill(executor *x, int32_t i) {
     while (n < WF_QUEUE_FILL_MAX &&
            (fillers[n] = x->w->register_queue(NULL, 0, 0, on_filler, NULL)) != NULL)
         n++;
-    for (int k = n; k-- > 0;)
+    for (int k = 0; k < n; k++) /* oldest first: a walker keeping a list finds each near its head */
         if (x->w->deregister_queue(NULL, fillers[k]) != 1)
             violation(x, i, "DeregisterQueue of a FILL queue", 0, 1);
     return n;
