@@ -140,12 +140,17 @@ def summed_histograms(reports: Sequence[RunReport]) -> dict[str, Histogram]:
     return merged
 
 
+def _carried_hits(group: FindingGroup) -> dict[str, int]:
+    """The hits by host a group's details carry (a merged report's), else none."""
+    carried = group.details.get("hosts")
+    if not isinstance(carried, dict):
+        return {}
+    return {str(k): int(v) for k, v in carried.items() if _whole(v)}
+
+
 def _hits_per_host(report: RunReport, group: FindingGroup) -> dict[str, int]:
     """A group's hits by host: those a merged report carries, else all of its own host's."""
-    carried = group.details.get("hosts")
-    if isinstance(carried, dict) and carried:
-        return {str(k): int(v) for k, v in carried.items() if _whole(v)}
-    return {host_label(report.meta.host): group.count}
+    return _carried_hits(group) or {host_label(report.meta.host): group.count}
 
 
 def merged_groups(reports: Sequence[RunReport], since: float,
@@ -181,8 +186,8 @@ def _joined(a: FindingGroup, b: FindingGroup) -> FindingGroup:
     firsts = [t for t in (a.first_seen_at, b.first_seen_at) if t is not None]
     lasts = [t for t in (a.last_seen_at, b.last_seen_at) if t is not None]
     examples = a.examples + [e for e in b.examples if e not in a.examples]
-    hosts = dict(a.details.get("hosts", {}))  # type: ignore[call-overload]
-    for host, hits in dict(b.details.get("hosts", {})).items():  # type: ignore[call-overload]
+    hosts = _carried_hits(a)
+    for host, hits in _carried_hits(b).items():
         hosts[host] = hosts.get(host, 0) + hits
     return replace(a, count=a.count + b.count, examples=examples,
                    details={**a.details, "hosts": hosts},
