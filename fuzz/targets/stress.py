@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
+from walkfuzz.core.exit_status import INTERRUPTED
 from walkfuzz.core.paths import output_dir
 from walkfuzz.engine.progress import Progress
 from walkfuzz.targets.minivm.stress.gateways import stress_over_gateways
 from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
 from walkfuzz.targets.minivm.stress.reporting import write_stress_report
 from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
-from walkfuzz.targets.minivm.stress.summary import figures, one_line, status_key, status_line
+from walkfuzz.targets.minivm.stress.summary import one_line, status_key, status_line, verdict
 from walkfuzz.targets.table import default_out
 
 NS_PER_S = 1_000_000_000
@@ -111,9 +111,7 @@ def stress_minivm(req: StressRequest) -> int:
         return INTERRUPTED
     if total["walked"] == 0:
         raise_no_samples(options.duration_ns, options.interval_ns)
-    failed = total["faults"] + total["hangs"] + total["queue_miscounts"] > 0
-    return judged(failed or invalid_rate_fails(figures(result)["invalid_rate"],
-                                               req.max_invalid_rate))
+    return verdict(total, req.max_invalid_rate)
 
 
 def stress_hotspot(req: StressRequest) -> int:

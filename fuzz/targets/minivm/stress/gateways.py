@@ -21,7 +21,7 @@ from typing import Any
 import execnet
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
+from walkfuzz.core.exit_status import INTERRUPTED
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.report.document import RunReport
 from walkfuzz.report.files import write_report
@@ -30,6 +30,7 @@ from walkfuzz.targets.minivm.stress.gateway_hosts import Host, name_hosts, open_
 from walkfuzz.targets.minivm.stress.gateway_replies import collect
 from walkfuzz.targets.minivm.stress.options import StressOptions
 from walkfuzz.targets.minivm.stress.runner import GRACE_SECONDS
+from walkfuzz.targets.minivm.stress.summary import verdict
 
 HOSTS_DIR = "hosts"
 
@@ -56,11 +57,9 @@ def _write_host(out: Path, host: Host, reply: dict[str, Any]) -> RunReport:
 
 
 def _judged(counters: dict[str, Any], hosts: int, max_invalid_rate: float | None) -> int:
-    walked, invalid = int(counters.get("walked", 0)), int(counters.get("invalid", 0))
-    if walked == 0:
+    if int(counters.get("walked", 0)) == 0:
         raise UserError(f"no sample was walked on any of the {hosts} hosts")
-    failed = any(counters.get(k, 0) for k in ("faults", "hangs", "queue_miscounts"))
-    return judged(failed or invalid_rate_fails(invalid / walked, max_invalid_rate))
+    return verdict(counters, max_invalid_rate)
 
 
 def stress_over_gateways(options: StressOptions, specs: list[str], out: Path,

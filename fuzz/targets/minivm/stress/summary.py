@@ -10,8 +10,10 @@ CPU-second say how much sampling the CPU time a thread got bought."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from walkfuzz.core.exit_status import invalid_rate_fails, judged
 from walkfuzz.engine.progress import human
 from walkfuzz.report.figures import slowdown_text
 
@@ -52,6 +54,14 @@ def figures(result: dict[str, Any]) -> dict[str, float]:
         "exact_rate": _ratio(total["exact"], total["walked"]),
         "frames_per_walk": _ratio(total["frames"], total["walked"]),
     }
+
+
+def verdict(counts: Mapping[str, Any], max_invalid_rate: float | None) -> int:
+    """The exit status of a run's counts (one run's total, or the sum of several hosts'): 1 on
+    a fault, a hang, a queue miscount or invalid traces beyond max_invalid_rate, else 0."""
+    failed = any(int(counts.get(k, 0)) for k in ("faults", "hangs", "queue_miscounts"))
+    rate = _ratio(int(counts.get("invalid", 0)), int(counts.get("walked", 0)))
+    return judged(failed or invalid_rate_fails(rate, max_invalid_rate))
 
 
 def one_line(result: dict[str, Any]) -> str:
