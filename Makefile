@@ -44,10 +44,8 @@ $(VENV)/bin/activate:
 # --no-build-isolation, then the dependencies of the `dev` extra, which includes every test
 # dependency). The package itself is installed once, by .stamp-build (its editable install
 # builds the plain core); an install of `.[dev]` here would build it a second time.
-BUILD_REQUIRES = $(shell $(PY) -c 'import shlex, tomllib; print(*map(shlex.quote, \
-  tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))')
 .stamp-pip: .stamp-deb $(VENV)/bin/activate pyproject.toml tools/pip_requirements.py
-	$(PIP) install -q $(BUILD_REQUIRES)
+	$(PIP) install -q $(shell $(PY) tools/pip_requirements.py --build)
 	$(PIP) install -q $(shell $(PY) tools/pip_requirements.py dev)
 	@touch $@
 

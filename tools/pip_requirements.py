@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The pip requirements of pyproject.toml's project: its dependencies and those of the extras
-named on the command line, an extra that names the project itself (`walkfuzz[fuzz,hotspot]`)
-expanded, printed shell-quoted on one line. `make` installs them before the one build of the
-package (`pip install --no-deps -e .`), which an install of `.[dev]` would do a second time."""
+"""The pip requirements of pyproject.toml, printed shell-quoted on one line: with `--build`, its
+build-system requirements; else the project's dependencies and those of the extras named on
+the command line, an extra that names the project itself (`walkfuzz[fuzz,hotspot]`) expanded.
+`make` installs them before the one build of the package (`pip install --no-deps -e .`),
+which an install of `.[dev]` would do a second time."""
 
 from __future__ import annotations
 
@@ -38,4 +39,9 @@ def requirements(project: dict[str, object], wanted: list[str]) -> list[str]:
 
 if __name__ == "__main__":
     with open("pyproject.toml", "rb") as f:
-        print(*map(shlex.quote, requirements(tomllib.load(f)["project"], sys.argv[1:])))
+        pyproject = tomllib.load(f)
+    if sys.argv[1:] == ["--build"]:
+        wanted = list(pyproject["build-system"]["requires"])
+    else:
+        wanted = requirements(pyproject["project"], sys.argv[1:])
+    print(*map(shlex.quote, wanted))
