@@ -28,11 +28,9 @@ if [ -n "${WALKFUZZ_FUZZERS:-}" ]; then
   read -r -a fuzzers <<< "$WALKFUZZ_FUZZERS"
 fi
 
-# The project's runtime dependencies, where the builder lacks them (pyproject.toml lists them).
-python3 -c 'import tomllib
-print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"], sep="\n")' \
-  > "$WORK/walkfuzz-requirements.txt"
-python3 -m pip install -q -r "$WORK/walkfuzz-requirements.txt"
+# The project's runtime dependencies, where the builder lacks them (pyproject.toml lists them;
+# tools/pip_requirements.py prints them shell-quoted, which xargs reads).
+python3 tools/pip_requirements.py | xargs python3 -m pip install -q
 
 export LDSHARED="$CC -shared"
 python3 fuzz/core/_build.py cov
