@@ -148,8 +148,9 @@ def markdown(doc: dict[str, Any], name: str) -> str:
     ]
     for r in doc["rows"]:
         compared = f"{r['ratio']:.2f}x {r['baseline']}" if r.get("ratio") is not None else ""
+        checked = f" **{r['verdict']}**" if r.get("verdict") else ""
         lines.append(f"| {r['group']} | {r['case']} | {_value(r['value'])} | {r['unit']} | "
-                     f"{compared} | {r['target']} |")
+                     f"{compared} | {r['target']}{checked} |")
     for script in doc["scripts"]:
         lines += ["", f"## {script['name']} (its own output, exit {script['returncode']})", "",
                   "```", *script["output"], "```"]

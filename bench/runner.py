@@ -44,6 +44,24 @@ class Row:
     unit: str
     baseline: str | None = None   # a case of the same group to compare with
     target: str = ""              # what the issue asks for, shown beside the figure
+    goal: Goal | None = None      # the target in a form the runner checks: met or MISSED
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A checkable target: the row's ratio to its baseline (`on="ratio"`) or its value
+    (`on="value"`) is at least `at_least` and at most `at_most`."""
+
+    at_least: float | None = None
+    at_most: float | None = None
+    on: str = "ratio"
+
+    def met(self, value: float, ratio: float | None) -> bool:
+        x = ratio if self.on == "ratio" else value
+        if x is None:
+            raise ValueError(f"goal on the ratio of a row without a baseline: {self}")
+        return ((self.at_least is None or x >= self.at_least)
+                and (self.at_most is None or x <= self.at_most))
 
 
 def discover(names: Sequence[str]) -> list[Path]:
@@ -64,13 +82,31 @@ def load(path: Path) -> ModuleType:
     return module
 
 
+def ratio_of(row: Row, by_case: dict[tuple[str, str], Row]) -> float | None:
+    if row.baseline is None:
+        return None
+    base = by_case[(row.group, row.baseline)].value
+    return row.value / base if base else None
+
+
+def verdict(row: Row, by_case: dict[tuple[str, str], Row]) -> str | None:
+    """"met" or "MISSED" for a row with a goal, else None."""
+    if row.goal is None:
+        return None
+    return "met" if row.goal.met(row.value, ratio_of(row, by_case)) else "MISSED"
+
+
 def format_row(row: Row, by_case: dict[tuple[str, str], Row]) -> str:
     compared = ""
+    ratio = ratio_of(row, by_case)
     if row.baseline is not None:
         base = by_case[(row.group, row.baseline)]
-        compared = f"{row.value / base.value:7.2f}x  {row.value - base.value:+10.1f} {row.unit}"
+        shown = f"{ratio:7.2f}x" if ratio is not None else "      -"
+        compared = f"{shown}  {row.value - base.value:+10.1f} {row.unit}"
+    checked = verdict(row, by_case)
+    target = f"{row.target}  [{checked}]" if checked else row.target
     return (f"  {row.group:<10} {row.case:<34} {row.value:>10.1f} {row.unit:<10} "
-            f"{compared:<30} {row.target}")
+            f"{compared:<30} {target}")
 
 
 def print_table(rows: list[Row]) -> None:
@@ -83,10 +119,7 @@ def print_table(rows: list[Row]) -> None:
 
 def row_record(row: Row, by_case: dict[tuple[str, str], Row]) -> dict[str, Any]:
     """A row as the results file keeps it, with its ratio to its baseline."""
-    ratio = None
-    if row.baseline is not None:
-        ratio = row.value / by_case[(row.group, row.baseline)].value
-    return {**asdict(row), "ratio": ratio}
+    return {**asdict(row), "ratio": ratio_of(row, by_case), "verdict": verdict(row, by_case)}
 
 
 def run_script(path: Path) -> record.ScriptOutput:
@@ -127,6 +160,9 @@ def main(argv: Sequence[str]) -> int:
         print()
         print_table(rows)
     by_case = {(r.group, r.case): r for r in rows}
+    missed = [f"{r.group}/{r.case}" for r in rows if verdict(r, by_case) == "MISSED"]
+    if missed:
+        print(f"\nbench: {len(missed)} row(s) miss their target: {', '.join(missed)}")
     run.rows = [row_record(r, by_case) for r in rows]
     for path in scripts:
         started = time.monotonic()
