@@ -116,3 +116,20 @@ def test_the_docs_name_only_results_files_that_exist() -> None:
         named |= set(re.findall(r"bench/results/([\w.-]+\.(?:json|md))", doc.read_text()))
     missing = sorted(n for n in named if not (ROOT / "bench" / "results" / n).is_file())
     assert not missing, f"named in the docs but not in bench/results/: {missing}"
+
+
+def test_a_row_with_a_goal_is_marked_met_or_missed() -> None:
+    base = runner.Row("g", "bare", 100.0, "exec/s")
+    slow = runner.Row("g", "slow", 85.0, "exec/s", baseline="bare", target=">= 0.90x",
+                      goal=runner.Goal(at_least=0.9))
+    fast = runner.Row("g", "fast", 95.0, "exec/s", baseline="bare", target=">= 0.90x",
+                      goal=runner.Goal(at_least=0.9))
+    cost = runner.Row("g", "slowdown", 12.5, "%", target="<= 10%",
+                      goal=runner.Goal(at_most=10.0, on="value"))
+    by_case = {(r.group, r.case): r for r in (base, slow, fast, cost)}
+    assert runner.verdict(base, by_case) is None
+    assert runner.verdict(slow, by_case) == "MISSED"
+    assert runner.verdict(fast, by_case) == "met"
+    assert runner.verdict(cost, by_case) == "MISSED"
+    assert "[MISSED]" in runner.format_row(slow, by_case)
+    assert runner.row_record(fast, by_case)["verdict"] == "met"
