@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "wf_case.h"
+#include "wf_case_queue.h"
 #include "wf_run.h"
 #include "wf_walker.h"
 
@@ -40,6 +41,11 @@ int wf_queue_fuzz_run(const struct wf_walker *w, const uint8_t *data, size_t len
 /* Ops of the program the last wf_queue_fuzz_run generated (it stays the mapped case's
    section 9, so wf_case_encode writes a replayable case file). */
 uint32_t wf_queue_fuzz_op_count(void);
+/* Run the mapped case c's queue program (section 9) with walker w's queue entries under the
+   guard, log into log and check the log as the harness does. Returns r->finding; on a fault
+   the walker's queues are reset and r->fault says what happened. Not signal-safe. */
+int wf_queue_case_run(const struct wf_walker *w, const struct wf_case *c,
+                      struct wf_queue_result *log, struct wf_run_result *r);
 /* cffi:end */
 
 #endif /* WALKFUZZ_WF_QUEUE_FUZZ_H */

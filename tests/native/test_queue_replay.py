@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from walkfuzz.targets.minivm import planted
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.case.queue_program import Opcode, QueueOp
 from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames, with_program
@@ -57,3 +58,22 @@ def test_replay_of_a_case_without_program_has_no_queue_part(tmp_path: Path) -> N
     path.write_bytes(data)
     report = replay_report(str(path), None)
     assert report["case"]["queue"] is None and report["queue"] is None
+
+
+def test_replay_with_a_walker_runs_the_queue_program_through_that_walker(tmp_path: Path) -> None:
+    """A queue case replayed with --walker is run by that walker's queue entries and judged by
+    the queue harness's oracle: the planted pool bug shows in its replay, not in the
+    reference walker's."""
+    data, _ = base_case(3, vm.ThreadState.IN_JAVA, vm.Option.WALK_SAME_THREAD)
+    path = tmp_path / "fill.case"
+    path.write_bytes(with_program(data, [QueueOp(Opcode.FILL)]))
+    walker = planted.build(planted.planted_bug("pool-wraps-early"), "plain")
+    reference = replay_report(str(path), None)["queue"]
+    assert (reference["walker"], reference["finding"]) == ("reference", "none")
+    planted_run = replay_report(str(path), str(walker))["queue"]
+    assert planted_run["walker"] != "reference"
+    assert (planted_run["finding"], planted_run["check"]) == ("contract", "queue-bookkeeping")
+    out = subprocess.run([sys.executable, "-m", "walkfuzz.cli", "replay", "--walker",
+                          str(walker), str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr
+    assert "finding contract (queue-bookkeeping)" in out.stdout

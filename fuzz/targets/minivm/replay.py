@@ -127,7 +127,8 @@ def replay_report(path: str, walker: str | None,
     native_status = case_native.decode(data)
     if native_status.status != 0:
         raise CaseFormatError(path, f"the C decoder refuses it: {native_status.message}")
-    native = case_native.run_mapped(case_native.load_walker(walker))
+    loaded = case_native.load_walker(walker)
+    native = case_native.run_mapped(loaded)
     want = spec.walk(case)
     describe = case_json.Describer(case)
     return {
@@ -143,7 +144,7 @@ def replay_report(path: str, walker: str | None,
                             "kind": s.kind.name if s.kind else None, "reported": s.reported,
                             "code": s.code, "reason": s.reason} for s in want.steps]},
         "first_difference": first_difference(native, want),
-        "queue": queue_report(data, case, path),
+        "queue": queue_report(data, case, path, loaded),
     }
 
 
@@ -208,6 +209,8 @@ def replay_minivm(args: argparse.Namespace) -> int:
     else:
         print(json.dumps(report["case"], indent=1))
         print(_summary(report))
-    queue_diff = report["queue"] is not None and report["queue"]["first_difference"] is not None
-    clean = report["first_difference"] is None and not queue_diff and finding is None
+    queue = report["queue"]
+    queue_bad = queue is not None and "not_run" not in queue and (
+        queue["first_difference"] is not None or queue["finding"] != "none")
+    clean = report["first_difference"] is None and not queue_bad and finding is None
     return 0 if clean else 1

@@ -21,6 +21,21 @@ static intptr_t run_program(void *arg) {
     return wf_case_queue_run_walker(job->w, job->log);
 }
 
+/* The program (the mapped case's section 9) through w under the guard, then its log checked. */
+static int run_checked(const wf_walker *w, const wf_case *c, const wf_queue_op *ops, uint32_t count,
+                       wf_queue_result *log, wf_run_result *r) {
+    queue_job job = {w, log};
+    intptr_t ignored;
+    if (wf_guard_call(run_program, &job, &ignored, &r->fault) != 0) {
+        r->finding = r->fault.kind == WF_FAULT_HANG ? WF_FINDING_HANG : WF_FINDING_CRASH;
+        w->queue_thread_reset(); /* its queues, and the safepoint the fault abandoned */
+        wf_case_queue_undo();    /* the stack words the program POKEd */
+        return r->finding;
+    }
+    wf_queue_oracle(c, ops, count, log, r);
+    return r->finding;
+}
+
 static void generate_params(wf_gen_params *p) {
     wf_gen_default_params(p);
     p->entry = WF_ENTRY_UCONTEXT; /* Enqueue walks a ucontext: so does the truth */
@@ -42,13 +57,14 @@ int wf_queue_fuzz_run(const wf_walker *w, const uint8_t *data, size_t len, wf_ca
     size_t used = skip + wf_gen_consumed();
     program_count = wf_queue_gen_program(c, data + used, len - used, wild, program);
     wf_case_queue_set(program, program_count);
-    queue_job job = {w, log_buffer};
-    intptr_t ignored;
-    if (wf_guard_call(run_program, &job, &ignored, &r->fault) != 0) {
-        r->finding = r->fault.kind == WF_FAULT_HANG ? WF_FINDING_HANG : WF_FINDING_CRASH;
-        w->queue_thread_reset(); /* its queues, and the safepoint the fault abandoned */
-        return r->finding;
-    }
-    wf_queue_oracle(c, program, program_count, log_buffer, r);
-    return r->finding;
+    return run_checked(w, c, program, program_count, log_buffer, r);
+}
+
+int wf_queue_case_run(const wf_walker *w, const wf_case *c, wf_queue_result *log,
+                      wf_run_result *r) {
+    if (!w->has_queue) return wf_result_start(r, WF_CASE_ERR_BAD_FIELD);
+    wf_result_start(r, WF_CASE_OK);
+    uint32_t count;
+    const wf_queue_op *ops = wf_case_queue_ops(&count);
+    return run_checked(w, c, ops, count, log, r);
 }

@@ -12,7 +12,7 @@ from typing import Any
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case.jsonform import Describer, frame_to_json
 from walkfuzz.targets.minivm.queue.model import Event, EventKind, QueueModel, TruthOracle
-from walkfuzz.targets.minivm.queue.run import run_case
+from walkfuzz.targets.minivm.queue.run import NoQueueEntries, run_case
 
 
 def event_to_json(event: Event, describe: Describer) -> dict[str, Any]:
@@ -45,14 +45,24 @@ def first_difference(native: list[Event], model: list[Event]) -> dict[str, Any] 
     return None
 
 
-def queue_report(data: bytes, case: C.Case, source: str) -> dict[str, Any] | None:
-    """None without a queue program; else the C log, the model's and where they differ."""
+def queue_report(data: bytes, case: C.Case, source: str,
+                 walker: Any = None) -> dict[str, Any] | None:
+    """None without a queue program; else the C log (the program run through `walker`, default
+    the reference walker), the queue harness's verdict on it, the model's log and where they
+    differ."""
     if case.queue is None:
         return None
     describe = Describer(case)
-    native = run_case(data, source)
+    try:
+        native = run_case(data, source, walker)
+    except NoQueueEntries as err:
+        return {"walker": err.walker, "not_run": str(err)}
     model, why_not = predict(case)
     return {
+        "walker": native.walker,
+        "finding": native.finding,
+        "check": native.check,
+        "fault": native.fault,
         "status": native.status,
         "violations": native.violations,
         "violation": native.violation or None,
@@ -64,9 +74,13 @@ def queue_report(data: bytes, case: C.Case, source: str) -> dict[str, Any] | Non
 
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
-    lines = [f"queue program: status {report['status']}, {len(report['events'])} events, "
-             f"{report['violations']} violations"
-             + (f" ({report['violation']})" if report["violation"] else "")]
+    if "not_run" in report:
+        return [f"queue program: not run ({report['not_run']})"]
+    lines = [f"queue program ({report['walker']}): status {report['status']}, "
+             f"{len(report['events'])} events, {report['violations']} violations"
+             + (f" ({report['violation']})" if report["violation"] else "")
+             + f"; finding {report['finding']}"
+             + (f" ({report['check']})" if report["check"] != "none" else "")]
     for e in report["events"]:
         if e["kind"] == "OP":
             lines.append(f"  op {e['op']:>3} queue {e['queue']:>2} -> {e['code']} "

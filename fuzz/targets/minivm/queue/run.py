@@ -9,6 +9,7 @@ from typing import Any
 from walkfuzz.core.errors import CaseFormatError
 from walkfuzz.core.native import load
 from walkfuzz.targets.minivm.case.format import Frame
+from walkfuzz.targets.minivm.case.native import FINDING_NAMES
 from walkfuzz.targets.minivm.queue.cases import encoded
 from walkfuzz.targets.minivm.queue.model import Event
 
@@ -21,6 +22,18 @@ class NativeRun:
     events: list[Event]
     violations: int           # the executor's own bookkeeping checks that failed
     violation: str
+    walker: str               # whose queue entries ran the program
+    finding: str              # the queue harness's verdict on the log: none, crash, ...
+    check: str                # the check that failed, or "none"
+    fault: dict[str, int] | None
+
+
+class NoQueueEntries(Exception):
+    """The walker exports no queue API, so a queue program cannot run through it."""
+
+    def __init__(self, walker: str) -> None:
+        super().__init__(f"walker {walker} has no queue entries (wf_walker.has_queue is 0)")
+        self.walker = walker
 
 
 def _buffers() -> tuple[Any, Any, Any, Any]:
@@ -58,15 +71,28 @@ def encode_mapped() -> bytes:
     return encoded(ffi, lib, case)
 
 
-def run_case(data: bytes, source: str = "<queue case>") -> NativeRun:
-    """Decode `data` in C (mapping it), run its queue program, return the log."""
+def run_case(data: bytes, source: str = "<queue case>", walker: Any = None) -> NativeRun:
+    """Decode `data` in C (mapping it), run its queue program through `walker`'s queue entries
+    (default: the reference walker) under the guard, check the log as the queue harness does,
+    return the log and the verdict."""
     ffi, lib, case, result = _buffers()
     err = ffi.new("wf_case_error *")
     status = lib.wf_case_decode(data, len(data), case, err)
     if status != 0:
         message = ffi.string(err.message).decode(errors="replace")
         raise CaseFormatError(source, f"C decoder: status {status}: {message}")
-    lib.wf_case_queue_run(result)
+    walker = lib.wf_walker_reference() if walker is None else walker
+    if not walker.has_queue:
+        raise NoQueueEntries(ffi.string(walker.name).decode(errors="replace"))
+    r = ffi.new("wf_run_result *")
+    lib.wf_queue_case_run(walker, case, result, r)
     events = [_event(result.events[i], result.frames, ffi) for i in range(result.event_count)]
+    fault = None
+    if r.finding in (1, 2):  # crash, hang
+        fault = {"kind": r.fault.kind, "signal": r.fault.signo, "addr": r.fault.addr,
+                 "pc": r.fault.pc}
     return NativeRun(result.status, events, result.violations,
-                     ffi.string(result.violation).decode(errors="replace"))
+                     ffi.string(result.violation).decode(errors="replace"),
+                     ffi.string(walker.name).decode(errors="replace"),
+                     FINDING_NAMES.get(r.finding, str(r.finding)),
+                     ffi.string(lib.wf_check_name(r.check)).decode(), fault)
