@@ -5,6 +5,7 @@ one JSON document on stdout, and its counts so far on stderr while it runs
 from __future__ import annotations
 
 import json
+import signal
 import sys
 
 from walkfuzz.core.errors import UserError
@@ -22,6 +23,10 @@ def main(argv: list[str]) -> int:
     except UserError as err:
         print(f"walkfuzz stress: {err}", file=sys.stderr)
         return 2
+    # the run is over and its result made: an interrupt now (the parent passing a Ctrl-C on)
+    # must not cut the one line the parent reads
+    for signo in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signo, signal.SIG_IGN)
     json.dump(result, sys.stdout)
     sys.stdout.flush()
     return 0

@@ -167,7 +167,9 @@ def run_live(options: StressOptions,
     drain = Drain(ffi, lib, clock, Path(options.out) if options.out else None,
                   {"walker": options.walker or "reference", "workload": options.workload,
                    "seed": options.seed, "interval_ns": options.interval_ns})
-    # Ctrl-C or SIGTERM ends the run's phases early: the result is still returned.
+    # Ctrl-C or SIGTERM ends the run's phases early: the result is still returned. The handler
+    # stays until the result is made: a second interrupt (a terminal's Ctrl-C reaches this
+    # process and its parent, which passes it on) must not cut the findings' drain short.
     with stop_on_interrupt(lib.wf_live_request_stop) as interrupted:
         thread, rc = _run_in_thread(lib, (cfg, walker, out, err, len(err)))
         # the first report after STATUS_EVERY: a run that fails at once shows only its error
@@ -179,8 +181,14 @@ def run_live(options: StressOptions,
             if not drain.take():
                 thread.join(POLL_SECONDS)
         thread.join()
-    if rc != [0]:
-        raise UserError(ffi.string(err).decode(errors="replace"))
+        if rc != [0]:
+            raise UserError(ffi.string(err).decode(errors="replace"))
+        return _result(options, ffi, lib, out, drain, clock, bool(interrupted))
+
+
+def _result(options: StressOptions, ffi: Any, lib: Any, out: Any, drain: Drain,
+            clock: RunClock, interrupted: bool) -> dict[str, Any]:
+    """The result document of a finished run: the rest of its findings drained and saved."""
     drain.take()
     signatures = drain.write_hits()
     names = [ffi.string(lib.wf_live_method_name(i)).decode() for i in range(out.method_count)]
@@ -191,7 +199,7 @@ def run_live(options: StressOptions,
         "options": options.to_json(),
         "started_at": clock.start_wall,
         "stopped_early": bool(lib.wf_live_stopped_early()) and not interrupted,
-        "interrupted": bool(interrupted),
+        "interrupted": interrupted,
         "total": _stats(out.total, float(out.ns_per_tick)),
         "capture": capture_summary(lib, _stats(out.total), float(out.ns_per_tick)),
         "per_worker": [_stats(out.per_worker[i], float(out.ns_per_tick))
