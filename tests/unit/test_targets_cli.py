@@ -72,6 +72,10 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     (["fuzz", "--target", "hotspot", "--walk-budget", "1s"], "--walk-budget", "hotspot"),
     (["replay", "--target", "hotspot", "--walker", "w.so", "f"], "--walker", "hotspot"),
     (["replay", "--target", "libunwind", "--json", "f"], "--json", "libunwind"),
+    (["replay", "--target", "libunwind", "--unwinder", "llvm", "f"], "--unwinder", "libunwind"),
+    (["fuzz", "--target", "hotspot", "--unwinder", "fp"], "--unwinder", "hotspot"),
+    (["stress", "--target", "minivm", "--unwinder", "fp"], "--unwinder", "minivm"),
+    (["fuzz", "--target", "native", "--harness", "perturb"], "--harness", "native"),
 ])
 def test_a_flag_the_target_does_not_take_is_refused_in_one_line(
         argv: list[str], flag: str, target: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -216,6 +220,36 @@ def test_fuzz_libunwind_generator_engine_maps_its_options(
     assert (defaults["seconds"], defaults["jobs"], defaults["seed"], defaults["budget_ms"]) == (
         60.0, 2, 1, 500.0)
     assert defaults["out"] == Path("reports/fuzz-libunwind-generator")
+
+
+def test_native_target_runs_the_named_unwinder(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """--target native --unwinder NAME reaches each runner with NAME (default libunwind) and
+    writes reports/ACTION-native-NAME; a bad name or the libFuzzer engine is one line, exit 2."""
+    import walkfuzz.targets.native.runs as runs
+
+    fuzz, stress = Calls(status=1), Calls(status=0)
+    replayed: list[tuple[Path, str]] = []
+    monkeypatch.setattr(runs, "fuzz_and_judge", fuzz)
+    monkeypatch.setattr(runs, "stress_and_judge", stress)
+    monkeypatch.setattr(runs, "replay_and_judge",
+                        lambda path, unwinder: replayed.append((path, unwinder)) or 1)
+    assert cli.main(["fuzz", "--target", "native", "--unwinder", "llvm", "--time", "3"]) == 1
+    assert cli.main(["fuzz", "--target", "native"]) == 1
+    assert [(kw["unwinder"], kw["out"]) for kw in fuzz.kwargs] == [
+        ("llvm", Path("reports/fuzz-native-llvm")),
+        ("libunwind", Path("reports/fuzz-native-libunwind"))]
+    assert cli.main(["stress", "--target", "native", "--unwinder", "fp", "--max-depth", "5"]) == 0
+    [kw] = stress.kwargs
+    assert (kw["unwinder"], kw["out"], kw["max_depth"]) == (
+        "fp", Path("reports/stress-native-fp"), 5)
+    assert cli.main(["replay", "--target", "native", "--unwinder", "fp", "some-file"]) == 1
+    assert replayed == [(Path("some-file"), "fp")]
+    status, err = run_cli(["fuzz", "--target", "native", "--engine", "libfuzzer"], capsys)
+    assert status == 2 and len(err.splitlines()) == 1 and "--engine libfuzzer" in err
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["replay", "--target", "native", "--unwinder", "nosuch", "f"])
+    assert exit_.value.code == 2 and "unknown unwinder 'nosuch'" in capsys.readouterr().err
 
 
 def test_stress_takes_the_targets_own_options(monkeypatch: pytest.MonkeyPatch) -> None:
