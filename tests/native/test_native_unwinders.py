@@ -147,3 +147,19 @@ def test_generator_findings_name_the_unwinder_and_replay_on_it(tmp_path: Path,
         if group["signature"] in replayed_signatures("native", done.stdout):
             return
     pytest.fail(f"none of {[g['signature'] for g in groups[:REPLAYED_GROUPS]]} came back")
+
+
+def test_fp_stress_judges_frame_pointer_samples_and_counts_its_known_limit(
+        tmp_path: Path) -> None:
+    """Live samples of the half-fp workload: those with a function without frame pointers on
+    the stack (or in a prologue's window) are counted, not judged; the others match."""
+    _needs("fp")
+    out = tmp_path / "stress-fp"
+    done = walkfuzz("stress", "--target", "native", "--unwinder", "fp", "--duration", "1s",
+                    "--baseline", "0", "--max-invalid-rate", "0.01", "--out", str(out))
+    assert done.returncode == CLEAN, (done.stdout[-2000:], done.stderr[-2000:])
+    report = json.loads((out / "report.json").read_text())
+    counters = report["counters"]
+    assert report["meta"]["walker"] == "fp"
+    assert counters["known_limit"] > 0 and counters["matched"] > 0, counters
+    assert counters["faults"] == 0, counters

@@ -118,12 +118,8 @@ static int beyond_limit(const wf_uw_shadow *shadow, uintptr_t pc0) {
 }
 
 static void judge(wf_uw_sampler *s, int mode, const wf_uw_walk *walk, const int32_t *truth,
-                  uint32_t m, uintptr_t pc0) {
+                  uint32_t m) {
     wf_uw_stress_stats *st = &s->stats;
-    if (beyond_limit(&s->worker.shadow, pc0)) {
-        st->known_limit++;
-        return;
-    }
     int32_t ids[WF_UW_MAX_FRAMES];
     uint32_t n = 0;
     for (uint32_t i = 0; i < walk->frames; i++)
@@ -168,10 +164,14 @@ static void sample(wf_uw_sampler *s, ucontext_t *uc) {
     st->walked++;
     st->frames += walk.frames;
     st->stops[walk.stop]++;
+    if (beyond_limit(&s->worker.shadow, wf_uc_pc(uc))) {
+        st->known_limit++; /* whatever the walk did, a fault included: not judged */
+        return;
+    }
     st->faults += walk.stop == WF_UW_STOP_FAULT;
     st->hangs += walk.stop == WF_UW_STOP_HANG;
     if (walk.stop != WF_UW_STOP_FAULT && walk.stop != WF_UW_STOP_HANG)
-        judge(s, mode, &walk, truth, m, wf_uc_pc(uc));
+        judge(s, mode, &walk, truth, m);
 }
 
 void wf_uw_on_sample(int signo, siginfo_t *info, void *ucontext) {
