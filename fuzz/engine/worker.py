@@ -142,9 +142,12 @@ class Worker:
         if saved is not None and self.sink.seen[finding.signature] == 1:
             print(f"walkfuzz: {finding.kind} finding saved in {saved}", file=sys.stderr)
 
-    def fuzz(self, one_input: Callable[[bytes], None], argv: Sequence[str] | None = None) -> None:
+    def fuzz(self, one_input: Callable[[bytes], None], argv: Sequence[str] | None = None,
+             mutator: Callable[[bytes, int, int], bytes] | None = None) -> None:
         """Hand control to libFuzzer; returns only when it is done. Run by hand on input files,
-        run them here instead and exit with their verdict (`replay_files`)."""
+        run them here instead and exit with their verdict (`replay_files`). `mutator`, if
+        given, is libFuzzer's custom mutator (data, max_size, seed) -> bytes: a harness whose
+        input has parts that must not change mutates only the others."""
         import atheris
 
         args = list(sys.argv if argv is None else argv)
@@ -156,7 +159,9 @@ class Worker:
         native.load_libfuzzer()
         # A sanitizer campaign's runtime brings libFuzzer (walkfuzz.core.sanitizer): run that
         # one, the copy the instrumented code reports its coverage to.
-        atheris.Setup(args, one_input, internal_libfuzzer=not native.libfuzzer_preloaded())
+        extra = {} if mutator is None else {"custom_mutator": mutator}
+        atheris.Setup(args, one_input, internal_libfuzzer=not native.libfuzzer_preloaded(),
+                      **extra)
         atheris.Fuzz()
 
     def replay_files(self, one_input: Callable[[bytes], None], files: Sequence[Path],
