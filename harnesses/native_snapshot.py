@@ -111,6 +111,19 @@ def mutate(data: bytes, max_size: int, seed: int) -> bytes:
     return join_walked(head, atheris.Mutate(walked, room), middle)
 
 
+def crossover(data1: bytes, data2: bytes, max_size: int, seed: int) -> bytes:
+    """The registers and stack of data1 up to a point, then data2's from there: two inputs'
+    fixed parts are not spliced into one (their maps and truth would no longer match)."""
+    try:
+        head, walked1, middle = split_walked(data1)
+        _, walked2, _ = split_walked(data2)
+    except CaseFormatError:
+        return data1
+    cut = seed % (min(len(walked1), len(walked2)) + 1)
+    walked = (walked1[:cut] + walked2[cut:])[: max(max_size - len(head) - len(middle), 0)]
+    return join_walked(head, walked, middle)
+
+
 def seed_folder(argv: list[str]) -> None:
     """Captured seeds into the corpus folder libFuzzer was given, if it holds none yet."""
     folders = [Path(a) for a in argv[1:] if not a.startswith("-") and Path(a).is_dir()]
@@ -120,4 +133,4 @@ def seed_folder(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     seed_folder(sys.argv)
-    worker.fuzz(one_input, sys.argv, mutator=mutate)
+    worker.fuzz(one_input, sys.argv, mutator=mutate, crossover=crossover)

@@ -26,24 +26,15 @@ build: .stamp-snapshot
 
 test-asan: .stamp-snapshot-asan
 
-# The native target's libdw unwinder shares remote-memory mode's Dwfl walker
-# (native/agents/snapshot/wf_snap_dw.c); tests/native/test_native_libdw_walks.py needs it built.
-.stamp-unwind-libdw: .stamp-build $(UNWIND_SOURCES) $(SNAPSHOT_SOURCES)
-	$(PY) fuzz/core/_build.py unwind-libdw
-	@touch $@
-
-.stamp-unwind-libdw-asan: .stamp-build $(UNWIND_SOURCES) $(SNAPSHOT_SOURCES)
-	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py unwind-libdw-asan
-	@touch $@
-
-build: .stamp-unwind-libdw
-test-asan: .stamp-unwind-libdw-asan
+# The native target's libdw unwinder (built with every unwinder by mk/native.mk) shares
+# remote-memory mode's Dwfl walker, native/agents/snapshot/wf_snap_dw.c.
+.stamp-unwind .stamp-unwind-asan: $(SNAPSHOT_SOURCES)
 
 # They run `walkfuzz` and gcore with a user's environment (the default build), never the
 # flavoured extension in the test process: not in the ASan run.
 ASAN_DESELECT += tests/native/test_snapshot_cli.py
 
-test-snapshot: .stamp-snapshot .stamp-unwind-libdw
+test-snapshot: .stamp-snapshot .stamp-unwind
 	@$(RUN_PYTEST) snapshot -- $(PYTEST) $(wildcard tests/native/test_snapshot_*.py) \
 	  tests/native/test_native_libdw_walks.py
 
@@ -52,5 +43,4 @@ bench-snapshot: .stamp-snapshot
 
 clean: clean-snapshot
 clean-snapshot:
-	rm -f fuzz/_snapshot*.so fuzz/_snapshot*.c .stamp-snapshot .stamp-snapshot-asan \
-	  .stamp-unwind-libdw .stamp-unwind-libdw-asan
+	rm -f fuzz/_snapshot*.so fuzz/_snapshot*.c .stamp-snapshot .stamp-snapshot-asan

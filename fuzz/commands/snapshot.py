@@ -37,7 +37,7 @@ DEFAULT_OUT = REPORTS_DIR / "snapshot-capture"
 
 
 def replay_command(path: Path) -> str:
-    return f"walkfuzz replay --unwinder all {path}"
+    return f"walkfuzz replay {path}"
 
 
 def chain_arg(text: str) -> list[int]:

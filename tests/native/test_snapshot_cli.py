@@ -18,6 +18,8 @@ from tests.opt_outs import skip_if_opted_out
 
 skip_if_opted_out("libunwind", module=True)
 
+from walkfuzz.targets.native.snapshot import format as fmt  # noqa: E402
+
 REPLAY = re.compile(r"replay: (walkfuzz replay .*)$")
 
 
@@ -95,3 +97,22 @@ def test_bad_snapshot_and_core_arguments_are_one_line_and_exit_2(tmp_path: Path)
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
         assert not (tmp_path / "x").exists()
+
+
+def test_a_snapshot_campaign_seeds_itself_with_live_samples_and_replays_them(
+        tmp_path: Path) -> None:
+    out = tmp_path / "campaign"
+    done = walkfuzz("fuzz", "--target", "native", "--harness", "snapshot", "--unwinder", "libdw",
+                    "--runs", "1500", "-j", "1", "--out", str(out))
+    assert done.returncode in (0, 1), done.stderr  # 1: it found something, saved under out
+    report = json.loads((out / "report.json").read_text())
+    assert report["meta"]["target"] == "native"
+    corpus = sorted((out / "corpus").iterdir())
+    seeds = [p for p in corpus if p.name.startswith("chain-")]  # the live samples
+    assert len(seeds) == 16, corpus
+    # what libFuzzer added kept the captured header, truth and map: only registers and stack
+    # bytes were mutated or spliced, so every input still names the seeds' modules
+    maps = {fmt.decode(p.read_bytes()).map_text for p in corpus}
+    assert maps <= {fmt.decode(p.read_bytes()).map_text for p in seeds}, maps
+    doc = replay_twice(f"walkfuzz replay --unwinder libdw {seeds[0]}")
+    assert doc["walks"][0]["verdict"] == "ok"  # type: ignore[index]

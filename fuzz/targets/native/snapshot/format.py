@@ -132,9 +132,9 @@ def split_walked(data: bytes) -> tuple[bytes, bytes, bytes]:
     """(the fixed part before the registers, the registers and stack bytes, the fixed part
     between them): what a campaign mutates is the middle, rust-minidump's walk_stack model of
     a register context and stack bytes against fixed module addresses. data must decode."""
-    snapshot = decode(data)
-    map_at = HEADER + 16 * len(snapshot.truth)
-    map_end = map_at + len(snapshot.map_text.encode())
+    decode(data)
+    _, _, ntruth, map_len, _, _ = _HEAD.unpack_from(data)
+    map_end = HEADER + 16 * ntruth + map_len
     regs = data[32:HEADER]
     return data[:32], regs + data[map_end:], data[HEADER:map_end]
 
