@@ -1,9 +1,11 @@
 """One snapshot walked by one unwinder, in Python: the frames, the verdict and the finding.
 
-A frame's kind: `truth-N` for the N-th function of the snapshot's known chain (innermost 0),
-else the base name of the snapshot module holding the pc, else `wild`. A finding's shape is
-the class of the frame the unwinder was stepping from (`known`, `module`, `wild`; `init` when
-there was none), as for the libunwind target: the fault's location names the code path.
+A finding's location is `<unwinder>-remote:` and the fault's symbol (walkfuzz.core.symbolize),
+`watchdog:` and the symbol for a hang, or `check:cycle`. A frame's kind: `truth-N` for the N-th
+function of the snapshot's known chain (innermost 0), else the base name of the snapshot module
+holding the pc, else `wild`. A finding's shape is the class of the frame the unwinder was
+stepping from (`known`, `module`, `wild`; `init` when there was none), as for the libunwind
+target: the fault's location names the code path.
 """
 
 from __future__ import annotations
@@ -123,11 +125,15 @@ def describe(snapshot: fmt.Snapshot, walk: SnapshotWalk) -> list[str]:
 
 
 def location(walk: SnapshotWalk) -> str:
-    if walk.stop == "cycle":
-        return "check:cycle"
+    """`<unwinder>-remote:` and where it went wrong: the signature names the unwinder, and a
+    remote-memory walk's findings stay apart from the same unwinder's live ones."""
     hang = walk.stop == "hang"
-    where = locate(walk.fault["pc"], hang=hang).location
-    return f"watchdog:{where}" if hang else where
+    if walk.stop == "cycle":
+        where = "check:cycle"
+    else:
+        where = locate(walk.fault["pc"], hang=hang).location
+        where = f"watchdog:{where}" if hang else where
+    return f"{walk.unwinder}-remote:{where}"
 
 
 def to_finding(walk: SnapshotWalk, data: bytes) -> Finding:

@@ -22,6 +22,7 @@ const char *wf_unwinder_name(void) { return "libdw"; }
 const char *wf_unwinder_library(void) { return "libdw.so.1"; }
 uintptr_t wf_unwinder_code(void) { return (uintptr_t)&dwfl_getthread_frames; }
 wf_uw_capture_fn *wf_unwinder_capture(void) { return &getcontext; }
+int wf_unwinder_needs_frame_pointers(void) { return 0; }
 
 typedef struct live_walk {
     wf_uw_walk *w;
