@@ -103,3 +103,17 @@ def test_a_truncated_or_foreign_file_is_refused_by_name_in_c_and_in_python() -> 
         assert walk.stop == "bad-snapshot" and walk.error, walk
         with pytest.raises(CaseFormatError):
             fmt.decode(bad)
+
+
+def test_a_second_mapping_of_a_module_file_stays_out_of_the_map() -> None:
+    """libdw merges consecutive maps lines of one file into one module based at the first: a
+    stray mapping of a loaded library's file (this process maps module files to read them)
+    listed just before the library would move the module, and its walk with it."""
+    snapshot = capture_chain([0, 1, 2, 3])
+    run = [m for m in snapshot.mappings() if "_snapshot" in m.path]
+    stray = fmt.Mapping(run[0].start - 0x100000, run[0].start - 0x80000, "r--p", 0,
+                        run[0].path, run[0].device, run[0].inode)
+    again = snapshot.with_map([stray, *snapshot.mappings()])
+    assert again.map_text == snapshot.map_text
+    walk = Walker(native, "libdw").walk(again.encode())
+    assert walk.stop == "root" and walk.matched

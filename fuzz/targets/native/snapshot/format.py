@@ -5,6 +5,7 @@ bytes; this side writes them, reads them for display and picks the module map a 
 
 from __future__ import annotations
 
+import bisect
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -114,18 +115,35 @@ def code_pointers(snapshot: Snapshot) -> set[int]:
     return {snapshot.regs[RIP], *struct.unpack(f"<{len(stack) // 8}Q", stack)}
 
 
+def loaded_runs(maps: Iterable[Mapping]) -> list[list[Mapping]]:
+    """The mappings grouped as the loader made them: runs of one file's mappings, each
+    starting where the previous one ends. Another mapping of the same file elsewhere (a
+    process that maps a library's file to read it, as this one does for snapshots) is a run of
+    its own."""
+    runs: list[list[Mapping]] = []
+    for m in sorted(maps, key=lambda m: m.start):
+        if runs and runs[-1][-1].path == m.path and runs[-1][-1].end == m.start:
+            runs[-1].append(m)
+        else:
+            runs.append([m])
+    return runs
+
+
 def modules_needed(snapshot: Snapshot, maps: Iterable[Mapping]) -> list[Mapping]:
-    """Every mapping of each file that has executable code the snapshot points into: the
-    modules a walk may step through, whole (an unwinder finds a module's unwind tables
-    through its first mapping)."""
-    maps = list(maps)
-    code = sorted((m.start, m.end, m.path) for m in maps if "x" in m.perms)
-    paths = set()
-    for word in code_pointers(snapshot):
-        for start, end, path in code:
-            if start <= word < end:
-                paths.add(path)
-    return [m for m in maps if m.path in paths]
+    """The loaded modules whose executable code the snapshot points into, each whole (an
+    unwinder finds a module's unwind tables through its first mapping) and nothing else: libdw
+    (dwfl_linux_proc_maps_report) merges consecutive lines of one file into one module based at
+    the first, so a second mapping of a loaded library's file listed just before it would shift
+    that module's addresses."""
+    pointers = sorted(code_pointers(snapshot))
+    needed = []
+    for run in loaded_runs(maps):
+        code = [(m.start, m.end) for m in run if "x" in m.perms]
+        at = [bisect.bisect_left(pointers, start) for start, _ in code]
+        if any(i < len(pointers) and pointers[i] < end for i, (_, end) in zip(at, code,
+                                                                            strict=True)):
+            needed.extend(run)
+    return needed
 
 
 def split_walked(data: bytes) -> tuple[bytes, bytes, bytes]:
