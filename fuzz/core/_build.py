@@ -24,6 +24,8 @@ flavour, built with that flavour's flags and linked against its core (below):
 The native target's extensions (below), one per unwinder of fuzz/targets/native/unwinders.py:
 `unwind-<name>` (walkfuzz._unwind_<name>, -O2) and `unwind-<name>-asan` (clang, the asan
 flags); libunwind's are `unwind` (walkfuzz._unwind) and `unwind-asan` (walkfuzz._unwind_asan).
+Remote-memory mode's extension: `snapshot` (walkfuzz._snapshot, -O2) and `snapshot-asan`
+(walkfuzz._snapshot_asan, clang, the asan flags).
 """
 
 from __future__ import annotations
@@ -263,13 +265,14 @@ def make_unwind_builder(flavour: str) -> FFI:
     api = [INCLUDE / "wf_guard.h", UNWIND_DIR / "wf_unwind.h"]
     builder = FFI()
     builder.cdef("\n".join(b for h in api for b in CDEF_BLOCK.findall(h.read_text())))
-    sources = [*sorted(UNWIND_DIR.glob("*.c")), unwinder.backend, generated[gen.TABLE_FILE],
-               *sorted((SOURCE / "guard").glob("*.c"))]
+    shared = [ROOT / path for path in unwinder.shared]
+    sources = [*sorted(UNWIND_DIR.glob("*.c")), unwinder.backend, *shared,
+               generated[gen.TABLE_FILE], *sorted((SOURCE / "guard").glob("*.c"))]
     builder.set_source(
         module,
         '#include "wf_unwind.h"\n',
         sources=[str(p) for p in sources],
-        include_dirs=[str(INCLUDE), str(UNWIND_DIR)],
+        include_dirs=[str(INCLUDE), str(UNWIND_DIR), *sorted({str(p.parent) for p in shared})],
         extra_compile_args=[*COMPILE_ARGS, *cflags],
         extra_link_args=[*ldflags, *unwinder.link_args],
         extra_objects=objects,
@@ -278,9 +281,47 @@ def make_unwind_builder(flavour: str) -> FFI:
     return builder
 
 
+# --- walkfuzz._snapshot: remote-memory mode (native/agents/snapshot/): libunwind's remote address
+# space (the generic libunwind-x86_64) and libdw walking captured snapshots through accessors,
+# plus the capture of a known chain (the native target's generated chain functions, compiled
+# the same way).
+SNAPSHOT_DIR = NATIVE / "agents" / "snapshot"
+SNAPSHOT_FLAVOURS: dict[str, tuple[str, list[str], list[str]]] = {
+    "snapshot": ("walkfuzz._snapshot", ["-O2", "-g"], []),
+    "snapshot-asan": ("walkfuzz._snapshot_asan", *FLAVOURS["asan"][1:]),
+}
+
+
+def make_snapshot_builder(flavour: str) -> FFI:
+    module, cflags, ldflags = SNAPSHOT_FLAVOURS[flavour]
+    gen: Any = _load_by_path("wf_chaingen", NATIVE_TARGET / "chaingen.py")
+    generated = gen.write_sources(ROOT / "build" / flavour / "gen")
+    common = list(gen.COMMON_FLAGS)
+    objects = [_compile_object(generated[gen.FP_FILE], [*common, *gen.FP_FLAGS]),
+               _compile_object(generated[gen.NOFP_FILE], [*common, *gen.NOFP_FLAGS])]
+    api = [INCLUDE / "wf_guard.h", SNAPSHOT_DIR / "wf_snapshot.h"]
+    builder = FFI()
+    builder.cdef("\n".join(b for h in api for b in CDEF_BLOCK.findall(h.read_text())))
+    sources = [*sorted(SNAPSHOT_DIR.glob("*.c")), generated[gen.TABLE_FILE],
+               *sorted((SOURCE / "guard").glob("*.c"))]
+    builder.set_source(
+        module,
+        '#include "wf_snapshot.h"\n',
+        sources=[str(p) for p in sources],
+        include_dirs=[str(INCLUDE), str(UNWIND_DIR), str(SNAPSHOT_DIR)],
+        extra_compile_args=[*COMPILE_ARGS, *cflags],
+        extra_link_args=[*ldflags, *unwinder.link_args],
+        extra_objects=objects,
+        libraries=["unwind-x86_64", "unwind", "dw", "elf", *LIBRARIES],
+    )
+    return builder
+
+
 def _target_builder(target: str) -> FFI:
     if target in unwind_flavours():
         return make_unwind_builder(target)
+    if target in SNAPSHOT_FLAVOURS:
+        return make_snapshot_builder(target)
     if target in TESTING_TARGETS:
         flavour = TESTING_TARGETS[target]
         return make_testing_builder(flavour, _built_core(flavour), absolute=True)
@@ -323,7 +364,8 @@ def _build(flavour: str) -> None:
 
 def main(argv: list[str]) -> int:
     flavour = argv[1] if len(argv) > 1 else "plain"
-    known = [*sorted(FLAVOURS), *TESTING_TARGETS, *unwind_flavours(), *UNWINDER_SETS]
+    known = [*sorted(FLAVOURS), *TESTING_TARGETS, *unwind_flavours(), *UNWINDER_SETS,
+             *SNAPSHOT_FLAVOURS]
     if flavour not in known:
         print(f"walkfuzz build: unknown flavour {flavour!r}; one of {known}", file=sys.stderr)
         return 2

@@ -218,6 +218,18 @@ def load_libfuzzer() -> None:
         ) from None
 
 
+def load_custom_hooks(mutator: bool, crossover: bool) -> None:
+    """atheris's custom mutator and crossover entry points, global, before its libFuzzer:
+    libFuzzer binds LLVMFuzzerCustomMutator and LLVMFuzzerCustomCrossOver (weak symbols) when
+    it is loaded, so loaded after it they would never be called."""
+    if load_libfuzzer.cache_info().currsize:
+        raise RuntimeError("custom mutators must be loaded before libFuzzer (load_libfuzzer)")
+    for wanted, module in ((mutator, "atheris.custom_mutator"),
+                           (crossover, "atheris.custom_crossover")):
+        if wanted:
+            import_extension(module, global_symbols=True)
+
+
 def require_asan_runtime(module: str) -> None:
     """An ASan-built extension imported without the ASan runtime aborts the process instead of
     raising: refuse first, naming `module` and how to run it."""

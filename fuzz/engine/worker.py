@@ -142,9 +142,14 @@ class Worker:
         if saved is not None and self.sink.seen[finding.signature] == 1:
             print(f"walkfuzz: {finding.kind} finding saved in {saved}", file=sys.stderr)
 
-    def fuzz(self, one_input: Callable[[bytes], None], argv: Sequence[str] | None = None) -> None:
+    def fuzz(self, one_input: Callable[[bytes], None], argv: Sequence[str] | None = None,
+             mutator: Callable[[bytes, int, int], bytes] | None = None,
+             crossover: Callable[[bytes, bytes, int, int], bytes] | None = None) -> None:
         """Hand control to libFuzzer; returns only when it is done. Run by hand on input files,
-        run them here instead and exit with their verdict (`replay_files`)."""
+        run them here instead and exit with their verdict (`replay_files`). `mutator` and
+        `crossover`, if given, are libFuzzer's custom mutator (data, max_size, seed) -> bytes
+        and crossover (data1, data2, max_size, seed) -> bytes: a harness whose input has parts
+        that must not change mutates and splices only the others."""
         import atheris
 
         args = list(sys.argv if argv is None else argv)
@@ -153,10 +158,14 @@ class Worker:
         # finding is then a crash with libFuzzer's exit status.
         if self.env.worker_dir is None and files and not self.env.crash_on_finding:
             sys.exit(self.replay_files(one_input, files, runs_per_file(args[1:])))
+        native.load_custom_hooks(mutator is not None, crossover is not None)
         native.load_libfuzzer()
         # A sanitizer campaign's runtime brings libFuzzer (walkfuzz.core.sanitizer): run that
         # one, the copy the instrumented code reports its coverage to.
-        atheris.Setup(args, one_input, internal_libfuzzer=not native.libfuzzer_preloaded())
+        extra = {name: f for name, f in (("custom_mutator", mutator),
+                                         ("custom_crossover", crossover)) if f is not None}
+        atheris.Setup(args, one_input, internal_libfuzzer=not native.libfuzzer_preloaded(),
+                      **extra)
         atheris.Fuzz()
 
     def replay_files(self, one_input: Callable[[bytes], None], files: Sequence[Path],

@@ -58,7 +58,17 @@ def fuzz_libunwind(args: argparse.Namespace) -> int:
 
 
 def fuzz_native(args: argparse.Namespace) -> int:
-    """`--target native --unwinder NAME`: the generator engine on that unwinder's extension."""
+    """`--target native --unwinder NAME`: the generator engine on that unwinder's extension;
+    with `--harness snapshot`, remote-memory mode's libFuzzer campaign on the stack bytes
+    (walkfuzz.targets.native.snapshot.campaign)."""
+    if args.harness is not None:
+        from walkfuzz.targets.native.snapshot.campaign import fuzz_snapshot
+
+        refuse_inapplicable(args, "native --harness snapshot", TARGET_FLAGS["fuzz"],
+                            (*CAMPAIGN_FLAGS, "--unwinder"))
+        return fuzz_snapshot(args)
+    refuse_inapplicable(args, "native (the generator engine)", TARGET_FLAGS["fuzz"],
+                        ("--unwinder", "--engine", "--seed", "--walk-budget"))
     if args.engine not in (None, "generator"):
         raise UserError(f"--engine {args.engine} does not apply to target 'native' (it runs the "
                         "generator engine; the libFuzzer campaign is --target libunwind's)")

@@ -37,7 +37,7 @@ DEFAULT_TARGET = "minivm"
 REPORTS_DIR = Path("reports")
 DEFAULT_MAX_LEN = 4096
 # Harnesses whose inputs are whole case files need room for a stack image.
-MAX_LEN = {"bytes": 16384}
+MAX_LEN = {"bytes": 16384, "snapshot": 32768}  # and a native stack snapshot's
 
 
 # Flags of each action that only some targets take, as typed -> their argparse dest (the flags
@@ -116,7 +116,7 @@ TARGETS: tuple[Target, ...] = (
         f"{'|'.join(unwinder_names())}; default {DEFAULT_UNWINDER})",
         # each unwinder's own extension in its own worker processes: the generator engine
         fuzz=Action("walkfuzz.targets.fuzz:fuzz_native",
-                    ("--unwinder", "--engine", "--seed", "--walk-budget")),
+                    ("--unwinder", "--engine", "--seed", "--walk-budget", *CAMPAIGN_FLAGS)),
         stress=Action("walkfuzz.targets.stress:stress_native",
                       ("--unwinder", "--mode", "--baseline", "--walk-budget", "--max-depth")),
         replay=Action("walkfuzz.targets.replay:replay_native", ("--unwinder",))),

@@ -77,4 +77,14 @@ static inline void wf_uc_set_frame(ucontext_t *uc, uintptr_t pc, uintptr_t sp, u
     wf_uc_set_fp(uc, fp);
 }
 
+/* All 17 general registers of uc in DWARF x86-64 order (rax rdx rcx rbx rsi rdi rbp rsp
+   r8..r15 rip: the numbering of .eh_frame, libunwind's UNW_X86_64_* and libdw), for a
+   register snapshot. Async-signal-safe. */
+static inline void wf_uc_dwarf_regs(const ucontext_t *uc, uintptr_t out[17]) {
+    static const int slot[17] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
+                                 REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
+                                 REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
+    for (int i = 0; i < 17; i++) out[i] = (uintptr_t)uc->uc_mcontext.gregs[slot[i]];
+}
+
 #endif /* WALKFUZZ_WF_UCONTEXT_H */

@@ -33,6 +33,9 @@ class Unwinder:
     link_args: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()  # files the build needs (headers, libraries by path)
     asan: bool = False  # has an ASan flavour (unwind-<name>-asan), for make test's ASan run
+    # C files the backend shares with another part of native/ (compiled in, their folder on the
+    # include path), relative to the checkout
+    shared: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -81,7 +84,9 @@ UNWINDERS: dict[str, Unwinder] = {u.name: u for u in (
     Unwinder("libdw", "elfutils' libdw: dwfl_attach_state + dwfl_thread_getframes",
              library="libdw.so.1", deb="libdw-dev",
              init="dwfl_linux_proc_report(getpid()), Dwfl_Thread_Callbacks over the ucontext",
-             libraries=("dw", "elf"), needs=("/usr/include/elfutils/libdwfl.h",)),
+             libraries=("dw", "elf"), needs=("/usr/include/elfutils/libdwfl.h",),
+             # the Dwfl_Thread_Callbacks walker of remote-memory mode, on live memory here
+             shared=("native/agents/snapshot/wf_snap_dw.c",), asan=True),
     Unwinder("fp", "a plain frame-pointer walk (rbp chain), reads through the guard",
              library="walkfuzz (built in)", deb="",
              init="pc, sp, rbp from the ucontext, then [rbp] and [rbp+8] per frame",

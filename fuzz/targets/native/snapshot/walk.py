@@ -1,0 +1,159 @@
+"""One snapshot walked by one unwinder, in Python: the frames, the verdict and the finding.
+
+A finding's location is `<unwinder>-remote:` and the fault's symbol (walkfuzz.core.symbolize),
+`watchdog:` and the symbol for a hang, or `check:cycle`. A frame's kind: `truth-N` for the N-th
+function of the snapshot's known chain (innermost 0), else the base name of the snapshot module
+holding the pc, else `wild`. A finding's shape is the class of the frame the unwinder was
+stepping from (`known`, `module`, `wild`; `init` when there was none), as for the libunwind
+target: the fault's location names the code path.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from walkfuzz.core.symbolize import locate
+from walkfuzz.findings.finding import Finding, FindingKind
+from walkfuzz.targets.native.snapshot import format as fmt
+
+TARGET = "native"
+HARNESS = "snapshot"
+UNWINDERS = {"libunwind": 0, "libdw": 1}
+UNWINDER_ENV = "WALKFUZZ_UNWINDER"  # the harness's unwinder, set by the campaign for its workers
+LIBRARIES = {"libunwind": "libunwind-x86_64.so.8 (remote address space)",
+             "libdw": "libdw.so.1 (Dwfl_Thread_Callbacks)"}
+STOP_NAMES = ("none", "root", "end", "step-error", "init-error", "cycle", "budget", "fault",
+              "hang", "bad-snapshot")  # wf_snap_stop, the native target's numbers and one more
+SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV"}
+
+
+@dataclass(frozen=True)
+class Frame:
+    pc: int
+    sp: int
+    fp: int
+    truth: int  # index of the truth range holding pc, -1 none
+    exact: bool
+
+
+@dataclass(frozen=True)
+class SnapshotWalk:
+    """A copy of wf_snap_result that outlives the C struct."""
+
+    unwinder: str
+    stop: str
+    rc: int
+    matched: bool
+    truth: int
+    frames: tuple[Frame, ...]
+    modules: int
+    reads: int
+    misses: int
+    walk_ns: int
+    fault: dict[str, int]
+    error: str
+
+    @classmethod
+    def from_c(cls, unwinder: str, r: Any, ffi: Any) -> SnapshotWalk:
+        f = r.fault
+        return cls(
+            unwinder=unwinder, stop=STOP_NAMES[r.stop], rc=int(r.rc), matched=bool(r.matched),
+            truth=int(r.truth),
+            frames=tuple(Frame(int(x.pc), int(x.sp), int(x.fp), int(x.truth), bool(x.exact))
+                         for x in (r.frame[i] for i in range(r.frames))),
+            modules=int(r.modules), reads=int(r.reads), misses=int(r.misses),
+            walk_ns=int(r.walk_ns),
+            fault={"signo": int(f.signo), "si_code": int(f.si_code), "addr": int(f.addr),
+                   "pc": int(f.pc), "frames": int(f.frames)},
+            error=ffi.string(r.error).decode(errors="replace"),
+        )
+
+    @property
+    def finding_kind(self) -> FindingKind | None:
+        if self.stop == "fault":
+            return "crash"
+        if self.stop in ("hang", "cycle"):
+            return "hang"
+        return None
+
+    def signature_frames(self) -> tuple[tuple[int, int, int], ...]:
+        """What must come out the same on every replay: pc, sp, fp of each frame."""
+        return tuple((f.pc, f.sp, f.fp) for f in self.frames)
+
+
+class Walker:
+    """Walks snapshots with one unwinder of walkfuzz._snapshot (one C call a walk)."""
+
+    def __init__(self, native: Any, unwinder: str) -> None:
+        self.ffi, self.lib = native.ffi, native.lib
+        self.unwinder = unwinder
+        self._code = UNWINDERS[unwinder]
+        self._result = self.ffi.new("wf_snap_result *")
+
+    def walk(self, data: bytes) -> SnapshotWalk:
+        self.lib.wf_snap_walk(self._code, data, len(data), self._result)
+        return SnapshotWalk.from_c(self.unwinder, self._result, self.ffi)
+
+    @property
+    def raw(self) -> Any:
+        """The last walk's wf_snap_result (no copy: the harness's hot path reads it)."""
+        return self._result
+
+
+def frame_kind(snapshot: fmt.Snapshot, maps: list[fmt.Mapping], frame: Frame) -> str:
+    if frame.truth >= 0:
+        return f"truth-{frame.truth}"
+    pc = frame.pc if frame.exact else frame.pc - 1
+    for m in maps:
+        if m.start <= pc < m.end:
+            return os.path.basename(m.path).split(".so")[0]
+    return "wild"
+
+
+def step_class(kind: str) -> str:
+    if kind == "wild":
+        return kind
+    return "known" if kind.startswith("truth-") else "module"
+
+
+def describe(snapshot: fmt.Snapshot, walk: SnapshotWalk) -> list[str]:
+    """Each frame as `kind pc sp`, for reports and replay."""
+    maps = snapshot.mappings()
+    return [f"{frame_kind(snapshot, maps, f)} pc={f.pc:#x} sp={f.sp:#x}" for f in walk.frames]
+
+
+def location(walk: SnapshotWalk) -> str:
+    """`<unwinder>-remote:` and where it went wrong: the signature names the unwinder, and a
+    remote-memory walk's findings stay apart from the same unwinder's live ones."""
+    hang = walk.stop == "hang"
+    if walk.stop == "cycle":
+        where = "check:cycle"
+    else:
+        where = locate(walk.fault["pc"], hang=hang).location
+        where = f"watchdog:{where}" if hang else where
+    return f"{walk.unwinder}-remote:{where}"
+
+
+def to_finding(walk: SnapshotWalk, data: bytes) -> Finding:
+    """The finding of a walk that faulted, hung or cycled (the unwinder's own bugs: the
+    snapshot's bytes are data, every read of them is bounds-checked)."""
+    kind = walk.finding_kind
+    if kind is None:
+        raise ValueError(f"walk stop {walk.stop} is not a finding")
+    snapshot = fmt.decode(data)
+    maps = snapshot.mappings()
+    kinds = [frame_kind(snapshot, maps, f) for f in walk.frames]
+    details: dict[str, object] = {
+        "unwinder": walk.unwinder, "library": LIBRARIES[walk.unwinder], "stop": walk.stop,
+        "rc": walk.rc, "frames": describe(snapshot, walk), "frame_kinds": kinds,
+        "registers": {n: hex(v) for n, v in zip(fmt.REG_NAMES, snapshot.regs, strict=True)},
+    }
+    if walk.stop != "cycle":
+        details["signal"] = SIGNALS.get(walk.fault["signo"], str(walk.fault["signo"]))
+        details["fault_address"] = hex(walk.fault["addr"])
+        details["frames_before_fault"] = walk.fault["frames"]
+    shape = (walk.unwinder, step_class(kinds[-1]) if kinds else "init")
+    return Finding(kind=kind, target=TARGET, harness=HARNESS, location=location(walk),
+                   shape=shape, data=data, details=details)

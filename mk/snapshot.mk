@@ -1,0 +1,46 @@
+# Remote-memory mode (native/agents/snapshot/, docs/native-snapshots.md): its extension
+# walkfuzz._snapshot (libunwind's generic library and libdw; libunwind-dev, libdw-dev), its tests
+# and its benchmark.
+#   make build-snapshot   fuzz/_snapshot*.so (part of `make build`; the ASan flavour
+#                         fuzz/_snapshot_asan*.so is built by `make test-asan`)
+#   make test-snapshot    tests/native/test_snapshot_*.py (`make test` runs them in test-core,
+#                         the in-process ones again against the ASan flavour in test-asan)
+#   make bench-snapshot   snapshot walks/s per unwinder (part of `make bench`)
+
+SNAPSHOT_SOURCES := $(wildcard native/agents/snapshot/*.[ch] native/src/guard/*.[ch] \
+  native/include/wf_guard.h native/include/wf_ucontext.h) fuzz/targets/native/chaingen.py \
+  fuzz/core/_build.py
+
+.PHONY: build-snapshot test-snapshot bench-snapshot clean-snapshot
+
+.stamp-snapshot: .stamp-build $(SNAPSHOT_SOURCES)
+	$(PY) fuzz/core/_build.py snapshot
+	@touch $@
+
+build-snapshot: .stamp-snapshot
+build: .stamp-snapshot
+
+.stamp-snapshot-asan: .stamp-build $(SNAPSHOT_SOURCES)
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py snapshot-asan
+	@touch $@
+
+test-asan: .stamp-snapshot-asan
+
+# The native target's libdw unwinder (built with every unwinder by mk/native.mk) shares
+# remote-memory mode's Dwfl walker, native/agents/snapshot/wf_snap_dw.c.
+.stamp-unwind .stamp-unwind-asan: $(SNAPSHOT_SOURCES)
+
+# They run `walkfuzz` and gcore with a user's environment (the default build), never the
+# flavoured extension in the test process: not in the ASan run.
+ASAN_DESELECT += tests/native/test_snapshot_cli.py
+
+test-snapshot: .stamp-snapshot .stamp-unwind
+	@$(RUN_PYTEST) snapshot -- $(PYTEST) $(wildcard tests/native/test_snapshot_*.py) \
+	  tests/native/test_native_libdw_walks.py
+
+bench-snapshot: .stamp-snapshot
+	$(PY) bench/runner.py snapshot
+
+clean: clean-snapshot
+clean-snapshot:
+	rm -f fuzz/_snapshot*.so fuzz/_snapshot*.c .stamp-snapshot .stamp-snapshot-asan
