@@ -65,7 +65,7 @@ setup: .stamp-deb .stamp-pip
 build: .stamp-build
 
 # Every build product: build/ (cffi objects of each flavour, the HotSpot agent and workloads,
-# example walkers, planted walkers), the extensions in fuzz/ (core flavours and libunwind's).
+# example walkers, planted walkers), the extensions in fuzz/ (core flavours, the unwinders').
 clean:
 	rm -rf build .stamp-* fuzz/_native*.so fuzz/_native*.c fuzz/_unwind*.so fuzz/_unwind*.c 	  *.egg-info
 

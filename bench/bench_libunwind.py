@@ -13,8 +13,8 @@ import argparse
 import multiprocessing
 import time
 
-from walkfuzz.targets.libunwind.case import INPUT_SIZE
-from walkfuzz.targets.libunwind.native import load
+from walkfuzz.targets.native.case import INPUT_SIZE
+from walkfuzz.targets.native.extension import load
 
 CHAIN_DEPTH = 16
 BATCH = 5000

@@ -16,8 +16,8 @@ import sys
 import atheris  # type: ignore[import-untyped]
 
 from walkfuzz.engine.worker import Worker
-from walkfuzz.targets.libunwind.native import load
-from walkfuzz.targets.libunwind.outcome import Namer, WalkOutcome, to_finding
+from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.outcome import Namer, WalkOutcome, to_finding
 
 worker = Worker.from_environment("perturb")
 native = load()

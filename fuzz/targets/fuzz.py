@@ -3,7 +3,7 @@
     minivm      a libFuzzer campaign on harnesses/<H>.py (walkfuzz.targets.campaign_run)
     libunwind   --engine libfuzzer (default): a libFuzzer campaign on
                 harnesses/libunwind_perturb.py; --engine generator: the C generator stream in
-                supervised worker processes (walkfuzz.targets.libunwind.runs), the
+                supervised worker processes (walkfuzz.targets.native.runs), the
                 benchmark's engine
     hotspot     one guarded JVM run of perturbed-context AsyncGetCallTrace calls
                 (walkfuzz.targets.hotspot.runs); -j is the workload's threads
@@ -49,7 +49,7 @@ def fuzz_libunwind(args: argparse.Namespace) -> int:
     refuse_inapplicable(args, f"libunwind --engine {engine}", TARGET_FLAGS["fuzz"], flags)
     if engine == "libfuzzer":
         return run_campaign(args)
-    from walkfuzz.targets.libunwind.runs import fuzz_and_judge
+    from walkfuzz.targets.native.runs import fuzz_and_judge
 
     budget_ms = GENERATOR_WALK_BUDGET_MS if args.walk_budget_ns is None else \
         args.walk_budget_ns / 1e6

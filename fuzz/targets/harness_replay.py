@@ -266,8 +266,8 @@ class LibunwindReplayer:
     """Replays libunwind inputs with the target's one-call replay (`wf_uw_fuzz_one`)."""
 
     def __init__(self, hang_ns: int = DEFAULT_HANG_NS) -> None:
-        from walkfuzz.targets.libunwind.native import load
-        from walkfuzz.targets.libunwind.outcome import Namer
+        from walkfuzz.targets.native.extension import load
+        from walkfuzz.targets.native.outcome import Namer
 
         self.native = load()
         self.ffi, self.lib = self.native.ffi, self.native.lib
@@ -278,7 +278,7 @@ class LibunwindReplayer:
         self._regions: tuple[classify.Region, ...] | None = None
 
     def run(self, data: bytes, harness: str, walker: str, source: str) -> Replay:
-        from walkfuzz.targets.libunwind.outcome import WalkOutcome, to_finding
+        from walkfuzz.targets.native.outcome import WalkOutcome, to_finding
 
         if walker != "reference":
             raise ReplayError(f"{source}: the libunwind target takes no --walker ({walker!r})")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 
 def replay_libunwind(args: argparse.Namespace) -> int:
-    """The input once more in a fresh process (walkfuzz.targets.libunwind.runs)."""
-    from walkfuzz.targets.libunwind.runs import replay_and_judge
+    """The input once more in a fresh process (walkfuzz.targets.native.runs)."""
+    from walkfuzz.targets.native.runs import replay_and_judge
 
     return replay_and_judge(Path(args.file))
 

@@ -4,7 +4,7 @@ walkfuzz.targets.table.TARGETS), and how the command's options map onto it.
     minivm      the live simulated VM (walkfuzz.targets.minivm.stress.runner),
                 --mode signal|thread|queue
     hotspot     AsyncGetCallTrace sampled in a JVM (walkfuzz.targets.hotspot.runs), --jdk 17|25|PATH
-    libunwind   native threads walked from the handler (walkfuzz.targets.libunwind.runs),
+    libunwind   native threads walked from the handler (walkfuzz.targets.native.runs),
                 --mode ucontext|sigframe|alternate
 
 Every runner takes one StressRequest and returns the exit status (walkfuzz.core.exit_status):
@@ -125,8 +125,8 @@ def stress_hotspot(req: StressRequest) -> int:
 
 
 def stress_libunwind(req: StressRequest) -> int:
-    from walkfuzz.targets.libunwind.runs import stress_and_judge
-    from walkfuzz.targets.libunwind.stress import StressConfig
+    from walkfuzz.targets.native.runs import stress_and_judge
+    from walkfuzz.targets.native.stress import StressConfig
 
     defaults = StressConfig()
     baseline_s = defaults.baseline_seconds if req.baseline_ns is None else req.baseline_ns / 1e9

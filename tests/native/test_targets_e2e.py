@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.targets.hotspot.jdk import find_jdk
-from walkfuzz.targets.libunwind.native import load as load_unwind
+from walkfuzz.targets.native.extension import load as load_unwind
 
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
 

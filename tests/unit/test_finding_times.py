@@ -292,7 +292,7 @@ def test_hotspot_hits_count_every_invalid_trace_the_agent_counted() -> None:
 
 
 def test_libunwind_stress_counts_every_invalid_sample_by_signature() -> None:
-    from walkfuzz.targets.libunwind.stress import LibunwindStressResult, StressConfig
+    from walkfuzz.targets.native.stress import LibunwindStressResult, StressConfig
 
     counts = [{"invalid": "missing", "kind": "work-fp", "count": 40, "first_ns": 501_000_000_000,
                "last_ns": 509_000_000_000},

@@ -18,7 +18,7 @@ import pytest
 
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.report.plots import fit_limits, histogram_figure, line_figure
-from walkfuzz.targets.libunwind.native import load as load_unwind
+from walkfuzz.targets.native.extension import load as load_unwind
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY = ROOT / "tests" / "fixtures" / "toy_harness.py"

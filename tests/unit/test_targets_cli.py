@@ -175,7 +175,7 @@ def test_stress_hotspot_maps_the_common_options(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_stress_libunwind_maps_the_common_options(monkeypatch: pytest.MonkeyPatch) -> None:
-    import walkfuzz.targets.libunwind.runs as runs
+    import walkfuzz.targets.native.runs as runs
 
     calls = Calls(status=1)
     monkeypatch.setattr(runs, "stress_and_judge", calls)
@@ -203,7 +203,7 @@ def test_fuzz_hotspot_takes_every_option_of_its_runner(monkeypatch: pytest.Monke
 
 def test_fuzz_libunwind_generator_engine_maps_its_options(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import walkfuzz.targets.libunwind.runs as runs
+    import walkfuzz.targets.native.runs as runs
 
     calls = Calls(status=1)
     monkeypatch.setattr(runs, "fuzz_and_judge", calls)
@@ -220,7 +220,7 @@ def test_fuzz_libunwind_generator_engine_maps_its_options(
 
 def test_stress_takes_the_targets_own_options(monkeypatch: pytest.MonkeyPatch) -> None:
     import walkfuzz.targets.hotspot.runs as hs_runs
-    import walkfuzz.targets.libunwind.runs as lu_runs
+    import walkfuzz.targets.native.runs as lu_runs
 
     hotspot, libunwind = Calls(status=1), Calls(status=0)
     monkeypatch.setattr(hs_runs, "stress_and_judge", hotspot)
@@ -236,7 +236,7 @@ def test_stress_takes_the_targets_own_options(monkeypatch: pytest.MonkeyPatch) -
 
 def test_replay_dispatches_by_target(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import walkfuzz.targets.hotspot.runs as hs_runs
-    import walkfuzz.targets.libunwind.runs as lu_runs
+    import walkfuzz.targets.native.runs as lu_runs
 
     seen: list[tuple[str, Path]] = []
     monkeypatch.setattr(hs_runs, "replay_and_judge", lambda p: seen.append(("hotspot", p)) or 1)

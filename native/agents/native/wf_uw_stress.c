@@ -2,9 +2,7 @@
  * SIGEV_THREAD_ID), the sampling handler installed for the run, stats summed at the end.
  */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
 #include <errno.h>
-#include <libunwind.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,11 +180,11 @@ static const char *check_config(const wf_uw_stress_config *cfg) {
     return NULL;
 }
 
-/* The first walk of the process initialises libunwind (locks, caches): not in a handler. */
-static void warm_up_libunwind(void) {
+/* The first walk of the process initialises the unwinder (locks, caches): not in a handler. */
+static void warm_up_unwinder(void) {
     wf_uw_frame frames[WF_UW_MAX_FRAMES];
-    unw_context_t uc;
-    unw_getcontext(&uc);
+    ucontext_t uc;
+    getcontext(&uc);
     wf_uw_walk walk = {.uc = &uc, .stop_id = WF_UW_ID_ROOT, .frame = frames};
     wf_fault fault;
     wf_uw_walk_guarded(&walk, &fault);
@@ -217,7 +215,7 @@ int wf_uw_stress_run(const wf_uw_stress_config *cfg, wf_uw_stress_stats *stats) 
         return -1;
     }
     warm_up_guard();
-    warm_up_libunwind();
+    warm_up_unwinder();
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = wf_uw_on_sample;

@@ -15,7 +15,7 @@ typedef struct wf_uw_perturbation {
 } wf_uw_perturbation;
 
 typedef struct wf_uw_case {
-    int use_getcontext;    /* capture with glibc getcontext, else unw_getcontext */
+    int use_getcontext;    /* capture with glibc getcontext, else the unwinder's own */
     int signal_frame_flag; /* init with UNW_INIT_SIGNAL_FRAME */
     unsigned depth;
     uint8_t path[WF_UW_MAX_DEPTH];

@@ -12,8 +12,8 @@ import pytest
 
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.core.errors import UserError
-from walkfuzz.targets.libunwind.native import load
-from walkfuzz.targets.libunwind.stress import (
+from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.stress import (
     StressConfig,
     percentile_ns,
     run_libunwind_stress,

@@ -1,5 +1,5 @@
-"""One libunwind fuzz worker process (`python -m walkfuzz.targets.libunwind.worker`), run by the
-supervisor in walkfuzz.targets.libunwind.fuzz.
+"""One libunwind fuzz worker process (`python -m walkfuzz.targets.native.worker`), run by the
+supervisor in walkfuzz.targets.native.fuzz.
 
 It runs the generator stream `seed` in C batches (wf_uw_fuzz_batch: one C call walks
 thousands of inputs), each input copied into the current-input journal (the layout of
@@ -26,9 +26,9 @@ from typing import Any
 
 from walkfuzz.engine.journal import HEADER, JOURNAL_NAME
 from walkfuzz.findings.finding import FindingSink, RunClock, write_atomic
-from walkfuzz.targets.libunwind.case import INPUT_SIZE, KIND_NAMES
-from walkfuzz.targets.libunwind.native import load
-from walkfuzz.targets.libunwind.outcome import (
+from walkfuzz.targets.native.case import INPUT_SIZE, KIND_NAMES
+from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.outcome import (
     INVALID_NAMES,
     STOP_NAMES,
     Namer,
@@ -65,7 +65,7 @@ def stats_json(stats: Any, seed: int, elapsed: float, unconfirmed_hangs: int) ->
         **{name: int(getattr(stats, name)) for name in (
             "inputs", "unperturbed", "walks", "frames", "unw_steps", "faults", "hangs",
             "invalid", "walk_ns")},
-        "stops": {name: int(stats.stops[i]) for i, name in enumerate(STOP_NAMES)},
+        "stops": {name: int(stats.stops[i]) for i, name in enumerate(STOP_NAMES) if i},
         "invalid_kinds": {name: int(stats.invalid_kinds[i])
                           for i, name in enumerate(INVALID_NAMES) if i},
         "kinds_used": {name: int(stats.kinds_used[i]) for i, name in enumerate(KIND_NAMES)},
@@ -117,7 +117,7 @@ def run(out_dir: Path, worker_dir: Path, seed: int, seconds: float, budget_ms: f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="walkfuzz.targets.libunwind.worker")
+    parser = argparse.ArgumentParser(prog="walkfuzz.targets.native.worker")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--worker-dir", type=Path, required=True)
     parser.add_argument("--seed", type=int, required=True)

@@ -1,7 +1,7 @@
 /* Call chains of known shape for the libunwind fuzz target (internal; not cffi-visible).
  *
  * A chain is root -> chain_<path[0]> -> ... -> chain_<path[depth-1]> -> bottom. The chain
- * functions are generated (fuzz/targets/libunwind/chaingen.py), half with frame pointers, half
+ * functions are generated (fuzz/targets/native/chaingen.py), half with frame pointers, half
  * without; every function of a chain, root and bottom included, sits in its own ELF section
  * whose bounds the linker exports, so any pc maps back to exactly one of them.
  *

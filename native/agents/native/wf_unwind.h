@@ -27,7 +27,7 @@
 #define WF_UW_MAX_PERTURB 4
 #define WF_UW_MAX_FRAMES 64
 #define WF_UW_MAX_EXPECTED 20
-#define WF_UW_STOP_KINDS 8
+#define WF_UW_STOP_KINDS 9
 #define WF_UW_INVALID_KINDS 6
 #define WF_UW_KINDS 17
 
@@ -38,16 +38,18 @@
 #define WF_UW_ID_ROOT 33
 #define WF_UW_ID_WORKER_ROOT 34
 
-/* Why a walk ended. Every exit of the walk loop has one. */
+/* Why a walk ended. Every exit of the walk loop has one; NONE is no end (the recorder's
+   "go on"), so that every real stop is non-zero. */
 enum wf_uw_stop {
-    WF_UW_STOP_ROOT = 0,       /* reached the root of the known chain: complete */
-    WF_UW_STOP_END = 1,        /* unw_step returned 0: libunwind says outermost frame */
-    WF_UW_STOP_STEP_ERROR = 2, /* unw_step returned a negative UNW_E* code */
-    WF_UW_STOP_INIT_ERROR = 3, /* unw_init_local2 refused the context */
-    WF_UW_STOP_CYCLE = 4,      /* a (pc, sp, fp) came back: libunwind would loop forever */
-    WF_UW_STOP_BUDGET = 5,     /* WF_UW_MAX_FRAMES frames without ending */
-    WF_UW_STOP_FAULT = 6,      /* a signal inside libunwind, caught by the guard */
-    WF_UW_STOP_HANG = 7        /* the watchdog interrupted one call */
+    WF_UW_STOP_NONE = 0,       /* not ended: the unwinder goes on */
+    WF_UW_STOP_ROOT = 1,       /* reached the root of the known chain: complete */
+    WF_UW_STOP_END = 2,        /* the unwinder says outermost frame (unw_step returned 0) */
+    WF_UW_STOP_STEP_ERROR = 3, /* a step failed (unw_step returned a negative UNW_E* code) */
+    WF_UW_STOP_INIT_ERROR = 4, /* the unwinder refused the context (unw_init_local2) */
+    WF_UW_STOP_CYCLE = 5,      /* a (pc, sp, fp) came back: the unwinder would loop forever */
+    WF_UW_STOP_BUDGET = 6,     /* WF_UW_MAX_FRAMES frames without ending */
+    WF_UW_STOP_FAULT = 7,      /* a signal inside the unwinder, caught by the guard */
+    WF_UW_STOP_HANG = 8        /* the watchdog interrupted one call */
 };
 
 /* What a checked walk is, against the truth (a known chain or a shadow stack). */
@@ -118,7 +120,7 @@ typedef struct wf_uw_result {
 typedef struct wf_uw_batch_stats {
     uint64_t inputs, unperturbed, walks, frames, unw_steps;
     uint64_t faults, hangs, invalid;
-    uint64_t stops[8];         /* by wf_uw_stop */
+    uint64_t stops[9];         /* by wf_uw_stop */
     uint64_t invalid_kinds[6]; /* by wf_uw_invalid */
     uint64_t kinds_used[17];   /* perturbations applied, by wf_uw_kind */
     uint64_t walk_ns;          /* time inside guarded walks */
@@ -208,7 +210,7 @@ typedef struct wf_uw_stress_stats {
     uint64_t walked, matched, tolerated; /* tolerated = top-frame transition window */
     uint64_t faults, hangs;
     uint64_t invalid_kinds[6]; /* by wf_uw_invalid */
-    uint64_t stops[8];         /* by wf_uw_stop */
+    uint64_t stops[9];         /* by wf_uw_stop */
     uint64_t frames;           /* frames walked in total */
     uint64_t work_units;       /* spin loops run by all threads (workload progress) */
     uint64_t elapsed_ns, cpu_ns;

@@ -1,7 +1,7 @@
 """`run_libunwind_fuzz`: perturbed-context walks of libunwind in supervised worker processes.
 
     supervisor (this module)
-      ├── worker 0: python -m walkfuzz.targets.libunwind.worker
+      ├── worker 0: python -m walkfuzz.targets.native.worker
                  workers/0/{current-input,stats.json,log}
       └── worker 1: ...                                   (one life = one process)
 
@@ -34,8 +34,8 @@ from walkfuzz.findings.finding import (
     load_findings,
     load_hits,
 )
-from walkfuzz.targets.libunwind.outcome import TARGET
-from walkfuzz.targets.libunwind.worker import HARNESS, STATS_NAME
+from walkfuzz.targets.native.outcome import TARGET
+from walkfuzz.targets.native.worker import HARNESS, STATS_NAME
 
 POLL = 0.25  # seconds between looks at the workers
 STALL_SECONDS = 10.0  # a worker whose journal does not move this long is hung: killed
@@ -139,7 +139,7 @@ class _Run:
         slot.last_execs, slot.last_progress, slot.stalled = 0, time.monotonic(), False
         self.directories.append(slot.directory)
         seconds = max(0.0, self.deadline - time.monotonic())
-        argv = [sys.executable, "-m", "walkfuzz.targets.libunwind.worker",
+        argv = [sys.executable, "-m", "walkfuzz.targets.native.worker",
                 "--out", str(self.out_dir),
                 "--worker-dir", str(slot.directory), "--seed", str(slot.seed),
                 "--seconds", f"{seconds:.3f}", "--budget-ms", str(self.budget_ms),

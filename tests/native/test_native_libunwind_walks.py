@@ -12,13 +12,13 @@ from tests.opt_outs import skip_if_opted_out
 
 skip_if_opted_out("libunwind", module=True)
 
-from walkfuzz.targets.libunwind.native import load  # noqa: E402
+from walkfuzz.targets.native.extension import load  # noqa: E402
 
 unwind = load()  # not built: an error naming the module and how to build it, never a skip
 ffi, lib = unwind.ffi, unwind.lib
 
-from walkfuzz.targets.libunwind import chaingen  # noqa: E402
-from walkfuzz.targets.libunwind.case import INPUT_SIZE, decode  # noqa: E402
+from walkfuzz.targets.native import chaingen  # noqa: E402
+from walkfuzz.targets.native.case import INPUT_SIZE, decode  # noqa: E402
 
 FP = [s.index for s in chaingen.chain_specs() if s.frame_pointer]
 NOFP = [s.index for s in chaingen.chain_specs() if not s.frame_pointer]
@@ -65,7 +65,7 @@ def test_unperturbed_walk_equals_known_chain(path: list[int], flags: int) -> Non
     expected = [32, *reversed(path), 33]  # bottom, innermost chain function first, root
     assert list(out.expected)[: out.expected_count] == expected
     assert [out.frame[i].id for i in range(out.frames)] == expected
-    assert (status, out.stop, out.invalid, out.first_diff) == (0, 0, 0, -1)
+    assert (status, out.stop, out.invalid, out.first_diff) == (0, lib.WF_UW_STOP_ROOT, 0, -1)
 
 
 def test_python_decoder_agrees_with_c() -> None:
@@ -91,7 +91,7 @@ def test_python_decoder_agrees_with_c() -> None:
     ],
 )
 def test_classify(walked, expected, cycle, kind, first_diff) -> None:
-    from walkfuzz.targets.libunwind.outcome import INVALID_NAMES
+    from walkfuzz.targets.native.outcome import INVALID_NAMES
 
     diff = ffi.new("int32_t *")
     got = lib.wf_uw_classify(walked, len(walked), expected, len(expected), cycle, diff)
@@ -100,7 +100,7 @@ def test_classify(walked, expected, cycle, kind, first_diff) -> None:
 
 BATCH_CHILD = """
 import json, sys
-from walkfuzz.targets.libunwind.native import load
+from walkfuzz.targets.native.extension import load
 unwind = load()
 ffi, lib = unwind.ffi, unwind.lib
 stats = ffi.new("wf_uw_batch_stats *"); fin = ffi.new("wf_uw_result *")

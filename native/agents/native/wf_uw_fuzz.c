@@ -1,4 +1,4 @@
-/* The libunwind fuzz hot path: one input -> its chain -> capture at the bottom -> perturbed
+/* The native fuzz hot path: one input -> its chain -> capture at the bottom -> perturbed
  * copy walked inside the guard -> verdict. One C call per input.
  *
  *   wf_uw_fuzz_one
@@ -8,8 +8,6 @@
  *           walk_case: copy, perturb, walk  (below the captured sp: never walked)
  */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
@@ -79,7 +77,7 @@ __attribute__((noinline)) static void walk_case(fuzz_state *st, const ucontext_t
     save_regs(out->captured, captured);
     save_regs(out->walked_from, &uc);
     wf_uw_walk walk = {.uc = &uc,
-                       .init_flags = cs->signal_frame_flag ? UNW_INIT_SIGNAL_FRAME : 0,
+                       .signal_frame = cs->signal_frame_flag,
                        .stop_id = WF_UW_ID_ROOT,
                        .frame = out->frame};
     uint64_t start = now_ns();
@@ -97,7 +95,7 @@ static uintptr_t fuzz_bottom(wf_uw_chain *c) {
     fuzz_state *st = c->arg;
     ucontext_t uc;
     if (st->cs->use_getcontext) getcontext(&uc);
-    else unw_getcontext(&uc);
+    else wf_unwinder_capture()(&uc);
     walk_case(st, &uc);
     return wf_uc_sp(&uc);
 }

@@ -14,9 +14,7 @@
  * dropped before comparing.
  */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
 #include <errno.h>
-#include <libunwind.h>
 #include <string.h>
 
 #include "wf_uw_sampler.h"
@@ -126,8 +124,7 @@ static void sample(wf_uw_sampler *s, ucontext_t *uc) {
     int mode = s->cfg->mode == WF_UW_ALTERNATE ? (int)(s->samples++ & 1) : s->cfg->mode;
     ucontext_t copy;
     wf_uw_frame frames[WF_UW_MAX_FRAMES];
-    wf_uw_walk walk = {
-        .stop_id = WF_UW_ID_WORKER_ROOT, .frame = frames, .init_flags = UNW_INIT_SIGNAL_FRAME};
+    wf_uw_walk walk = {.stop_id = WF_UW_ID_WORKER_ROOT, .frame = frames, .signal_frame = 1};
     if (mode == WF_UW_FROM_UCONTEXT) {
         memcpy(&copy, uc, sizeof copy);
         walk.uc = &copy;

@@ -1,6 +1,6 @@
 """A libunwind fuzz input, decoded in Python for people: replay output and finding details.
 
-The C side (native/agents/libunwind/wf_uw_input.c) is what runs; this mirrors its layout
+The C side (native/agents/native/wf_uw_input.c) is what runs; this mirrors its layout
 (documented in wf_unwind.h) so that a stored input reads as JSON. Any bytes decode.
 """
 

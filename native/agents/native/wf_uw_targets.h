@@ -21,7 +21,7 @@ typedef struct wf_uw_targets {
     uintptr_t restore_rt; /* 0 when it could not be found */
     uintptr_t other_sp, other_fp, other_pc;
     uintptr_t libc_code;   /* a libc function */
-    uintptr_t unwind_code; /* a libunwind function */
+    uintptr_t unwind_code; /* a function of the unwinder */
 } wf_uw_targets;
 
 /* The process's targets, set up on first use (thread-safe). Not async-signal-safe. */

@@ -2,8 +2,6 @@
  * signal trampoline. Built once; a fuzz input only reads addresses from here.
  */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -13,6 +11,7 @@
 
 #include "wf_uw_chain.h"
 #include "wf_uw_targets.h"
+#include "wf_unwinder.h"
 #include "wf_ucontext.h"
 
 #define HEAP_SIZE (64 * 1024)
@@ -129,7 +128,7 @@ static void init_targets(void) {
     if (targets.heap != 0) fill_heap((uintptr_t *)targets.heap, HEAP_SIZE / 8);
     targets.restore_rt = find_restore_rt();
     targets.libc_code = (uintptr_t)&getcontext;
-    targets.unwind_code = (uintptr_t)&unw_step;
+    targets.unwind_code = wf_unwinder_code();
     start_other_thread();
 }
 

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from walkfuzz.findings.finding import Finding, FindingKind
-from walkfuzz.targets.libunwind import chaingen
-from walkfuzz.targets.libunwind.case import decode
+from walkfuzz.targets.native import chaingen
+from walkfuzz.targets.native.case import decode
 
 TARGET = "libunwind"
-STOP_NAMES = ("root", "end", "step-error", "init-error", "cycle", "budget", "fault", "hang")
+STOP_NAMES = ("none", "root", "end", "step-error", "init-error", "cycle", "budget", "fault", "hang")
 INVALID_NAMES = ("valid", "missing", "extra", "wrong-function", "truncated", "cycle")
 STATUS_KINDS: dict[int, FindingKind] = {1: "crash", 2: "hang", 3: "invalid-trace"}
 ID_WORK_BASE = 16

@@ -42,9 +42,9 @@ def _positive(name: str, value: float) -> None:
 def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms: float,
                    argv: list[str]) -> int:
     """Supervised-process fuzzing for `seconds`: 1 when it found anything, else 0."""
-    from walkfuzz.targets.libunwind.fuzz import run_libunwind_fuzz
-    from walkfuzz.targets.libunwind.native import load
-    from walkfuzz.targets.libunwind.reporting import fuzz_report
+    from walkfuzz.targets.native.extension import load
+    from walkfuzz.targets.native.fuzz import run_libunwind_fuzz
+    from walkfuzz.targets.native.reporting import fuzz_report
 
     _positive("--time", seconds)
     _positive("--jobs", jobs)
@@ -78,9 +78,9 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
                      seed: int, baseline_seconds: float, budget_ms: float, argv: list[str],
                      max_depth: int = 12, max_invalid_rate: float | None = None) -> int:
     """Workload threads sampled every `interval_us`, walked from the handler and checked."""
-    from walkfuzz.targets.libunwind.native import load
-    from walkfuzz.targets.libunwind.reporting import stress_report
-    from walkfuzz.targets.libunwind.stress import StressConfig, run_libunwind_stress, status_line
+    from walkfuzz.targets.native.extension import load
+    from walkfuzz.targets.native.reporting import stress_report
+    from walkfuzz.targets.native.stress import StressConfig, run_libunwind_stress, status_line
 
     load()
     cfg = StressConfig(seconds=seconds, threads=threads, interval_us=interval_us, mode=mode,
@@ -119,19 +119,19 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
 
 
 def replay_and_judge(path: Path) -> int:
-    """Run one fuzz input in a child process (walkfuzz.targets.libunwind.replay prints the case, the
+    """Run one fuzz input in a child process (walkfuzz.targets.native.replay prints the case, the
     walk and the finding's signature as JSON); a child killed by a signal is named here, as the
     generator engine names a death of its worker."""
     if not path.is_file():
         raise UserError(f"input {str(path)!r} is not a file")
-    done = subprocess.run([sys.executable, "-m", "walkfuzz.targets.libunwind.replay", str(path)],
+    done = subprocess.run([sys.executable, "-m", "walkfuzz.targets.native.replay", str(path)],
                           check=False)
     if done.returncode >= 0:
         return done.returncode
     from walkfuzz.findings.finding import Finding
-    from walkfuzz.targets.libunwind.fuzz import death_location
-    from walkfuzz.targets.libunwind.outcome import TARGET
-    from walkfuzz.targets.libunwind.worker import HARNESS
+    from walkfuzz.targets.native.fuzz import death_location
+    from walkfuzz.targets.native.outcome import TARGET
+    from walkfuzz.targets.native.worker import HARNESS
 
     location = death_location(done.returncode, stalled=False)
     died = Finding("crash", TARGET, HARNESS, location, (), path.read_bytes())

@@ -1,8 +1,8 @@
 """`run_libunwind_stress`: native workload threads sampled by per-thread POSIX timers, each
 sample walked by libunwind from inside the signal handler and compared with the thread's
-shadow stack (native/agents/libunwind/wf_uw_sampler.c says how).
+shadow stack (native/agents/native/wf_uw_sampler.c says how).
 
-The run happens in a child process (`python -m walkfuzz.targets.libunwind.stress`), so a fault the
+The run happens in a child process (`python -m walkfuzz.targets.native.stress`), so a fault the
 guard cannot catch costs the child, not the caller; the child prints one JSON document.
 A baseline phase without sampling first gives the workload's unperturbed speed.
 
@@ -28,8 +28,8 @@ from walkfuzz.core.errors import UserError
 from walkfuzz.engine.interrupt import stop_on_interrupt
 from walkfuzz.engine.progress import STATUS_EVERY, human, report_status, run_child
 from walkfuzz.findings.finding import Finding, Hits, RunClock
-from walkfuzz.targets.libunwind.native import load
-from walkfuzz.targets.libunwind.outcome import INVALID_NAMES, STOP_NAMES, TARGET, Namer
+from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.outcome import INVALID_NAMES, STOP_NAMES, TARGET, Namer
 
 MODES = ("ucontext", "sigframe", "alternate")
 HARNESS = "stress"
@@ -239,7 +239,7 @@ def child_run(cfg: StressConfig) -> dict[str, Any]:
     counters: dict[str, Any] = {n: int(getattr(stats, n)) for n in names}
     counters["invalid_kinds"] = {n: int(stats.invalid_kinds[i])
                                  for i, n in enumerate(INVALID_NAMES) if i}
-    counters["stops"] = {n: int(stats.stops[i]) for i, n in enumerate(STOP_NAMES)}
+    counters["stops"] = {n: int(stats.stops[i]) for i, n in enumerate(STOP_NAMES) if i}
     counters["signatures_lost"] = int(stats.signatures_lost)
     namer = Namer(native)
     return {
@@ -272,7 +272,7 @@ def run_libunwind_stress(cfg: StressConfig,
     """Run the stress job in a child process and return what its samples found; `on_status`
     gets the child's counts so far while it runs (progress_of)."""
     cfg.check()
-    argv = [sys.executable, "-m", "walkfuzz.targets.libunwind.stress", json.dumps(cfg.__dict__)]
+    argv = [sys.executable, "-m", "walkfuzz.targets.native.stress", json.dumps(cfg.__dict__)]
     timeout = cfg.seconds + cfg.baseline_seconds + CHILD_GRACE
     try:
         # graceful: a Ctrl-C or SIGTERM still gets the result, marked interrupted
@@ -292,7 +292,7 @@ def run_libunwind_stress(cfg: StressConfig,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="walkfuzz.targets.libunwind.stress")
+    parser = argparse.ArgumentParser(prog="walkfuzz.targets.native.stress")
     parser.add_argument("config", help="StressConfig as JSON")
     args = parser.parse_args(argv)
     cfg = StressConfig(**json.loads(args.config))

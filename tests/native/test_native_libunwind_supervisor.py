@@ -10,9 +10,9 @@ import pytest
 
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
-from walkfuzz.targets.libunwind.case import INPUT_SIZE
-from walkfuzz.targets.libunwind.fuzz import run_libunwind_fuzz
-from walkfuzz.targets.libunwind.native import load
+from walkfuzz.targets.native.case import INPUT_SIZE
+from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.fuzz import run_libunwind_fuzz
 
 skip_if_opted_out("libunwind", module=True)
 load()  # not built: an error naming the module and how to build it, never a skip

@@ -14,8 +14,8 @@ from walkfuzz.report.document import (
     group_findings,
 )
 from walkfuzz.report.files import write_report
-from walkfuzz.targets.libunwind.fuzz import LibunwindFuzzResult
-from walkfuzz.targets.libunwind.stress import LibunwindStressResult, percentile_ns
+from walkfuzz.targets.native.fuzz import LibunwindFuzzResult
+from walkfuzz.targets.native.stress import LibunwindStressResult, percentile_ns
 
 RUN_TYPE = "libunwind"
 

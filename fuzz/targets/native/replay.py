@@ -1,5 +1,5 @@
 """Replay one libunwind fuzz input and print what happened as JSON
-(`python -m walkfuzz.targets.libunwind.replay FILE`; the CLI runs it in a child process, since an
+(`python -m walkfuzz.targets.native.replay FILE`; the CLI runs it in a child process, since an
 input may kill the process that runs it). A finding is named by its signature, built as the
 harness builds it, so it compares with the one a report stored. Exit 0 clean, 1 a finding."""
 
@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.targets.libunwind.case import decode
-from walkfuzz.targets.libunwind.native import load
-from walkfuzz.targets.libunwind.outcome import Namer, WalkOutcome, to_finding
+from walkfuzz.targets.native.case import decode
+from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.outcome import Namer, WalkOutcome, to_finding
 
 
 def replay(data: bytes) -> dict[str, Any]:

@@ -1,0 +1,43 @@
+# The native target: real unwinders (fuzz/targets/native/unwinders.py) on real native stacks,
+# one extension per unwinder (walkfuzz._unwind for libunwind, walkfuzz._unwind_<name> for the
+# others), its tests and its benchmark.
+#   make build-native      build fuzz/_unwind*.so of every unwinder this machine can build
+#                          (also part of `make build`; the ASan flavours are built by
+#                          `make test-asan`); `make build-libunwind` is its old name
+#   make test-native       tests/native/test_native_*.py (`make test` runs them in test-core
+#                          and again, against the ASan flavours, in test-asan)
+#   make bench-libunwind   perturbed walks/s and ns per unw_step (part of `make bench`)
+
+UNWIND_SOURCES := $(wildcard native/agents/native/*.c native/agents/native/*.h \
+  native/agents/native/unwinders/*.c native/src/guard/*.[ch] native/include/wf_guard.h \
+  native/include/wf_ucontext.h) fuzz/targets/native/chaingen.py \
+  fuzz/targets/native/unwinders.py fuzz/core/_build.py
+
+.PHONY: build-native build-libunwind test-native test-libunwind bench-libunwind
+
+.stamp-unwind: .stamp-build $(UNWIND_SOURCES)
+	$(PY) fuzz/core/_build.py unwind
+	@touch $@
+
+build-native: .stamp-unwind
+build-libunwind: build-native
+build: .stamp-unwind
+
+# The ASan run: walkfuzz.targets.native.extension.load() takes walkfuzz._unwind_asan (the agent
+# and the guard built like the asan core) under WALKFUZZ_NATIVE=asan, in the tests and in the
+# worker processes they start, so every tests/native/test_native_*.py runs there too. The
+# guard's handlers go over ASan's and catch the faults the unwinder takes on perturbed contexts;
+# only the supervisor test turns ASan's SIGSEGV handler off in its workers (handle_segv=0), since
+# the death it simulates (a fault while libunwind blocks signals) bypasses every handler.
+.stamp-unwind-asan: .stamp-build $(UNWIND_SOURCES)
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py unwind-asan
+	@touch $@
+
+test-asan: .stamp-unwind-asan
+
+test-native: .stamp-unwind
+	@$(RUN_PYTEST) native -- $(PYTEST) $(wildcard tests/native/test_native_*.py)
+test-libunwind: test-native
+
+bench-libunwind: .stamp-unwind
+	$(PY) bench/runner.py libunwind
