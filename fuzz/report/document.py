@@ -180,14 +180,17 @@ def seen(seconds: float | None, wall: float | None) -> str:
 # Inputs `walkfuzz replay` recognizes by their bytes: a live stress capture (a case file with
 # the live oracle's EXPECTED section) needs no --target or --harness.
 SELF_DESCRIBING = frozenset({("minivm", "stress")})
+# The target whose findings name the unwinder their replay walks with (`--unwinder`).
+NATIVE_TARGET = "native"
 # A sanitizer's finding kind, and the `--sanitizer` its replay runs under.
 SANITIZER_KINDS = {"asan": "address", "ubsan": "undefined"}
 
 
 def replay_command(target: str, harness: str, walker: str, input_path: str,
-                   kind: str = "") -> str:
+                   kind: str = "", unwinder: str = "") -> str:
     """`walkfuzz replay` of one input, as reports and triage print it; a finding of a
-    sanitizer's `kind` is replayed on the sanitizer build that reported it."""
+    sanitizer's `kind` is replayed on the sanitizer build that reported it, one of the native
+    target's on the `unwinder` that walked it."""
     argv = ["walkfuzz", "replay", "--target", target, "--harness", harness]
     if (target, harness) in SELF_DESCRIBING:
         argv = ["walkfuzz", "replay"]
@@ -195,6 +198,8 @@ def replay_command(target: str, harness: str, walker: str, input_path: str,
         argv[2:2] = ["--sanitizer", SANITIZER_KINDS[kind]]
     if walker not in ("", "reference"):
         argv += ["--walker", walker]
+    if unwinder and target == NATIVE_TARGET:
+        argv += ["--unwinder", unwinder]
     argv.append(input_path)
     return shlex.join(argv)
 
@@ -207,8 +212,10 @@ def reproducer_command(finding: Finding, input_path: Path,
     if not finding.data and run_command:
         return shlex.join(run_command)
     walker = finding.details.get("walker")
+    unwinder = finding.details.get("unwinder")
     return replay_command(finding.target, finding.harness,
-                          walker if isinstance(walker, str) else "", str(input_path), finding.kind)
+                          walker if isinstance(walker, str) else "", str(input_path), finding.kind,
+                          unwinder if isinstance(unwinder, str) else "")
 
 
 def _times_of_examples(group: FindingGroup) -> None:

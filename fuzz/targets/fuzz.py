@@ -5,6 +5,8 @@
                 harnesses/libunwind_perturb.py; --engine generator: the C generator stream in
                 supervised worker processes (walkfuzz.targets.native.runs), the
                 benchmark's engine
+    native      the C generator stream walked by --unwinder NAME's extension in supervised
+                worker processes (walkfuzz.targets.native.runs); its only engine
     hotspot     one guarded JVM run of perturbed-context AsyncGetCallTrace calls
                 (walkfuzz.targets.hotspot.runs); -j is the workload's threads
 
@@ -16,11 +18,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import output_dir
 from walkfuzz.targets.campaign_run import run_campaign
 from walkfuzz.targets.flags import refuse_inapplicable
+from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
 from walkfuzz.targets.table import CAMPAIGN_FLAGS, TARGET_FLAGS, default_out
 
 HOTSPOT_HARNESS = "perturb"  # the harness name hotspot findings carry
@@ -49,15 +53,30 @@ def fuzz_libunwind(args: argparse.Namespace) -> int:
     refuse_inapplicable(args, f"libunwind --engine {engine}", TARGET_FLAGS["fuzz"], flags)
     if engine == "libfuzzer":
         return run_campaign(args)
+    return _generator(args, default_out("fuzz", "libunwind", "libunwind-generator"),
+                      DEFAULT_UNWINDER)
+
+
+def fuzz_native(args: argparse.Namespace) -> int:
+    """`--target native --unwinder NAME`: the generator engine on that unwinder's extension."""
+    if args.engine not in (None, "generator"):
+        raise UserError(f"--engine {args.engine} does not apply to target 'native' (it runs the "
+                        "generator engine; the libFuzzer campaign is --target libunwind's)")
+    unwinder = args.unwinder or DEFAULT_UNWINDER
+    return _generator(args, default_out("fuzz", "native", f"native-{unwinder}"), unwinder)
+
+
+def _generator(args: argparse.Namespace, default: Path, unwinder: str) -> int:
     from walkfuzz.targets.native.runs import fuzz_and_judge
 
     budget_ms = GENERATOR_WALK_BUDGET_MS if args.walk_budget_ns is None else \
         args.walk_budget_ns / 1e6
     return fuzz_and_judge(
-        output_dir(args.out or default_out("fuzz", "libunwind", "libunwind-generator")),
+        output_dir(args.out or default),
         seconds=GENERATOR_SECONDS if args.time is None else args.time,
         jobs=GENERATOR_JOBS if args.jobs is None else args.jobs,
-        seed=1 if args.seed is None else args.seed, budget_ms=budget_ms, argv=_argv())
+        seed=1 if args.seed is None else args.seed, budget_ms=budget_ms, argv=_argv(),
+        unwinder=unwinder)
 
 
 def hotspot_threads(args: argparse.Namespace) -> int:

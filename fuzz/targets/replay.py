@@ -15,6 +15,14 @@ def replay_libunwind(args: argparse.Namespace) -> int:
     return replay_and_judge(Path(args.file))
 
 
+def replay_native(args: argparse.Namespace) -> int:
+    """The input once more in a fresh process, walked by --unwinder's extension."""
+    from walkfuzz.targets.native.runs import replay_and_judge
+    from walkfuzz.targets.native.unwinders import DEFAULT
+
+    return replay_and_judge(Path(args.file), args.unwinder or DEFAULT)
+
+
 def replay_hotspot(args: argparse.Namespace) -> int:
     """The finding's perturbation record alone, on live contexts of a fresh JVM."""
     from walkfuzz.targets.hotspot.runs import replay_and_judge

@@ -4,8 +4,9 @@ walkfuzz.targets.table.TARGETS), and how the command's options map onto it.
     minivm      the live simulated VM (walkfuzz.targets.minivm.stress.runner),
                 --mode signal|thread|queue
     hotspot     AsyncGetCallTrace sampled in a JVM (walkfuzz.targets.hotspot.runs), --jdk 17|25|PATH
-    libunwind   native threads walked from the handler (walkfuzz.targets.native.runs),
-                --mode ucontext|sigframe|alternate
+    native      native threads walked from the handler by --unwinder NAME
+                (walkfuzz.targets.native.runs), --mode ucontext|sigframe|alternate
+    libunwind   the same with --unwinder libunwind, by its first name
 
 Every runner takes one StressRequest and returns the exit status (walkfuzz.core.exit_status):
 0 clean, 1 a fault, a hang or an invalid trace (an invalid-trace rate above --max-invalid-rate
@@ -29,6 +30,7 @@ from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
 from walkfuzz.targets.minivm.stress.reporting import write_stress_report
 from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
 from walkfuzz.targets.minivm.stress.summary import one_line, status_key, status_line, verdict
+from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
 from walkfuzz.targets.table import default_out
 
 NS_PER_S = 1_000_000_000
@@ -57,6 +59,7 @@ class StressRequest:
     max_depth: int | None = None
     debug_non_safepoints: bool = True
     gateways: tuple[str, ...] = ()  # execnet specs (--tx): run on each, reports merged
+    unwinder: str | None = None  # --target native: the unwinder that walks
 
     def out_dir(self, kind: str | None = None) -> Path:
         """The run's output folder (--out, else the default for the target and kind), checked
@@ -124,18 +127,26 @@ def stress_hotspot(req: StressRequest) -> int:
                             debug_non_safepoints=req.debug_non_safepoints, argv=req.command)
 
 
-def stress_libunwind(req: StressRequest) -> int:
+def stress_native(req: StressRequest) -> int:
+    """`--target native --unwinder NAME`: as libunwind's, walked by that unwinder."""
+    unwinder = req.unwinder or DEFAULT_UNWINDER
+    return stress_libunwind(req, unwinder, req.out_dir(f"native-{unwinder}"))
+
+
+def stress_libunwind(req: StressRequest, unwinder: str = DEFAULT_UNWINDER,
+                     out_dir: Path | None = None) -> int:
     from walkfuzz.targets.native.runs import stress_and_judge
     from walkfuzz.targets.native.stress import StressConfig
 
     defaults = StressConfig()
     baseline_s = defaults.baseline_seconds if req.baseline_ns is None else req.baseline_ns / 1e9
     budget_ms = defaults.budget_ms if req.walk_budget_ns is None else req.walk_budget_ns / 1e6
-    return stress_and_judge(req.out_dir(), seconds=req.duration_ns / NS_PER_S,
+    return stress_and_judge(out_dir or req.out_dir(), seconds=req.duration_ns / NS_PER_S,
                             threads=req.threads, interval_us=req.interval_ns / 1000,
                             mode=req.mode or defaults.mode, seed=req.seed,
                             max_depth=defaults.max_depth if req.max_depth is None
                             else req.max_depth,
                             baseline_seconds=baseline_s, budget_ms=budget_ms,
-                            max_invalid_rate=req.max_invalid_rate, argv=req.command)
+                            max_invalid_rate=req.max_invalid_rate, argv=req.command,
+                            unwinder=unwinder)
 

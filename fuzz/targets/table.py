@@ -28,6 +28,8 @@ from typing import cast
 from walkfuzz.core.errors import UnknownTargetError, UserError
 from walkfuzz.core.paths import ROOT
 from walkfuzz.targets.flags import refuse_inapplicable
+from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
+from walkfuzz.targets.native.unwinders import names as unwinder_names
 
 HARNESS_DIR = ROOT / "harnesses"
 CORPORA_DIR = ROOT / "corpora"
@@ -50,15 +52,17 @@ TARGET_FLAGS: dict[str, dict[str, str]] = {
         "--seed": "seed",
         "--threads": "threads", "--control": "control", "--corpus-only": "corpus_only",
         "--batch": "batch", "--interval": "interval_ns", "--walk-budget": "walk_budget_ns",
-        LIBFUZZER_FLAGS: "libfuzzer_flags",
+        "--unwinder": "unwinder", LIBFUZZER_FLAGS: "libfuzzer_flags",
     },
     "stress": {
         "--walker": "walker", "--mode": "mode", "--workload": "workload",
         "--baseline": "baseline_ns", "--walk-budget": "walk_budget_ns", "--jdk": "jdk",
         "--walks": "walks", "--stop-on-first": "stop_on_first", "--max-depth": "max_depth",
         "--no-debug-nonsafepoints": "no_debug_nonsafepoints", "--tx": "tx",
+        "--unwinder": "unwinder",
     },
-    "replay": {"--walker": "walker", "--json": "json", "--sanitizer": "sanitizer"},
+    "replay": {"--walker": "walker", "--json": "json", "--sanitizer": "sanitizer",
+               "--unwinder": "unwinder"},
 }
 # A libFuzzer campaign's own flags (walkfuzz.targets.campaign_run), for the targets that run one.
 CAMPAIGN_FLAGS = ("--harness", "--runs", "--corpus", "--no-seeds", "--stop-on-first",
@@ -108,7 +112,17 @@ TARGETS: tuple[Target, ...] = (
                       ("--jdk", "--no-debug-nonsafepoints")),
         replay=Action("walkfuzz.targets.replay:replay_hotspot")),
     Target(
-        "libunwind", "Debian's libunwind on real native stacks",
+        "native", "real unwinders on real native stacks, one per run (--unwinder "
+        f"{'|'.join(unwinder_names())}; default {DEFAULT_UNWINDER})",
+        # each unwinder's own extension in its own worker processes: the generator engine
+        fuzz=Action("walkfuzz.targets.fuzz:fuzz_native",
+                    ("--unwinder", "--engine", "--seed", "--walk-budget")),
+        stress=Action("walkfuzz.targets.stress:stress_native",
+                      ("--unwinder", "--mode", "--baseline", "--walk-budget", "--max-depth")),
+        replay=Action("walkfuzz.targets.replay:replay_native", ("--unwinder",))),
+    Target(
+        "libunwind", "--target native --unwinder libunwind (Debian's libunwind), by its first "
+        "name; its fuzz runs a libFuzzer campaign by default",
         # its harness loads walkfuzz._unwind: no --walker, no --build flavour
         fuzz=Action("walkfuzz.targets.fuzz:fuzz_libunwind",
                     (*CAMPAIGN_FLAGS, "--engine", "--seed", "--walk-budget", "--sanitizer")),
@@ -138,6 +152,19 @@ def target_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def unwinder_arg(text: str) -> str:
+    """argparse `type=` of --unwinder: an unknown name is the parser's one usage line."""
+    if text not in unwinder_names():
+        raise argparse.ArgumentTypeError(
+            f"unknown unwinder {text!r}; one of {', '.join(unwinder_names())}")
+    return text
+
+
+UNWINDER_HELP = ("--target native: the unwinder that walks, one of "
+                 f"{', '.join(unwinder_names())} (default {DEFAULT_UNWINDER}); each runs in "
+                 "worker processes of its own")
+
+
 def target_help(default: str | None = DEFAULT_TARGET) -> str:
     """--target's help: every target of the table with its one line."""
     return "; ".join(f"{t.name}{' (default)' if t.name == default else ''}: {t.about}"
@@ -159,7 +186,8 @@ def default_out(action: str, target: str, kind: str | None = None) -> Path:
     LABEL is the target's name; where a target has several kinds of run for the action whose
     output must not mix (a campaign resumes whatever its folder holds), `kind` names the kind
     instead: a minivm campaign's harness (reports/fuzz-layouts), a minivm stress run's mode
-    (reports/stress-signal), libunwind's generator engine (reports/fuzz-libunwind-generator).
+    (reports/stress-signal), libunwind's generator engine (reports/fuzz-libunwind-generator),
+    the native target's unwinder (reports/fuzz-native-llvm, reports/stress-native-fp).
     """
     lookup(target)
     return REPORTS_DIR / f"{action}-{kind or target}"

@@ -4,7 +4,7 @@ against the documented one and the signature its replay names against the findin
 
 How a replay names a signature, per target (what `replayed_signatures` reads):
   minivm     `walkfuzz replay` prints a line `finding: KIND SIGNATURE` (none: `finding: none`)
-  libunwind  `walkfuzz replay --target libunwind` prints JSON with "signature"
+  libunwind  `walkfuzz replay --target libunwind` prints JSON with "signature" (native too)
   hotspot    `walkfuzz replay --target hotspot` prints JSON with "signatures" (hits by signature)
 A reproducer that reruns a whole run (a finding without input bytes) is checked by the report
 the rerun writes instead (`report_signatures`).
@@ -74,7 +74,7 @@ def replayed_signatures(target: str, stdout: str) -> set[str]:
         return {line.split()[2] for line in stdout.splitlines()
                 if line.startswith("finding: ") and line != "finding: none"}
     doc = json.loads(stdout[stdout.index("{"):])
-    if target == "libunwind":
+    if target in ("libunwind", "native"):
         return {doc["signature"]} if "signature" in doc else set()
     if target == "hotspot":
         return set(doc.get("signatures", {}))

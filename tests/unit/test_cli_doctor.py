@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from walkfuzz import cli
+from walkfuzz.targets.native.unwinders import UNWINDERS
 
 ESSENTIAL = {"python", "cffi", "cc", "native core", "crash guard"}
 
@@ -28,6 +29,13 @@ def test_json_lists_every_piece_with_what_it_disables(capsys: pytest.CaptureFixt
     assert {name for name, c in checks.items() if c["essential"]} == ESSENTIAL
     assert all(c["disables"] for c in checks.values())
     assert checks["crash guard"]["found"] is True
+    # every unwinder of the native target is listed; each whose backend this tree has walks
+    unwinders = {name.removeprefix("unwinder "): c for name, c in checks.items()
+                 if name.startswith("unwinder ")}
+    assert set(unwinders) == set(UNWINDERS)
+    for name, check in unwinders.items():
+        assert check["found"] is (UNWINDERS[name].missing() is None), (name, check)
+        assert check["detail"] and "\n" not in check["detail"], check
     essentials_found = all(checks[name]["found"] for name in ESSENTIAL)
     assert status == (0 if essentials_found else 1)
 

@@ -1,7 +1,8 @@
-"""`run_libunwind_fuzz`: perturbed-context walks of libunwind in supervised worker processes.
+"""`run_libunwind_fuzz`: perturbed-context walks of one unwinder (libunwind unless told
+otherwise) in supervised worker processes.
 
     supervisor (this module)
-      ├── worker 0: python -m walkfuzz.targets.native.worker
+      ├── worker 0: python -m walkfuzz.targets.native.worker --unwinder NAME
                  workers/0/{current-input,stats.json,log}
       └── worker 1: ...                                   (one life = one process)
 
@@ -34,7 +35,8 @@ from walkfuzz.findings.finding import (
     load_findings,
     load_hits,
 )
-from walkfuzz.targets.native.outcome import TARGET
+from walkfuzz.targets.native.outcome import qualified, target_of
+from walkfuzz.targets.native.unwinders import DEFAULT
 from walkfuzz.targets.native.worker import HARNESS, STATS_NAME
 
 POLL = 0.25  # seconds between looks at the workers
@@ -42,7 +44,7 @@ STALL_SECONDS = 10.0  # a worker whose journal does not move this long is hung: 
 SAMPLE_EVERY = 1.0
 STREAM_STRIDE = 0x9E3779B97F4A7C15  # seed of worker w, life k: seed + (w + 16 k) * stride
 COUNTER_KEYS = ("inputs", "unperturbed", "walks", "frames", "unw_steps", "faults", "hangs",
-                "invalid", "walk_ns", "unconfirmed_hangs")
+                "invalid", "known_limit", "walk_ns", "unconfirmed_hangs")
 
 
 @dataclass
@@ -68,6 +70,7 @@ class LibunwindFuzzResult:
     findings: list[Finding]
     series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     interrupted: bool = False  # Ctrl-C or SIGTERM ended it before its time
+    unwinder: str = DEFAULT
 
     @property
     def walks_per_second(self) -> float:
@@ -85,18 +88,20 @@ def death_location(status: int, stalled: bool) -> str:
     return f"process-death:{describe_exit(status)}"
 
 
-def _death_finding(slot: _Slot, status: int) -> Finding | None:
+def _death_finding(slot: _Slot, status: int, unwinder: str) -> Finding | None:
     state = read_journal(slot.directory / JOURNAL_NAME)
     if state.data is None:
         return None
     kind: FindingKind = "hang" if slot.stalled else "crash"
-    location = death_location(status, slot.stalled)
-    return Finding(kind=kind, target=TARGET, harness=HARNESS, location=location, shape=(),
+    location = qualified(unwinder, death_location(status, slot.stalled))
+    return Finding(kind=kind, target=target_of(unwinder), harness=HARNESS, location=location,
+                   shape=(),
                    data=state.data,
                    details={"worker": slot.index, "seed": slot.seed, "exit_status": status,
                             "inputs_started": state.execs,
+                            "unwinder": unwinder,
                             "note": "outside the guard's reach: signals blocked inside "
-                                    "libunwind, or a hang the watchdog could not interrupt"})
+                                    "the unwinder, or a hang the watchdog could not interrupt"})
 
 
 def _read_stats(directory: Path) -> dict[str, Any]:
@@ -124,8 +129,8 @@ class _Run:
     """A run's workers: each life a process of the pool, in a directory of its own."""
 
     def __init__(self, out_dir: Path, jobs: int, seed: int, deadline: float, budget_ms: float,
-                 clock: RunClock) -> None:
-        self.out_dir, self.seed, self.deadline = out_dir, seed, deadline
+                 clock: RunClock, unwinder: str) -> None:
+        self.out_dir, self.seed, self.deadline, self.unwinder = out_dir, seed, deadline, unwinder
         self.budget_ms, self.clock = budget_ms, clock
         self.sink = FindingSink(out_dir, clock=clock)
         self.pool = WorkerPool([_Slot(w) for w in range(jobs)], self._command)
@@ -143,7 +148,7 @@ class _Run:
                 "--out", str(self.out_dir),
                 "--worker-dir", str(slot.directory), "--seed", str(slot.seed),
                 "--seconds", f"{seconds:.3f}", "--budget-ms", str(self.budget_ms),
-                "--clock", self.clock.to_text()]
+                "--clock", self.clock.to_text(), "--unwinder", self.unwinder]
         return WorkerCommand(argv, slot.directory / "log")
 
     def kill_stalled(self, now: float) -> None:
@@ -162,7 +167,7 @@ class _Run:
         """A life that died or stalled: its input is a finding, and the worker starts again."""
         if status == 0 and not slot.stalled:
             return False
-        finding = _death_finding(slot, status)
+        finding = _death_finding(slot, status, self.unwinder)
         if finding is not None:
             self.sink.offer(finding)
         self.deaths.append({"worker": slot.index, "status": status, "stalled": slot.stalled,
@@ -176,13 +181,13 @@ class _Run:
 def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int = 1,
                        budget_ms: float = 50.0,
                        progress: Callable[[float, dict[str, Any]], None] | None = None,
-                       ) -> LibunwindFuzzResult:
-    """Fuzz libunwind for `seconds` with `jobs` worker processes; findings under out_dir."""
+                       unwinder: str = DEFAULT) -> LibunwindFuzzResult:
+    """Fuzz `unwinder` for `seconds` with `jobs` worker processes; findings under out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
     clock = RunClock.start()
     start = clock.origin
     deadline = start + seconds
-    run = _Run(out_dir, jobs, seed, deadline, budget_ms, clock)
+    run = _Run(out_dir, jobs, seed, deadline, budget_ms, clock, unwinder)
     series: dict[str, list[tuple[float, float]]] = {"execs": [], "exec_per_sec": [],
                                                     "findings": []}
     next_sample, last_execs = start + SAMPLE_EVERY, 0
@@ -214,9 +219,9 @@ def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int =
     counters = run.counters()
     counters["worker_deaths"] = len(run.deaths)
     counters["worker_lives"] = len(run.directories)
-    findings = [f for f in load_findings(out_dir) if f.target == TARGET]
+    findings = [f for f in load_findings(out_dir) if f.target == target_of(unwinder)]
     hits = load_hits(out_dir)
     signatures = {f.signature: hits[f.signature].count for f in findings if f.signature in hits}
     return LibunwindFuzzResult(seconds=elapsed, jobs=jobs, counters=counters,
                                signatures=signatures, deaths=run.deaths, findings=findings,
-                               series=series, interrupted=interrupted)
+                               series=series, interrupted=interrupted, unwinder=unwinder)

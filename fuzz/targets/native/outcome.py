@@ -1,4 +1,12 @@
-"""What one libunwind walk came to, in Python: frames named, verdict, and the finding it makes.
+"""What one walk of an unwinder came to, in Python: frames named, verdict, and the finding
+it makes.
+
+A finding names its unwinder, the unwinder's library and, for a fault or a hang, the symbol
+holding the pc (walkfuzz.core.symbolize: `function@file.c:LINE` with debug info, else
+`function+0x1a`). libunwind's findings have target `libunwind` and the location they always had
+(`libunwind.so.8+0x1a2b`, `check:missing`); every other unwinder's have target `native` and a
+location that starts with the unwinder's name (`llvm:unw_step+0x1a`, `fp:check:missing`), so
+a signature names its unwinder.
 
 Frame kinds: `bottom` / `root` / `worker-root` for the fixed functions, `chain-fp`,
 `chain-nofp`, `work-fp`, `work-nofp` for generated ones, `sigtramp` for glibc's signal
@@ -20,11 +28,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from walkfuzz.core.errors import MissingDependencyError
+from walkfuzz.core.symbolize import Located, locate
 from walkfuzz.findings.finding import Finding, FindingKind
 from walkfuzz.targets.native import chaingen
 from walkfuzz.targets.native.case import decode
+from walkfuzz.targets.native.unwinders import DEFAULT
 
-TARGET = "libunwind"
+TARGET = "libunwind"  # the target of libunwind's findings, as before the other unwinders came
+NATIVE_TARGET = "native"  # the target of every other unwinder's
 STOP_NAMES = ("none", "root", "end", "step-error", "init-error", "cycle", "budget", "fault", "hang")
 INVALID_NAMES = ("valid", "missing", "extra", "wrong-function", "truncated", "cycle")
 STATUS_KINDS: dict[int, FindingKind] = {1: "crash", 2: "hang", 3: "invalid-trace"}
@@ -39,13 +51,39 @@ DESCRIPTION_LEN = 256
 SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV"}
 
 
+def target_of(unwinder: str) -> str:
+    """The target a finding of `unwinder` carries (its reproducer's --target)."""
+    return TARGET if unwinder == DEFAULT else NATIVE_TARGET
+
+
+def qualified(unwinder: str, location: str) -> str:
+    """A location as `unwinder`'s finding has it (see the module docstring)."""
+    return location if unwinder == DEFAULT else f"{unwinder}:{location}"
+
+
+def symbol_of(pc: int, hang: bool) -> Located | None:
+    """The symbol holding `pc`; None when llvm-symbolizer is missing (the finding still has
+    the library and offset)."""
+    try:
+        return locate(pc, hang=hang)
+    except MissingDependencyError:
+        return None
+
+
 class Namer:
-    """Names pcs with the module's help (dladdr), remembering the trampoline's address."""
+    """Names pcs with the module's help (dladdr), remembering the trampoline's address and the
+    unwinder the module was built with."""
 
     def __init__(self, native: Any) -> None:
         self.ffi, self.lib = native.ffi, native.lib
         self.trampoline = int(self.lib.wf_uw_signal_trampoline())
         self._buf = self.ffi.new("char[]", DESCRIPTION_LEN)
+        self.unwinder = self.ffi.string(self.lib.wf_uw_unwinder_name()).decode()
+        self.library = self.ffi.string(self.lib.wf_uw_unwinder_library()).decode()
+
+    @property
+    def target(self) -> str:
+        return target_of(self.unwinder)
 
     def describe(self, pc: int) -> str:
         self.lib.wf_uw_describe_pc(pc, self._buf, DESCRIPTION_LEN)
@@ -75,6 +113,7 @@ class WalkOutcome:
     invalid: str
     perturbations: int
     first_diff: int
+    known_limit: bool  # not judged: beyond the unwinder's known limit (wf_uw_result)
     frames: tuple[tuple[int, int, int], ...]  # (id, pc, sp)
     expected: tuple[int, ...]
     captured: tuple[int, int, int]  # rip, rsp, rbp
@@ -91,6 +130,7 @@ class WalkOutcome:
             invalid=INVALID_NAMES[r.invalid],
             perturbations=int(r.perturbations),
             first_diff=int(r.first_diff),
+            known_limit=bool(r.known_limit),
             frames=tuple((int(r.frame[i].id), int(r.frame[i].pc), int(r.frame[i].sp))
                          for i in range(r.frames)),
             expected=tuple(int(r.expected[i]) for i in range(r.expected_count)),
@@ -105,10 +145,18 @@ class WalkOutcome:
         return STATUS_KINDS.get(self.status)
 
     def location(self, namer: Namer) -> str:
-        if self.stop == "fault":
-            return namer.describe(self.fault["pc"])
-        if self.stop == "hang":
-            return f"watchdog:{namer.describe(self.fault['pc'])}"
+        return qualified(namer.unwinder, self._location(namer))
+
+    def _location(self, namer: Namer) -> str:
+        """libunwind's: the pc's module and offset; the others': its symbol where it has one."""
+        if self.stop in ("fault", "hang"):
+            pc = self.fault["pc"]
+            where = namer.describe(pc)
+            if namer.unwinder != DEFAULT:
+                symbol = symbol_of(pc, hang=self.stop == "hang")
+                if symbol is not None and not symbol.location.startswith(("+", "0x")):
+                    where = symbol.location
+            return where if self.stop == "fault" else f"watchdog:{where}"
         if self.stop == "cycle":
             return "check:cycle"
         return f"check:{self.invalid}"
@@ -144,6 +192,8 @@ def to_finding(outcome: WalkOutcome, data: bytes, namer: Namer, harness: str) ->
         raise ValueError(f"walk status {outcome.status} is not a finding")
     fault = outcome.fault
     details: dict[str, object] = {
+        "unwinder": namer.unwinder,
+        "library": namer.library,
         "case": decode(data).to_json(),
         "stop": outcome.stop,
         "unw_rc": outcome.unw_rc,
@@ -157,9 +207,15 @@ def to_finding(outcome: WalkOutcome, data: bytes, namer: Namer, harness: str) ->
         details["si_code"] = fault["si_code"]
         details["fault_address"] = hex(fault["addr"])
         details["frames_before_fault"] = fault["frames"]
+        symbol = symbol_of(fault["pc"], hang=outcome.stop == "hang")
+        if symbol is not None:
+            details["symbol"] = symbol.location
+            if symbol.source:
+                details["source"] = symbol.source
     if kind == "invalid-trace":
         details["invalid"] = outcome.invalid
         details["first_diff"] = outcome.first_diff
         details["expected"] = expected_kinds(namer, outcome.expected)
-    return Finding(kind=kind, target=TARGET, harness=harness, location=outcome.location(namer),
+    return Finding(kind=kind, target=namer.target, harness=harness,
+                   location=outcome.location(namer),
                    shape=outcome.shape(namer), data=data, details=details)

@@ -1,4 +1,5 @@
-"""Run reports (walkfuzz.report.document) for libunwind fuzz and stress runs."""
+"""Run reports (walkfuzz.report.document) for the native target's fuzz and stress runs: the
+report names the unwinder as its walker, and its findings' target (libunwind or native)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from walkfuzz.report.document import (
 )
 from walkfuzz.report.files import write_report
 from walkfuzz.targets.native.fuzz import LibunwindFuzzResult
+from walkfuzz.targets.native.outcome import target_of
 from walkfuzz.targets.native.stress import LibunwindStressResult, percentile_ns
+from walkfuzz.targets.native.unwinders import UNWINDERS
 
 RUN_TYPE = "libunwind"
 
@@ -43,13 +46,15 @@ def fuzz_report(out_dir: Path, result: LibunwindFuzzResult, command: list[str],
     }
     groups = group_findings(out_dir, result.findings, run_command=command)
     doc = RunReport(
-        meta=RunMeta(run_type=RUN_TYPE, command=command, target="libunwind", mode="perturb",
-                     started_at=started_at, ended_at=time.time(), walker="libunwind",
+        meta=RunMeta(run_type=RUN_TYPE, command=command, target=target_of(result.unwinder),
+                     mode="perturb", started_at=started_at, ended_at=time.time(),
+                     walker=result.unwinder,
                      status="interrupted" if result.interrupted else "completed"),
         series={k: list(v) for k, v in result.series.items()},
         counters=counters, findings=groups,
-        notes=["perturbed contexts walked with unw_init_local2(UNW_INIT_SIGNAL_FRAME) + "
-               "unw_step under the guard; unperturbed ones checked against the known chain"],
+        notes=[f"{result.unwinder} ({UNWINDERS[result.unwinder].library}): perturbed contexts "
+               f"walked with {UNWINDERS[result.unwinder].init} under the guard; unperturbed ones "
+               "checked against the known chain"],
     )
     return write_report(out_dir, doc)
 
@@ -88,8 +93,9 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
         sink.store(finding, totals.get(finding.signature))
     started_at = clock.at(clock.origin)[1]
     doc = RunReport(
-        meta=RunMeta(run_type=RUN_TYPE, command=command, target="libunwind", mode="stress",
-                     started_at=started_at, ended_at=time.time(), walker="libunwind",
+        meta=RunMeta(run_type=RUN_TYPE, command=command, target=target_of(cfg.unwinder),
+                     mode="stress", started_at=started_at, ended_at=time.time(),
+                     walker=cfg.unwinder,
                      status="interrupted" if result.interrupted
                      else "failed" if result.died is not None or not result.walked
                      else "completed"),
@@ -98,7 +104,8 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
                     "walk_latency_ns": _log2_histogram(result.latency_hist)} if result.walked
         else {},
         findings=group_findings(out_dir, stored_findings(out_dir, found), run_command=command),
-        notes=[f"samples walked from the handler ({cfg.mode}); compared with the shadow stack, "
-               "one work function on top tolerated in prologue/epilogue windows"],
+        notes=[f"samples walked by {cfg.unwinder} from the handler ({cfg.mode}); compared with "
+               "the shadow stack, one work function on top tolerated in prologue/epilogue "
+               "windows"],
     )
     return write_report(out_dir, doc)

@@ -1,6 +1,7 @@
-"""Run a libunwind fuzz, stress or replay run, print its summary and judge its exit status.
-`walkfuzz fuzz --target libunwind --engine generator`, `walkfuzz stress --target libunwind`
-and `walkfuzz replay --target libunwind` end here:
+"""Run a fuzz, stress or replay run of one unwinder, print its summary and judge its exit
+status. `walkfuzz fuzz --target native --unwinder NAME` (and `--target libunwind --engine
+generator`), `walkfuzz stress --target native|libunwind` and `walkfuzz replay --target
+native|libunwind` end here:
 
     fuzz     0 no findings, 1 findings
     stress   0 clean, 1 a fault, a hang, a dead child, or an invalid trace (with
@@ -32,6 +33,13 @@ from walkfuzz.core.exit_status import (
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.findings.finding import RunClock
 from walkfuzz.report.figures import slowdown_text
+from walkfuzz.targets.native.unwinders import DEFAULT
+
+
+def known_limit_text(counters: dict[str, Any]) -> str:
+    """The walks the oracle did not judge (an unwinder's known limit), when there were any."""
+    n = int(counters.get("known_limit", 0))
+    return f"; {n} not judged (beyond the unwinder's known limit)" if n else ""
 
 
 def _positive(name: str, value: float) -> None:
@@ -40,8 +48,9 @@ def _positive(name: str, value: float) -> None:
 
 
 def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms: float,
-                   argv: list[str]) -> int:
-    """Supervised-process fuzzing for `seconds`: 1 when it found anything, else 0."""
+                   argv: list[str], unwinder: str = DEFAULT) -> int:
+    """Supervised-process fuzzing of `unwinder` for `seconds`: 1 when it found anything,
+    else 0."""
     from walkfuzz.targets.native.extension import load
     from walkfuzz.targets.native.fuzz import run_libunwind_fuzz
     from walkfuzz.targets.native.reporting import fuzz_report
@@ -49,7 +58,7 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
     _positive("--time", seconds)
     _positive("--jobs", jobs)
     _positive("--walk-budget (ms)", budget_ms)
-    load()  # fail here, naming the module, rather than in every worker
+    load(unwinder)  # fail here, naming the module, rather than in every worker
     started = time.time()
     with Progress() as progress:
         def tick(elapsed: float, c: dict[str, object]) -> None:
@@ -58,13 +67,13 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
                             (c["faults"], c["hangs"], c["invalid"]))
 
         result = run_libunwind_fuzz(out, seconds, jobs=jobs, seed=seed, budget_ms=budget_ms,
-                                    progress=tick)
+                                    progress=tick, unwinder=unwinder)
     paths = fuzz_report(out, result, argv, started)
     c = result.counters
-    print(f"libunwind fuzz: {c['walks']} walks in {result.seconds:.1f}s "
+    print(f"{unwinder} fuzz: {c['walks']} walks in {result.seconds:.1f}s "
           f"({result.walks_per_second:.0f}/s, {jobs} jobs); faults {c['faults']}, "
           f"hangs {c['hangs']}, invalid {c['invalid']} of {c['unperturbed']} unperturbed; "
-          f"worker deaths {c['worker_deaths']}")
+          f"worker deaths {c['worker_deaths']}{known_limit_text(c)}")
     for signature, count in sorted(result.signatures.items(), key=lambda kv: -kv[1]):
         print(f"  {count:8d}  {signature}")
     print(f"report: {paths['html']}")
@@ -76,16 +85,17 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
 
 def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: float, mode: str,
                      seed: int, baseline_seconds: float, budget_ms: float, argv: list[str],
-                     max_depth: int = 12, max_invalid_rate: float | None = None) -> int:
+                     max_depth: int = 12, max_invalid_rate: float | None = None,
+                     unwinder: str = DEFAULT) -> int:
     """Workload threads sampled every `interval_us`, walked from the handler and checked."""
     from walkfuzz.targets.native.extension import load
     from walkfuzz.targets.native.reporting import stress_report
     from walkfuzz.targets.native.stress import StressConfig, run_libunwind_stress, status_line
 
-    load()
+    load(unwinder)
     cfg = StressConfig(seconds=seconds, threads=threads, interval_us=interval_us, mode=mode,
                        max_depth=max_depth, seed=seed, baseline_seconds=baseline_seconds,
-                       budget_ms=budget_ms)
+                       budget_ms=budget_ms, unwinder=unwinder)
     clock = RunClock.start()
     started = time.monotonic()
     with Progress() as progress:
@@ -97,14 +107,14 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
     paths = stress_report(out, result, argv, clock)
     c = result.counters
     if result.died is not None:
-        print(f"libunwind stress: the child died (status {result.died})")
+        print(f"{unwinder} stress: the child died (status {result.died})")
         print(f"report: {paths['html']}")
         return FINDINGS
-    print(f"libunwind stress: {c['walked']} samples walked of {c['requested']} requested "
+    print(f"{unwinder} stress: {c['walked']} samples walked of {c['requested']} requested "
           f"({c['delivered']} delivered, {c['overruns']} overruns); match "
           f"{result.match_rate:.5%}, invalid {result.invalid} ({result.invalid_rate:.5%}) "
           f"{c['invalid_kinds']}; faults {c['faults']}, hangs {c['hangs']}; "
-          f"slowdown {slowdown_text(result.slowdown)}")
+          f"slowdown {slowdown_text(result.slowdown)}{known_limit_text(c)}")
     print(f"report: {paths['html']}")
     if result.interrupted:
         print("interrupted: the report has the samples walked until then", file=sys.stderr)
@@ -118,23 +128,26 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
     return judged(failed or invalid_rate_fails(result.invalid_rate, max_invalid_rate))
 
 
-def replay_and_judge(path: Path) -> int:
+def replay_and_judge(path: Path, unwinder: str = DEFAULT) -> int:
     """Run one fuzz input in a child process (walkfuzz.targets.native.replay prints the case, the
     walk and the finding's signature as JSON); a child killed by a signal is named here, as the
     generator engine names a death of its worker."""
     if not path.is_file():
         raise UserError(f"input {str(path)!r} is not a file")
-    done = subprocess.run([sys.executable, "-m", "walkfuzz.targets.native.replay", str(path)],
-                          check=False)
+    from walkfuzz.targets.native.extension import load
+
+    load(unwinder)  # a missing extension is one line here, not a traceback of the child
+    done = subprocess.run([sys.executable, "-m", "walkfuzz.targets.native.replay",
+                           "--unwinder", unwinder, str(path)], check=False)
     if done.returncode >= 0:
         return done.returncode
     from walkfuzz.findings.finding import Finding
     from walkfuzz.targets.native.fuzz import death_location
-    from walkfuzz.targets.native.outcome import TARGET
+    from walkfuzz.targets.native.outcome import qualified, target_of
     from walkfuzz.targets.native.worker import HARNESS
 
-    location = death_location(done.returncode, stalled=False)
-    died = Finding("crash", TARGET, HARNESS, location, (), path.read_bytes())
+    location = qualified(unwinder, death_location(done.returncode, stalled=False))
+    died = Finding("crash", target_of(unwinder), HARNESS, location, (), path.read_bytes())
     print(json.dumps({"input": str(path), "process_died": describe_exit(done.returncode),
                       "location": location, "signature": died.signature}))
     return 1

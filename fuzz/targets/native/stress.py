@@ -1,5 +1,6 @@
 """`run_libunwind_stress`: native workload threads sampled by per-thread POSIX timers, each
-sample walked by libunwind from inside the signal handler and compared with the thread's
+sample walked by one unwinder (libunwind unless the config names another) from inside the
+signal handler and compared with the thread's
 shadow stack (native/agents/native/wf_uw_sampler.c says how).
 
 The run happens in a child process (`python -m walkfuzz.targets.native.stress`), so a fault the
@@ -29,7 +30,8 @@ from walkfuzz.engine.interrupt import stop_on_interrupt
 from walkfuzz.engine.progress import STATUS_EVERY, human, report_status, run_child
 from walkfuzz.findings.finding import Finding, Hits, RunClock
 from walkfuzz.targets.native.extension import load
-from walkfuzz.targets.native.outcome import INVALID_NAMES, STOP_NAMES, TARGET, Namer
+from walkfuzz.targets.native.outcome import INVALID_NAMES, STOP_NAMES, Namer, qualified, target_of
+from walkfuzz.targets.native.unwinders import DEFAULT, names
 
 MODES = ("ucontext", "sigframe", "alternate")
 HARNESS = "stress"
@@ -52,8 +54,11 @@ class StressConfig:
     seed: int = 1
     baseline_seconds: float = 1.0
     budget_ms: float = 50.0
+    unwinder: str = DEFAULT
 
     def check(self) -> None:
+        if self.unwinder not in names():
+            raise UserError(f"unknown unwinder {self.unwinder!r}; one of {', '.join(names())}")
         if self.mode not in MODES:
             raise UserError(f"stress mode {self.mode!r} is not one of {', '.join(MODES)}")
         if not 1 <= self.threads <= 64:
@@ -83,7 +88,7 @@ class LibunwindStressResult:
         """Every invalid sample's hits by finding signature, on `clock`."""
         found: dict[str, Hits] = {}
         for c in self.signature_counts:
-            signature = _counted(c).signature
+            signature = _counted(c, self.config.unwinder).signature
             hits = clock.span(int(c["count"]), c["first_ns"] / 1e9, c["last_ns"] / 1e9)
             found[signature] = hits if signature not in found else found[signature].merge(hits)
         return found
@@ -92,8 +97,8 @@ class LibunwindStressResult:
         """The kept examples, then one finding for each counted signature none of them has
         (its samples came after the examples were all kept)."""
         have = {f.signature for f in self.findings}
-        extra = {f.signature: f for f in map(_counted, self.signature_counts)
-                 if f.signature not in have}
+        counted = (_counted(c, self.config.unwinder) for c in self.signature_counts)
+        extra = {f.signature: f for f in counted if f.signature not in have}
         return [*self.findings, *extra.values()]
 
     @property
@@ -101,10 +106,15 @@ class LibunwindStressResult:
         return int(self.counters.get("walked", 0))
 
     @property
+    def judged(self) -> int:
+        """Samples the oracle judged: all but those beyond the unwinder's known limit."""
+        return self.walked - int(self.counters.get("known_limit", 0))
+
+    @property
     def match_rate(self) -> float:
-        """Samples whose walk equals the shadow stack (tolerated top frame included)."""
+        """Judged samples whose walk equals the shadow stack (tolerated top frame included)."""
         good = int(self.counters.get("matched", 0)) + int(self.counters.get("tolerated", 0))
-        return good / self.walked if self.walked else 0.0
+        return good / self.judged if self.judged else 0.0
 
     @property
     def invalid(self) -> int:
@@ -112,7 +122,7 @@ class LibunwindStressResult:
 
     @property
     def invalid_rate(self) -> float:
-        return self.invalid / self.walked if self.walked else 0.0
+        return self.invalid / self.judged if self.judged else 0.0
 
     @property
     def slowdown(self) -> float | None:
@@ -125,13 +135,14 @@ class LibunwindStressResult:
         return 1.0 - (units / cpu_s) / self.baseline_units_per_cpu_s
 
 
-def _counted(count: dict[str, Any]) -> Finding:
+def _counted(count: dict[str, Any], unwinder: str) -> Finding:
     """The finding a signature count stands for (the kind at the first difference is all of
     the shape a signature keeps)."""
-    return Finding(kind="invalid-trace", target=TARGET, harness=HARNESS,
-                   location=f"check:{count['invalid']}",
+    return Finding(kind="invalid-trace", target=target_of(unwinder), harness=HARNESS,
+                   location=qualified(unwinder, f"check:{count['invalid']}"),
                    shape=(count["kind"],) if count["kind"] else (), data=b"",
-                   details={"invalid": count["invalid"], "frame_kind": count["kind"],
+                   details={"unwinder": unwinder, "invalid": count["invalid"],
+                            "frame_kind": count["kind"],
                             "example": f"none kept (the first {KEPT} invalid samples are)"})
 
 
@@ -225,7 +236,7 @@ def _signature_counts(stats: Any, namer: Namer) -> list[dict[str, Any]]:
 
 
 def child_run(cfg: StressConfig) -> dict[str, Any]:
-    native = load()
+    native = load(cfg.unwinder)
     baseline_rate = 0.0
     # Ctrl-C or SIGTERM ends the run early (a stop in the baseline skips the sampled time
     # too): the stats so far are still the result.
@@ -234,9 +245,9 @@ def child_run(cfg: StressConfig) -> dict[str, Any]:
             base = _run_native(native, cfg, cfg.baseline_seconds, 0)
             baseline_rate = base.work_units / (base.cpu_ns / 1e9) if base.cpu_ns else 0.0
         stats = _run_native(native, cfg, cfg.seconds, int(cfg.interval_us * 1000))
-    names = ("requested", "delivered", "overruns", "walked", "matched", "tolerated", "faults",
-             "hangs", "frames", "work_units", "elapsed_ns", "cpu_ns")
-    counters: dict[str, Any] = {n: int(getattr(stats, n)) for n in names}
+    fields = ("requested", "delivered", "overruns", "walked", "matched", "tolerated",
+              "known_limit", "faults", "hangs", "frames", "work_units", "elapsed_ns", "cpu_ns")
+    counters: dict[str, Any] = {n: int(getattr(stats, n)) for n in fields}
     counters["invalid_kinds"] = {n: int(stats.invalid_kinds[i])
                                  for i, n in enumerate(INVALID_NAMES) if i}
     counters["stops"] = {n: int(stats.stops[i]) for i, n in enumerate(STOP_NAMES) if i}
@@ -255,12 +266,13 @@ def child_run(cfg: StressConfig) -> dict[str, Any]:
 
 # ---- the parent --------------------------------------------------------------------------
 
-def _findings(kept: list[dict[str, Any]]) -> list[Finding]:
+def _findings(kept: list[dict[str, Any]], unwinder: str) -> list[Finding]:
     findings = []
     for sample in kept:
         cut = sample["first_diff"] + 1 if sample["first_diff"] >= 0 else len(sample["walked"])
-        findings.append(Finding(kind="invalid-trace", target=TARGET, harness=HARNESS,
-                                location=f"check:{sample['invalid']}",
+        findings.append(Finding(kind="invalid-trace", target=target_of(unwinder),
+                                harness=HARNESS,
+                                location=qualified(unwinder, f"check:{sample['invalid']}"),
                                 shape=tuple(sample["walked"][:cut]), data=b"",
                                 details=sample))
     return findings
@@ -287,7 +299,7 @@ def run_libunwind_stress(cfg: StressConfig,
         config=cfg, counters=doc["counters"], interval_hist=doc["interval_hist"],
         latency_hist=doc["latency_hist"], kept=doc["kept"],
         baseline_units_per_cpu_s=doc["baseline_units_per_cpu_s"],
-        findings=_findings(doc["kept"]), signature_counts=doc["signature_counts"],
+        findings=_findings(doc["kept"], cfg.unwinder), signature_counts=doc["signature_counts"],
         interrupted=bool(doc.get("interrupted")))
 
 

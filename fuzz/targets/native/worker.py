@@ -1,5 +1,6 @@
-"""One libunwind fuzz worker process (`python -m walkfuzz.targets.native.worker`), run by the
-supervisor in walkfuzz.targets.native.fuzz.
+"""One fuzz worker process of one unwinder (`python -m walkfuzz.targets.native.worker
+--unwinder NAME`), run by the supervisor in walkfuzz.targets.native.fuzz. One process walks
+with one unwinder: their unw_* and _Unwind_* symbols clash in one process.
 
 It runs the generator stream `seed` in C batches (wf_uw_fuzz_batch: one C call walks
 thousands of inputs), each input copied into the current-input journal (the layout of
@@ -35,6 +36,7 @@ from walkfuzz.targets.native.outcome import (
     WalkOutcome,
     to_finding,
 )
+from walkfuzz.targets.native.unwinders import DEFAULT, names
 
 STATS_NAME = "stats.json"
 HARNESS = "perturb"
@@ -64,7 +66,7 @@ def stats_json(stats: Any, seed: int, elapsed: float, unconfirmed_hangs: int) ->
         "unconfirmed_hangs": unconfirmed_hangs,
         **{name: int(getattr(stats, name)) for name in (
             "inputs", "unperturbed", "walks", "frames", "unw_steps", "faults", "hangs",
-            "invalid", "walk_ns")},
+            "invalid", "known_limit", "walk_ns")},
         "stops": {name: int(stats.stops[i]) for i, name in enumerate(STOP_NAMES) if i},
         "invalid_kinds": {name: int(stats.invalid_kinds[i])
                           for i, name in enumerate(INVALID_NAMES) if i},
@@ -80,8 +82,8 @@ class _Stop:
 
 
 def run(out_dir: Path, worker_dir: Path, seed: int, seconds: float, budget_ms: float,
-        clock: RunClock | None = None) -> int:
-    native = load()
+        clock: RunClock | None = None, unwinder: str = DEFAULT) -> int:
+    native = load(unwinder)
     ffi, lib = native.ffi, native.lib
     worker_dir.mkdir(parents=True, exist_ok=True)
     stop = _Stop()
@@ -124,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, required=True)
     parser.add_argument("--budget-ms", type=float, default=50.0)
     parser.add_argument("--clock", type=RunClock.from_text, help="the run's clock (to_text)")
+    parser.add_argument("--unwinder", choices=names(), default=DEFAULT)
     args = parser.parse_args(argv)
-    return run(args.out, args.worker_dir, args.seed, args.seconds, args.budget_ms, args.clock)
+    return run(args.out, args.worker_dir, args.seed, args.seconds, args.budget_ms, args.clock,
+               args.unwinder)
 
 
 if __name__ == "__main__":

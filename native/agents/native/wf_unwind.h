@@ -105,6 +105,8 @@ typedef struct wf_uw_result {
     int32_t invalid;       /* wf_uw_invalid, for truth-checked walks */
     int32_t perturbations; /* perturbations applied (0 = truth-checked) */
     int32_t first_diff;    /* first frame differing from the truth, -1 if none */
+    int32_t known_limit;   /* not judged: the chain has frames this unwinder cannot see by
+                              design (wf_unwinder_needs_frame_pointers) */
     uint32_t frames;       /* frames recorded in frame[] */
     uint32_t expected_count;
     uint32_t unw_steps;       /* unw_step calls made */
@@ -120,6 +122,7 @@ typedef struct wf_uw_result {
 typedef struct wf_uw_batch_stats {
     uint64_t inputs, unperturbed, walks, frames, unw_steps;
     uint64_t faults, hangs, invalid;
+    uint64_t known_limit;      /* walks not judged: beyond the unwinder's known limit */
     uint64_t stops[9];         /* by wf_uw_stop */
     uint64_t invalid_kinds[6]; /* by wf_uw_invalid */
     uint64_t kinds_used[17];   /* perturbations applied, by wf_uw_kind */
@@ -141,6 +144,10 @@ uint64_t wf_uw_fuzz_batch(uint64_t seed, uint64_t first, uint64_t count, uint8_t
 
 /* Watchdog budget for each guarded walk (0 disables). */
 void wf_uw_set_walk_budget_ns(uint64_t ns);
+
+/* The unwinder this extension was built with: its name, its library. */
+const char *wf_uw_unwinder_name(void);
+const char *wf_uw_unwinder_library(void);
 
 /* Name a pc: "libunwind.so.8+0x1a2b" or "wf_uw_chain_3+0x12" into buf. Not signal-safe. */
 int wf_uw_describe_pc(uintptr_t pc, char *buf, size_t len);
@@ -208,6 +215,7 @@ typedef struct wf_uw_stress_stats {
     uint64_t delivered;                  /* handler entries */
     uint64_t overruns;                   /* timer_getoverrun: expirations merged into one signal */
     uint64_t walked, matched, tolerated; /* tolerated = top-frame transition window */
+    uint64_t known_limit;                /* not judged: frames the unwinder cannot see by design */
     uint64_t faults, hangs;
     uint64_t invalid_kinds[6]; /* by wf_uw_invalid */
     uint64_t stops[9];         /* by wf_uw_stop */

@@ -52,6 +52,11 @@ uintptr_t wf_unwinder_code(void);
 typedef int wf_uw_capture_fn(ucontext_t *uc);
 wf_uw_capture_fn *wf_unwinder_capture(void);
 
+/* 1 when the unwinder sees only frames with a frame record (a frame-pointer walk): the fuzz
+   oracle does not judge its walks over chains with a function that has none (its known limit,
+   counted as known_limit), 0 when unwind tables let it see every frame. */
+int wf_unwinder_needs_frame_pointers(void);
+
 /* Record one walked frame; 0 = go on, else the wf_uw_stop that ends the walk (root, cycle,
    budget). Async-signal-safe. */
 int32_t wf_uw_record(wf_uw_walk *w, uintptr_t pc, uintptr_t sp, uintptr_t fp, int signal_frame,

@@ -52,7 +52,17 @@ static void save_regs(uintptr_t *dst, const ucontext_t *uc) {
     dst[2] = wf_uc_fp(uc);
 }
 
+/* A frame-pointer walk cannot see a chain function without a frame record, nor (rbp still
+   holding the caller's record, or reused as a general register) judge what comes after it. */
+static int beyond_limit(const wf_uw_case *cs) {
+    if (!wf_unwinder_needs_frame_pointers()) return 0;
+    for (unsigned level = 0; level < cs->depth; level++)
+        if (!wf_uw_chain_ranges[cs->path[level]].frame_pointer) return 1;
+    return 0;
+}
+
 static int verdict(wf_uw_result *out, const wf_uw_walk *walk) {
+    if (out->known_limit) return WF_UW_OK;
     if (walk->stop == WF_UW_STOP_FAULT) return WF_UW_FAULT;
     if (walk->stop == WF_UW_STOP_HANG || walk->stop == WF_UW_STOP_CYCLE) return WF_UW_HANG;
     if (out->perturbations != 0) return WF_UW_OK;
@@ -87,6 +97,7 @@ __attribute__((noinline)) static void walk_case(fuzz_state *st, const ucontext_t
     out->stop = walk.stop;
     out->unw_rc = walk.unw_rc;
     out->frames = walk.frames;
+    out->known_limit = beyond_limit(cs);
     out->status = verdict(out, &walk);
 }
 
@@ -128,6 +139,7 @@ static void count(wf_uw_batch_stats *s, const wf_uw_case *cs, const wf_uw_result
     s->faults += r->status == WF_UW_FAULT;
     s->hangs += r->status == WF_UW_HANG;
     s->invalid += r->status == WF_UW_INVALID;
+    s->known_limit += r->known_limit != 0;
     s->stops[r->stop]++;
     if (r->status == WF_UW_INVALID) s->invalid_kinds[r->invalid]++;
     for (unsigned i = 0; i < cs->count; i++) s->kinds_used[cs->perturbation[i].kind]++;

@@ -9,17 +9,19 @@ extern const char __start_wf_uw_worker_root_code[], __stop_wf_uw_worker_root_cod
 
 static int in_range(const wf_uw_range *r, uintptr_t pc) { return pc >= r->start && pc < r->end; }
 
+/* The agent's own functions keep frame pointers (fuzz/core/_build.py): a frame-pointer walk
+   meets a frame record in each. */
 static wf_uw_range special_range(int id) {
     switch (id) {
     case WF_UW_ID_BOTTOM:
         return (wf_uw_range){(uintptr_t)__start_wf_uw_bottom_code,
-                             (uintptr_t)__stop_wf_uw_bottom_code, 0};
+                             (uintptr_t)__stop_wf_uw_bottom_code, 1};
     case WF_UW_ID_ROOT:
         return (wf_uw_range){(uintptr_t)__start_wf_uw_chain_root_code,
-                             (uintptr_t)__stop_wf_uw_chain_root_code, 0};
+                             (uintptr_t)__stop_wf_uw_chain_root_code, 1};
     case WF_UW_ID_WORKER_ROOT:
         return (wf_uw_range){(uintptr_t)__start_wf_uw_worker_root_code,
-                             (uintptr_t)__stop_wf_uw_worker_root_code, 0};
+                             (uintptr_t)__stop_wf_uw_worker_root_code, 1};
     default: return (wf_uw_range){0, 0, 0};
     }
 }

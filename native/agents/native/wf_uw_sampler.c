@@ -17,8 +17,13 @@
 #include <errno.h>
 #include <string.h>
 
+#include "wf_ucontext.h"
 #include "wf_uw_sampler.h"
 #include "wf_uw_walk.h"
+
+#define PROLOGUE_SCAN 16 /* bytes of a function searched for its frame-record set-up */
+#define RET 0xc3
+#define REP_PREFIX 0xf3
 
 __thread wf_uw_sampler *wf_uw_current_sampler __attribute__((tls_model("initial-exec")));
 
@@ -88,9 +93,37 @@ static void count_signature(wf_uw_stress_stats *st, int32_t invalid, int32_t fir
         .invalid = invalid, .id = id, .count = 1, .first_ns = now, .last_ns = now};
 }
 
+/* The end of `push %rbp; mov %rsp,%rbp` in a function's first bytes; 0 when it has none. */
+static uintptr_t frame_record_set_up(const wf_uw_range *r) {
+    const uint8_t *code = (const uint8_t *)r->start;
+    for (uintptr_t i = 0; i + 3 <= PROLOGUE_SCAN && r->start + i + 3 <= r->end; i++)
+        if (code[i] == 0x48 && code[i + 1] == 0x89 && code[i + 2] == 0xe5) return r->start + i + 3;
+    return 0;
+}
+
+/* A frame-pointer walk's known limit on this sample: a function on the stack without a frame
+   record, or the interrupted one before its record is set up or at its `ret` (rbp holds the
+   caller's record there, and the walk legitimately skips the caller). */
+static int beyond_limit(const wf_uw_shadow *shadow, uintptr_t pc0) {
+    if (!wf_unwinder_needs_frame_pointers()) return 0;
+    uint32_t depth = shadow->depth < WF_UW_SHADOW_MAX ? shadow->depth : WF_UW_SHADOW_MAX;
+    for (uint32_t i = 0; i < depth; i++)
+        if (!wf_uw_work_ranges[shadow->ids[i] % WF_UW_WORK_FUNCTIONS].frame_pointer) return 1;
+    int id = wf_uw_frame_id(pc0);
+    if (!is_work(id)) return 0;
+    const wf_uw_range *r = &wf_uw_work_ranges[id - WF_UW_ID_WORK_BASE];
+    if (!r->frame_pointer || pc0 < frame_record_set_up(r)) return 1;
+    const uint8_t *at = (const uint8_t *)pc0;
+    return at[0] == RET || (at[0] == REP_PREFIX && at[1] == RET);
+}
+
 static void judge(wf_uw_sampler *s, int mode, const wf_uw_walk *walk, const int32_t *truth,
-                  uint32_t m) {
+                  uint32_t m, uintptr_t pc0) {
     wf_uw_stress_stats *st = &s->stats;
+    if (beyond_limit(&s->worker.shadow, pc0)) {
+        st->known_limit++;
+        return;
+    }
     int32_t ids[WF_UW_MAX_FRAMES];
     uint32_t n = 0;
     for (uint32_t i = 0; i < walk->frames; i++)
@@ -138,7 +171,7 @@ static void sample(wf_uw_sampler *s, ucontext_t *uc) {
     st->faults += walk.stop == WF_UW_STOP_FAULT;
     st->hangs += walk.stop == WF_UW_STOP_HANG;
     if (walk.stop != WF_UW_STOP_FAULT && walk.stop != WF_UW_STOP_HANG)
-        judge(s, mode, &walk, truth, m);
+        judge(s, mode, &walk, truth, m, wf_uc_pc(uc));
 }
 
 void wf_uw_on_sample(int signo, siginfo_t *info, void *ucontext) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "wf_uw_sampler.h"
+#include "wf_uw_targets.h"
 #include "wf_uw_walk.h"
 
 #define MAX_THREADS 64
@@ -125,6 +126,7 @@ static void add_stats(wf_uw_stress_stats *sum, const wf_uw_stress_stats *t) {
     sum->walked += t->walked;
     sum->matched += t->matched;
     sum->tolerated += t->tolerated;
+    sum->known_limit += t->known_limit;
     sum->faults += t->faults;
     sum->hangs += t->hangs;
     sum->frames += t->frames;
@@ -163,6 +165,7 @@ void wf_uw_stress_progress(wf_uw_stress_stats *out) {
         out->walked += __atomic_load_n(&t->walked, __ATOMIC_RELAXED);
         out->matched += __atomic_load_n(&t->matched, __ATOMIC_RELAXED);
         out->tolerated += __atomic_load_n(&t->tolerated, __ATOMIC_RELAXED);
+        out->known_limit += __atomic_load_n(&t->known_limit, __ATOMIC_RELAXED);
         out->faults += __atomic_load_n(&t->faults, __ATOMIC_RELAXED);
         out->hangs += __atomic_load_n(&t->hangs, __ATOMIC_RELAXED);
         for (int k = 0; k < WF_UW_INVALID_KINDS; k++)
@@ -180,8 +183,10 @@ static const char *check_config(const wf_uw_stress_config *cfg) {
     return NULL;
 }
 
-/* The first walk of the process initialises the unwinder (locks, caches): not in a handler. */
+/* The first walk of the process initialises the unwinder (locks, caches), and the targets
+   (where the signal trampoline is, which a walk from the handler looks for): not in a handler. */
 static void warm_up_unwinder(void) {
+    wf_uw_targets_get();
     wf_uw_frame frames[WF_UW_MAX_FRAMES];
     ucontext_t uc;
     getcontext(&uc);

@@ -5,13 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "wf_unwind.h"
+#include "wf_unwinder.h"
 
 static const char *KNOWN_NAMES[] = {
     [WF_UW_ID_BOTTOM - WF_UW_ID_BOTTOM] = "wf_uw_bottom",
     [WF_UW_ID_ROOT - WF_UW_ID_BOTTOM] = "wf_uw_chain_root",
     [WF_UW_ID_WORKER_ROOT - WF_UW_ID_BOTTOM] = "wf_uw_worker_root",
 };
+
+const char *wf_uw_unwinder_name(void) { return wf_unwinder_name(); }
+const char *wf_uw_unwinder_library(void) { return wf_unwinder_library(); }
 
 static const char *basename_of(const char *path) {
     const char *slash = strrchr(path, '/');

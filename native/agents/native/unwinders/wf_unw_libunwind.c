@@ -9,6 +9,7 @@
 const char *wf_unwinder_name(void) { return "libunwind"; }
 const char *wf_unwinder_library(void) { return "libunwind.so.8"; }
 uintptr_t wf_unwinder_code(void) { return (uintptr_t)&unw_step; }
+int wf_unwinder_needs_frame_pointers(void) { return 0; }
 
 /* unw_getcontext names libunwind's assembly capture (a macro for unw_tdep_getcontext); on
    x86-64 its unw_context_t is a ucontext_t. */
