@@ -135,7 +135,7 @@ def test_every_fuzzer_runs_a_thousand_inputs(build: Build, name: str, tmp_path: 
     # libunwind, the outcome function's) coverage.
     assert "Using preloaded libfuzzer" in output, output[-3000:]
     if name.startswith("libunwind_") and done.returncode == LIBFUZZER_CRASH:
-        # libunwind's own bugs (docs/libunwind.md: cycles, faults) are found within a thousand
+        # libunwind's own bugs (docs/native.md: cycles, faults) are found within a thousand
         # inputs: a crash is then a walkfuzz finding, and it replays as one.
         assert FINDING_LINE.search(output), output[-3000:]
         artifact = next(tmp_path.glob("crash-*"))

@@ -1,6 +1,6 @@
 """libunwind stress: samples at 100 µs walked from the handler match the shadow stack.
 
-Measured on the 2-core development machine (docs/libunwind.md): 100% of ~20k samples in 3 s
+Measured on the 2-core development machine (docs/native.md): 100% of ~20k samples in 3 s
 matched in each mode (a few dozen through the tolerated top-frame window). The test allows
 0.1% invalid traces, so that one odd sample on a loaded machine does not fail it, while a
 walker that mishandles the signal frame (every sample loses a frame) fails at once.

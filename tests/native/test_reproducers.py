@@ -120,7 +120,7 @@ def _check_libunwind_replays(out: Path) -> None:
     names the signature of what it found; at least one brings back its own signature.
     Not every one does: a perturbation that reads process state (a scratch register swapped
     into sp, stack words below the live stack) meets other values in a fresh process
-    (docs/libunwind.md, "Reproducers")."""
+    (docs/native.md, "Reproducers")."""
     groups = report_groups(out)
     assert groups
     reproduced = 0
@@ -129,7 +129,7 @@ def _check_libunwind_replays(out: Path) -> None:
         done = run_reproducer(group["reproducer"])
         signatures = _replayed(done)
         reproduced += group["signature"] in signatures
-        # docs/libunwind.md's form, on the libFuzzer-style copy of the same input: the same
+        # docs/native.md's form, on the libFuzzer-style copy of the same input: the same
         # documented status, and the same finding where the input is one that reproduces (an
         # input that reads process state may meet other values in this third process too)
         # (each try checks the status and the signature count; such an input gets COPY_TRIES
@@ -159,7 +159,7 @@ def test_libunwind_fuzz_reproducers_replay(tmp_path: Path) -> None:
 
 def test_libunwind_runner_reproducers_replay(tmp_path: Path) -> None:
     """The generator engine (supervised processes, no libFuzzer) stores the same kind of
-    input; its faults come within a second (docs/libunwind.md), a few rounds at most."""
+    input; its faults come within a second (docs/native.md), a few rounds at most."""
     _needs_unwind()
     for round_ in range(ROUNDS):
         out = tmp_path / f"round-{round_}"

@@ -137,7 +137,7 @@ def test_a_sanitizer_campaign_of_the_shipped_walkers_runs_clean(tmp_path: Path,
     if target == "minivm":  # the reference walker: nothing to find
         assert done.returncode == CLEAN, done.stderr[-3000:]
         assert findings_of(out) == []
-    else:  # libunwind has faults of its own that perturbed registers reach (docs/libunwind.md)
+    else:  # libunwind has faults of its own that perturbed registers reach (docs/native.md)
         assert done.returncode in (CLEAN, FINDINGS), done.stderr[-3000:]
         kinds = {f["kind"] for f in findings_of(out)}
         assert kinds <= {"crash", "hang"}, kinds  # none a report of the sanitized glue
