@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "wf_ucontext.h"
+#include "wf_uw_companion_walk.h"
 #include "wf_uw_sampler.h"
 #include "wf_uw_walk.h"
 
@@ -170,8 +171,9 @@ static void sample(wf_uw_sampler *s, ucontext_t *uc) {
     st->stops[walk.stop]++;
     st->faults += walk.stop == WF_UW_STOP_FAULT;
     st->hangs += walk.stop == WF_UW_STOP_HANG;
-    if (walk.stop != WF_UW_STOP_FAULT && walk.stop != WF_UW_STOP_HANG)
-        judge(s, mode, &walk, truth, m, wf_uc_pc(uc));
+    int judged = walk.stop != WF_UW_STOP_FAULT && walk.stop != WF_UW_STOP_HANG;
+    if (judged) judge(s, mode, &walk, truth, m, wf_uc_pc(uc));
+    wf_uw_companion_sample(uc, judged ? &walk : NULL, truth, m);
 }
 
 void wf_uw_on_sample(int signo, siginfo_t *info, void *ucontext) {
