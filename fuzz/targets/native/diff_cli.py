@@ -17,6 +17,7 @@ from walkfuzz.core.errors import MissingDependencyError, UserError
 from walkfuzz.core.exit_status import INTERRUPTED, judged
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.targets.native.extension import available
+from walkfuzz.targets.native.stress import StressConfig
 from walkfuzz.targets.native.unwinders import UNWINDERS, names
 
 ALL = "all"
@@ -94,3 +95,11 @@ def replay_differential_file(path: Path, text: str) -> int:
     from walkfuzz.targets.native.diff_replay import replay_differential
 
     return replay_differential(path, chosen_unwinders(text), names())
+
+
+def stress_differential_run(out: Path, text: str, cfg: StressConfig, argv: list[str]) -> int:
+    """Every chosen unwinder's stress run, each sample also walked by fp in its process."""
+    from walkfuzz.targets.native.diff_stress import stress_differential
+
+    cfg.check()
+    return stress_differential(out, chosen_unwinders(text), cfg, argv)
