@@ -76,3 +76,13 @@ def test_fp_is_held_to_frames_on_the_stack_in_order_not_to_every_frame() -> None
     perturbed = judge([exact, Walk("libgcc", "end", 2, truth[:2]), skipped], None, ORDER)
     assert perturbed is not None
     assert (perturbed.odd, perturbed.kind) == (("libgcc",), "ends-early-end")
+
+
+def test_a_differential_stress_run_reports_every_unwinder(tmp_path: Path) -> None:
+    done = walkfuzz("stress", "--target", "native", "--unwinder", ",".join(UNWINDERS),
+                    "--duration", "0.5s", "--baseline", "0", "--out", tmp_path)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    counters = json.loads((tmp_path / "report.json").read_text())["counters"]
+    for name in UNWINDERS:
+        assert counters[f"unwinder.{name}"]["walked"] > 0, counters
+        assert f"  {name} " in done.stdout
