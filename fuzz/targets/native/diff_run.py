@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from walkfuzz.core.errors import MissingDependencyError
 from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
 from walkfuzz.findings.finding import (
@@ -94,8 +95,10 @@ class _Worker:
             self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=log, text=True)
         if self.reply(START_SECONDS) != "ready":
-            raise RuntimeError(f"{self.unwinder} worker did not start: see "
-                               f"{self.directory / 'log'}")
+            self.end()
+            said = (self.directory / "log").read_text(errors="replace").strip().splitlines()
+            raise MissingDependencyError(f"unwinder {self.unwinder}: its worker did not start "
+                                         f"({said[-1] if said else 'no output'})")
 
     def send(self, line: str) -> None:
         assert self.process is not None and self.process.stdin is not None
