@@ -191,7 +191,7 @@ class _Run:
         index = max(first, state.execs - 1)
         location = "process-stall" if stalled else f"process-death:{describe_exit(status)}"
         if state.data is not None:
-            self.sink.offer(Finding(
+            self._offer_own(index, Finding(
                 kind="hang" if stalled else "crash", target=TARGET, harness=HARNESS,
                 location=location, shape=(worker.unwinder,), data=state.data,
                 details={"unwinder": ",".join(w.unwinder for w in self.workers),
@@ -202,6 +202,12 @@ class _Run:
                             "input": index, "at": round(time.monotonic() - self.clock.origin, 3)})
         worker.start()
         return index
+
+    def _offer_own(self, index: int, finding: Finding) -> None:
+        """Store one unwinder's own finding; the round adds every unwinder's walk of it."""
+        directory = self.sink.offer(finding)
+        if directory is not None:
+            self.own_findings.append((index, directory / f"{finding.sha1}.json"))
 
     def _rest(self, worker: _Worker, first: int, count: int) -> list[Walk]:
         """Inputs first.. of a batch walked by a new life, lives replaced as they die."""
