@@ -78,11 +78,15 @@ def test_fp_is_held_to_frames_on_the_stack_in_order_not_to_every_frame() -> None
     assert (perturbed.odd, perturbed.kind) == (("libgcc",), "ends-early-end")
 
 
-def test_a_differential_stress_run_reports_every_unwinder(tmp_path: Path) -> None:
-    done = walkfuzz("stress", "--target", "native", "--unwinder", ",".join(UNWINDERS),
+def test_a_differential_stress_run_walks_every_sample_with_fp_too(tmp_path: Path) -> None:
+    """libunwind and fp: one sampling process, each sample walked by both and judged."""
+    done = walkfuzz("stress", "--target", "native", "--unwinder", "libunwind,fp",
                     "--duration", "0.5s", "--baseline", "0", "--out", tmp_path)
     assert done.returncode in (0, 1), done.stderr[-2000:]
     counters = json.loads((tmp_path / "report.json").read_text())["counters"]
-    for name in UNWINDERS:
-        assert counters[f"unwinder.{name}"]["walked"] > 0, counters
-        assert f"  {name} " in done.stdout
+    walked = counters["unwinder.libunwind"]["walked"]
+    fp = counters["fp_in.libunwind"]
+    assert walked > 0 and fp["walked"] == walked, counters
+    assert fp["fp_exact"] + fp["fp_faithful"] + fp["fp_wrong"] + fp["fp_faults"] \
+        + fp["fp_hangs"] == walked
+    assert "fp (same process)" in done.stdout

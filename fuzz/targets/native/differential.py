@@ -23,8 +23,9 @@ Perturbed input (no truth: the registers lie), the unwinders are compared with e
   differing frame: `different-frame`, `ends-early-<stop>` when the odd group's walk had
   already ended there (with that stop), `walks-on-after-<stop>` when the majority's had;
 - `fp` against the majority's walk, with the same subsequence rule as against the truth:
-  `fp-frame-not-in-walk` when it reports a frame the majority walked past or never reached
-  while it still walked known frames.
+  `fp-frame-not-in-walk` when it reports a frame the majority walked past (or one out of
+  order), `fp-walks-on-after-<stop>` when it walks on with known frames where the majority's
+  walk had ended (with that stop).
 
 Every disagreement is an `invalid-trace` finding whose location is its class,
 "<odd unwinders> vs <the rest>: <kind>", so a class is one finding however often it comes back
@@ -80,21 +81,23 @@ class Verdict:
         return f"{','.join(self.odd)} vs {rest}: {self.kind}"
 
 
-def _fp_faithful(fp: Sequence[int], walk: Sequence[int], walk_ended: bool) -> int | None:
-    """Index of fp's first frame that breaks the subsequence rule against `walk`, else None.
-    `walk_ended`: the walk ended at a known frame (past its end nothing is left to match);
-    otherwise it was cut at an unknown frame and fp's frames past the cut are not judged."""
+def _fp_faithful(fp: Sequence[int], walk: Sequence[int], walk_ended: bool
+                 ) -> tuple[int, bool] | None:
+    """fp's first frame that breaks the subsequence rule against `walk` and whether `walk`
+    had already ended there (fp walked on past its end), else None. `walk_ended`: the walk
+    ended at a known frame; otherwise it was cut at an unknown frame and fp's frames past the
+    cut are not judged."""
     position = 0
     for i, frame_id in enumerate(fp):
         if i == 0:
             if not walk or walk[0] != frame_id:
-                return 0
+                return (0, not walk) if walk_ended or walk else None
             position = 1
             continue
         try:
             position = walk.index(frame_id, position) + 1
         except ValueError:
-            return i if walk_ended else None
+            return (i, position >= len(walk)) if walk_ended else None
     return None
 
 
@@ -110,7 +113,7 @@ def judge_truth(walks: Sequence[Walk], truth: Sequence[int]) -> Verdict | None:
             bad = _fp_faithful(walk.known(), truth, True)
             if bad is not None:
                 wrong.setdefault("fp-frame-not-on-stack", []).append(walk.unwinder)
-                at = min(at, bad)
+                at = min(at, bad[0])
             continue
         ids = walk.ids[:walk.frames]
         if tuple(ids) == tuple(truth) and walk.stop == "root":
@@ -156,7 +159,10 @@ def judge_walks(walks: Sequence[Walk], order: Sequence[str]) -> Verdict | None:
     bad = _fp_faithful(fp.known(), majority_ids, horizon is None)
     if bad is None:
         return None
-    return Verdict(odd=(FP,), rest=tuple(sorted(majority)), kind="fp-frame-not-in-walk", at=bad)
+    at, past_end = bad
+    leader = next(w for w in full if w.unwinder == majority[0])
+    kind = f"fp-walks-on-after-{leader.stop}" if past_end else "fp-frame-not-in-walk"
+    return Verdict(odd=(FP,), rest=tuple(sorted(majority)), kind=kind, at=at)
 
 
 def _split(groups: dict[tuple[int, ...], list[str]], majority_ids: tuple[int, ...],
