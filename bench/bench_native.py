@@ -8,6 +8,10 @@ library has debug info).
 
     bench/bench_native.py [--inputs 50000] [--seed 1] [--unwinders all] [--write DOC]
 
+ns/walk is the guarded walk's time (the unwinder's init, its steps, the guard) per walk, ns/step
+the same per step (a frame passed to the recorder, or an unw_step call); both are wall time on
+a shared machine: noisy, compare them side by side within one run.
+
 `wrong` is the differential oracle's verdict (walkfuzz.targets.native.differential): on an
 unperturbed input, a walk that is not the known chain (fp: one whose frames are not a
 subsequence of it); on a perturbed one, being the odd one out among the unwinders. A class
@@ -25,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import walkfuzz
 from walkfuzz.core.symbolize import locate_in_object
 from walkfuzz.findings.finding import load_hits
 from walkfuzz.targets.native.diff_report import ns_per_step, per_million
@@ -32,17 +37,20 @@ from walkfuzz.targets.native.diff_run import DiffResult, run_differential
 from walkfuzz.targets.native.extension import available
 from walkfuzz.targets.native.unwinders import names
 
-LIBRARY_DIRS = Path("/lib/x86_64-linux-gnu")
+# Where the libraries a fault names are: the system's, LLVM's libunwind, walkfuzz's extensions.
+LIBRARY_DIRS = (Path("/lib/x86_64-linux-gnu"), Path("/usr/lib/llvm-14/lib"),
+                Path(walkfuzz.__file__).parent)
 BEGIN = "<!-- bench_native: begin -->"
 END = "<!-- bench_native: end -->"
-COLUMNS = ("walks", "faults/M", "cycles/M", "hangs/M", "wrong/M", "ns/step")
+COLUMNS = ("walks", "faults/M", "cycles/M", "hangs/M", "wrong/M", "ns/walk", "ns/step")
 
 
 def _row(c: dict[str, int]) -> list[str]:
     walks = c.get("walks", 0)
     return [str(walks), *(f"{per_million(c.get(k, 0), walks):g}"
                           for k in ("faults", "cycles", "hangs", "wrong")),
-            f"{ns_per_step(c):g}" if c.get("steps") else "-"]
+            f"{c.get('walk_ns', 0) / walks:.0f}" if walks else "-",
+            f"{ns_per_step(c):.0f}" if c.get("steps") else "-"]
 
 
 def tables(result: DiffResult, seed: int, hits: dict[str, int]) -> str:
@@ -57,13 +65,12 @@ def tables(result: DiffResult, seed: int, hits: dict[str, int]) -> str:
         lines.append(f"| {unwinder} | " + " | ".join(_row(by_class.get("all", {}))) + " |")
     classes = sorted({c for by in result.per_unwinder.values() for c in by} - {"all"})
     lines += ["", "Per perturbation class (an input counts in every kind it applies):", "",
-              "| class | unwinder | " + " | ".join(COLUMNS[:-1]) + " |",
-              "|---|---|" + "---:|" * (len(COLUMNS) - 1)]
+              "| class | unwinder | " + " | ".join(COLUMNS) + " |",
+              "|---|---|" + "---:|" * len(COLUMNS)]
     for cls in classes:
         for unwinder, by_class in result.per_unwinder.items():
             if cls in by_class:
-                lines.append(f"| {cls} | {unwinder} | "
-                             + " | ".join(_row(by_class[cls])[:-1]) + " |")
+                lines.append(f"| {cls} | {unwinder} | " + " | ".join(_row(by_class[cls])) + " |")
     lines += ["", "Finding groups (the shapes of one location summed):", "",
               "| kind | unwinder | location | where | hits |", "|---|---|---|---|---:|"]
     summed: dict[tuple[str, str, str], int] = {}
@@ -77,11 +84,11 @@ def tables(result: DiffResult, seed: int, hits: dict[str, int]) -> str:
 
 
 def where(location: str) -> str:
-    """A fault's `library+0xOFFSET` named by the library's symbols (no debug info here: the
-    exported symbol and the offset into it, when one holds it)."""
+    """A fault's `library+0xOFFSET` named by the library's symbols: function@file:LINE where it
+    has debug info (walkfuzz's own extensions), else the symbol holding it and the offset."""
     library, plus, offset = location.partition("+0x")
-    path = LIBRARY_DIRS / library
-    if not plus or not path.is_file():
+    path = next((d / library for d in LIBRARY_DIRS if (d / library).is_file()), None)
+    if not plus or path is None:
         return ""
     return locate_in_object(path, int(offset, 16)).location
 
