@@ -53,6 +53,7 @@ def diff_report(out_dir: Path, result: DiffResult, command: list[str],
         "inputs": result.inputs,
         "unperturbed": result.unperturbed,
         "disagreements": result.disagreements,
+        "incomparable": result.incomparable,
         "worker_deaths": len(result.deaths),
         "inputs_per_second": round(result.inputs / result.seconds, 1) if result.seconds else 0.0,
         "classes": dict(result.classes),
@@ -77,8 +78,8 @@ def diff_report(out_dir: Path, result: DiffResult, command: list[str],
 def summary_lines(result: DiffResult) -> list[str]:
     lines = [f"native differential ({','.join(result.unwinders)}): {result.inputs} inputs "
              f"({result.unperturbed} unperturbed) in {result.seconds:.1f}s; disagreements "
-             f"{result.disagreements} in {len(result.classes)} classes; worker deaths "
-             f"{len(result.deaths)}"]
+             f"{result.disagreements} in {len(result.classes)} classes; incomparable "
+             f"{result.incomparable}; worker deaths {len(result.deaths)}"]
     lines.append(f"  {'unwinder':<10} {'walks':>8} {'faults':>7} {'hangs':>6} {'cycles':>7} "
                  f"{'wrong':>7} {'ns/step':>8}")
     for unwinder, by_class in result.per_unwinder.items():

@@ -47,7 +47,13 @@ from walkfuzz.targets.native.diff_rows import (
     walks_of,
 )
 from walkfuzz.targets.native.diff_worker import INPUTS_NAME, ROWS_NAME
-from walkfuzz.targets.native.differential import Verdict, Walk, judge
+from walkfuzz.targets.native.differential import (
+    UNCOMPARED_STOPS,
+    Verdict,
+    Walk,
+    comparable,
+    judge,
+)
 
 BATCH = 400  # inputs per round: every worker's share of a round takes ~10-100 ms
 START_SECONDS = 60.0  # a worker's import and first build of its tables
@@ -63,6 +69,7 @@ class DiffResult:
     inputs: int
     unperturbed: int
     disagreements: int
+    incomparable: int  # perturbed inputs whose walks began in different functions: not judged
     per_unwinder: dict[str, dict[str, Any]]
     classes: dict[str, int]  # verdict location -> inputs
     deaths: list[dict[str, Any]]
@@ -171,7 +178,7 @@ class _Run:
         self.tally = _Tally(unwinders)
         self.classes: dict[str, int] = {}
         self.deaths: list[dict[str, Any]] = []
-        self.inputs = self.unperturbed = self.disagreements = 0
+        self.inputs = self.unperturbed = self.disagreements = self.incomparable = 0
         # (input number, description) of unwinders' own findings stored this round
         self.own_findings: list[tuple[int, Path]] = []
 
@@ -268,6 +275,9 @@ class _Run:
         known = truth(data) if data else None
         self.unperturbed += known is not None
         verdict = judge(walks, known, self.order) if data else None
+        if known is None and data and not comparable(
+                [w for w in walks if w.stop not in UNCOMPARED_STOPS]):
+            self.incomparable += 1
         classes = _class_of(data) if data else ["unknown"]
         for walk in walks:
             odd = verdict is not None and walk.unwinder in verdict.odd
@@ -336,6 +346,7 @@ def run_differential(out_dir: Path, unwinders: Sequence[str], order: Sequence[st
     findings = load_findings(out_dir)  # the disagreements and each unwinder's own faults
     return DiffResult(seconds=time.monotonic() - clock.origin, unwinders=tuple(unwinders),
                       inputs=run.inputs, unperturbed=run.unperturbed,
-                      disagreements=run.disagreements, per_unwinder=run.tally.by,
+                      disagreements=run.disagreements, incomparable=run.incomparable,
+                      per_unwinder=run.tally.by,
                       classes=run.classes, deaths=run.deaths, findings=findings,
                       interrupted=interrupted, series=series)

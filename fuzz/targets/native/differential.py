@@ -13,7 +13,10 @@ Unperturbed input (the truth is the known chain, bottom .. root):
   when it reports a frame that is not on the stack or out of order: its known frames must be
   a subsequence of the truth, starting at the bottom.
 
-Perturbed input (no truth: the registers lie), the unwinders are compared with each other:
+Perturbed input (no truth: the registers lie), the unwinders are compared with each other,
+when they were given the same context in frame ids (`comparable`: each extension lays its
+code out its own way, so a pc perturbed by some bytes or bits may land in different functions
+in different processes; such an input is counted as incomparable, not judged):
 
 - the full unwinders' walks up to the first frame any of them flags as unknown (past it, one
   walk is in code nobody knows and comparing is meaningless); walks that faulted or hung are
@@ -130,6 +133,15 @@ def judge_truth(walks: Sequence[Walk], truth: Sequence[int]) -> Verdict | None:
     return Verdict(odd=odd, rest=(), kind=kind, at=at)
 
 
+def comparable(walks: Sequence[Walk]) -> bool:
+    """Whether the walks started from the same context, in frame ids: their first frames (the
+    perturbed pc) are in one function. Each extension lays its code out its own way, so a pc
+    moved by a few bytes or bits can land in another function in one process than in another:
+    the unwinders were then not given the same context, and comparing their walks says
+    nothing."""
+    return len({w.ids[0] for w in walks if w.frames}) <= 1
+
+
 def _first_difference(a: Sequence[int], b: Sequence[int]) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
                 min(len(a), len(b)))
@@ -139,6 +151,8 @@ def judge_walks(walks: Sequence[Walk], order: Sequence[str]) -> Verdict | None:
     """A perturbed input: the unwinders compared with each other (rules in the module doc).
     `order` is the registry's order of unwinder names (the tie-break of the majority)."""
     compared = [w for w in walks if w.stop not in UNCOMPARED_STOPS]
+    if not comparable(compared):
+        return None
     full = [w for w in compared if w.unwinder != FP]
     if not full:
         return None
