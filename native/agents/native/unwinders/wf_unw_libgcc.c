@@ -41,6 +41,8 @@ uintptr_t wf_unwinder_code(void) { return (uintptr_t)&_Unwind_Backtrace; }
 
 /* glibc's getcontext: libgcc has no capture of its own. */
 wf_uw_capture_fn *wf_unwinder_capture(void) { return &getcontext; }
+/* A CFI walk: frames without a frame pointer are no limit to it. */
+int wf_unwinder_needs_frame_pointers(void) { return 0; }
 
 typedef struct lg_state {
     wf_uw_walk *w;
