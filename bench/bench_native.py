@@ -86,7 +86,8 @@ def tables(result: DiffResult, seed: int, hits: dict[str, int]) -> str:
 def where(location: str) -> str:
     """A fault's `library+0xOFFSET` named by the library's symbols: function@file:LINE where it
     has debug info (walkfuzz's own extensions), else the symbol holding it and the offset."""
-    library, plus, offset = location.partition("+0x")
+    # an unwinder's findings but libunwind's carry its name first: `llvm:libunwind.so.1+0x3c5e`
+    library, plus, offset = location.split(":", 1)[-1].partition("+0x")
     path = next((d / library for d in LIBRARY_DIRS if (d / library).is_file()), None)
     if not plus or path is None:
         return ""
