@@ -128,5 +128,8 @@ void wf_uw_companion_sample(const ucontext_t *uc, const wf_uw_walk *main, const 
     add(main_ok ? (fp_ok ? &totals.both_ok : &totals.main_only_ok)
                 : (fp_ok ? &totals.fp_only_ok : &totals.both_wrong),
         1);
-    if (main_ok != fp_ok) keep(main_ok, fp_ok, main, &fp, main_ids, main_n, fp_ids, fp_n, truth, m);
+    /* One walk, judged by two rules (fp may stop early, the library unwinder may not): the
+       sampler's own finding already has it; a sample is kept when the walks differ. */
+    if (main_ok != fp_ok && !same(main_ids, main_n, fp_ids, fp_n))
+        keep(main_ok, fp_ok, main, &fp, main_ids, main_n, fp_ids, fp_n, truth, m);
 }

@@ -18,7 +18,7 @@
 #define WF_UW_COMPANION_KEPT 8
 #define WF_UW_COMPANION_IDS 24
 
-/* A sample whose two walks disagree: one is right (as judged), the other is not. */
+/* A sample whose two walks differ and disagree: one is right (as judged), the other is not. */
 typedef struct wf_uw_companion_kept {
     int32_t main_ok, fp_ok;
     int32_t main_stop, fp_stop;
