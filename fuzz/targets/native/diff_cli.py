@@ -94,6 +94,8 @@ def fuzz_differential(out: Path, text: str, *, seconds: float | None, runs: int 
 def replay_differential_file(path: Path, text: str) -> int:
     from walkfuzz.targets.native.diff_replay import replay_differential
 
+    if not path.is_file():
+        raise UserError(f"input {str(path)!r} is not a file")
     return replay_differential(path, chosen_unwinders(text), names())
 
 

@@ -13,7 +13,6 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import describe_exit, judged
 from walkfuzz.targets.native.diff_rows import table_rows, table_text, truth, walks_of
 from walkfuzz.targets.native.diff_run import finding_of
@@ -35,8 +34,6 @@ def _walk_in_child(unwinder: str, path: Path, scratch: Path) -> tuple[Walk, str]
 
 
 def replay_differential(path: Path, unwinders: Sequence[str], order: Sequence[str]) -> int:
-    if not path.is_file():
-        raise UserError(f"input {str(path)!r} is not a file")
     data = path.read_bytes()
     with tempfile.TemporaryDirectory(prefix="walkfuzz-diff-replay-") as scratch:
         results = [_walk_in_child(u, path, Path(scratch)) for u in unwinders]
