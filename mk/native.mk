@@ -7,13 +7,16 @@
 #   make test-native       tests/native/test_native_*.py (`make test` runs them in test-core
 #                          and again, against the ASan flavours, in test-asan)
 #   make bench-libunwind   perturbed walks/s and ns per unw_step (part of `make bench`)
+#   make bench-native      every unwinder built here on the same inputs (a differential run):
+#                          faults, cycles, wrong walks per million and ns per step, written
+#                          into docs/native-unwinders.md (`make bench` prints it)
 
 UNWIND_SOURCES := $(wildcard native/agents/native/*.c native/agents/native/*.h \
   native/agents/native/unwinders/*.c native/src/guard/*.[ch] native/include/wf_guard.h \
   native/include/wf_ucontext.h) fuzz/targets/native/chaingen.py \
   fuzz/targets/native/unwinders.py fuzz/core/_build.py
 
-.PHONY: build-native build-libunwind test-native test-libunwind bench-libunwind
+.PHONY: build-native build-libunwind test-native test-libunwind bench-libunwind bench-native
 
 .stamp-unwind: .stamp-build $(UNWIND_SOURCES)
 	$(PY) fuzz/core/_build.py unwinders
@@ -43,8 +46,16 @@ test-libunwind: test-native
 bench-libunwind: .stamp-unwind
 	$(PY) bench/runner.py libunwind
 
+bench-native: .stamp-unwind
+	$(PY) bench/bench_native.py --write docs/native-unwinders.md
+
 # The generator and stress runs of tests/native/test_native_unwinders.py run the CLI in a
 # user's environment (the plain builds): the ASan run would run the same thing twice. Its
 # replays of known chains run in the test's environment, on the asan builds there.
 ASAN_DESELECT += tests/native/test_native_unwinders.py::test_generator_findings_name_the_unwinder_and_replay_on_it
 ASAN_DESELECT += tests/native/test_native_unwinders.py::test_fp_stress_judges_frame_pointer_samples_and_counts_its_known_limit
+
+# The differential run end to end walks 1000 inputs on two unwinders in worker processes and
+# replays one in two more; the plain run covers it (its ASan twin took 40 s of the budget, and
+# the asan flavour of libunwind is walked by every other test here).
+ASAN_DESELECT += tests/native/test_native_differential.py::test_a_differential_run_reports_every_unwinder_and_its_reproducers_replay

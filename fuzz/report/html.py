@@ -14,6 +14,7 @@ from html import escape
 
 from walkfuzz.report.document import STANDARD_SERIES, FindingGroup, RunReport, seen
 from walkfuzz.report.figures import headline, value_text
+from walkfuzz.report.walk_tables import HEAD, walk_table
 
 # Each series a run records: the plot's title, its y axis (the quantity and its unit), and
 # whether it counts whole things (integer ticks). Other series are titled by their name.
@@ -135,8 +136,19 @@ def _findings_table(doc: RunReport) -> str:
     body = "".join(_finding_row(g) for g in doc.findings)
     return (
         f"<h2>Findings</h2><p>{len(doc.findings)} distinct signatures ({_e(totals)})</p>"
-        f"<table><tr>{head}</tr>{body}</table>"
+        f"<table><tr>{head}</tr>{body}</table>{''.join(_walk_table(g) for g in doc.findings)}"
     )
+
+
+def _walk_table(group: FindingGroup) -> str:
+    """A finding's per-unwinder table, where it has one."""
+    rows = walk_table(group)
+    if not rows:
+        return ""
+    head = "".join(f"<th>{h}</th>" for h in HEAD)
+    body = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<h3>{_e(group.location)}</h3><table><tr>{head}</tr>{body}</table>"
+
 
 
 def _notes(doc: RunReport) -> str:

@@ -14,6 +14,7 @@ from html import escape
 
 from walkfuzz.report.document import CounterValue, FindingGroup, RunReport, seen
 from walkfuzz.report.figures import headline, value_text
+from walkfuzz.report.walk_tables import HEAD, walk_table
 
 
 def _cell(value: object) -> str:
@@ -46,6 +47,18 @@ def _finding_row(g: FindingGroup) -> str:
             f"{_cell(' > '.join(g.shape))} | {_cell(g.reproducer)} |")
 
 
+def _walk_tables(groups: Iterable[FindingGroup]) -> list[str]:
+    """Each finding's per-unwinder table, where it has one."""
+    lines: list[str] = []
+    for g in groups:
+        rows = walk_table(g)
+        if rows:
+            lines += ["", f"#### {_cell(g.location)}", "", "| " + " | ".join(HEAD) + " |",
+                      "|---|---|---:|---|"]
+            lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
 def render_markdown(doc: RunReport) -> str:
     m = doc.meta
     lines = [
@@ -65,6 +78,7 @@ def render_markdown(doc: RunReport) -> str:
         lines += ["| kind | hits | first seen | last seen | location | shape | reproducer |",
                   "|---|---|---|---|---|---|---|"]
         lines += [_finding_row(g) for g in doc.findings]
+        lines += _walk_tables(doc.findings)
     else:
         lines.append("None.")
     if doc.notes:

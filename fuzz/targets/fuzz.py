@@ -36,6 +36,7 @@ GENERATOR_SECONDS = 60.0
 GENERATOR_JOBS = 2
 GENERATOR_WALK_BUDGET_MS = 500.0
 GENERATOR_FLAGS = ("--engine", "--seed", "--walk-budget")
+DIFFERENTIAL_FLAGS = ("--unwinder", "--runs", "--seed", "--walk-budget")
 
 
 def _argv() -> list[str]:
@@ -60,7 +61,12 @@ def fuzz_libunwind(args: argparse.Namespace) -> int:
 def fuzz_native(args: argparse.Namespace) -> int:
     """`--target native --unwinder NAME`: the generator engine on that unwinder's extension;
     with `--harness snapshot`, remote-memory mode's libFuzzer campaign on the stack bytes
-    (walkfuzz.targets.native.snapshot.campaign)."""
+    (walkfuzz.targets.native.snapshot.campaign); `--unwinder all` or a comma list: the
+    differential run (walkfuzz.targets.native.diff_cli)."""
+    from walkfuzz.targets.native.diff_cli import is_differential
+
+    if is_differential(args.unwinder):
+        return _differential(args)
     if args.harness is not None:
         from walkfuzz.targets.native.snapshot.campaign import fuzz_snapshot
 
@@ -87,6 +93,19 @@ def _generator(args: argparse.Namespace, default: Path, unwinder: str) -> int:
         jobs=GENERATOR_JOBS if args.jobs is None else args.jobs,
         seed=1 if args.seed is None else args.seed, budget_ms=budget_ms, argv=_argv(),
         unwinder=unwinder)
+
+
+def _differential(args: argparse.Namespace) -> int:
+    from walkfuzz.targets.native.diff_cli import fuzz_differential, out_label
+
+    refuse_inapplicable(args, f"native --unwinder {args.unwinder}", TARGET_FLAGS["fuzz"],
+                        DIFFERENTIAL_FLAGS)
+    budget_ms = GENERATOR_WALK_BUDGET_MS if args.walk_budget_ns is None else \
+        args.walk_budget_ns / 1e6
+    out = output_dir(args.out or default_out("fuzz", "native", out_label(args.unwinder)))
+    return fuzz_differential(out, args.unwinder, seconds=args.time, runs=args.runs,
+                             seed=1 if args.seed is None else args.seed, budget_ms=budget_ms,
+                             argv=_argv())
 
 
 def hotspot_threads(args: argparse.Namespace) -> int:

@@ -16,10 +16,15 @@ def replay_libunwind(args: argparse.Namespace) -> int:
 
 
 def replay_native(args: argparse.Namespace) -> int:
-    """The input once more in a fresh process, walked by --unwinder's extension."""
+    """The input once more in a fresh process, walked by --unwinder's extension; with
+    --unwinder all or a comma list, by every one of them, the per-unwinder table printed
+    (walkfuzz.targets.native.diff_cli)."""
+    from walkfuzz.targets.native.diff_cli import is_differential, replay_differential_file
     from walkfuzz.targets.native.runs import replay_and_judge
     from walkfuzz.targets.native.unwinders import DEFAULT
 
+    if is_differential(args.unwinder):
+        return replay_differential_file(Path(args.file), args.unwinder)
     return replay_and_judge(Path(args.file), args.unwinder or DEFAULT)
 
 

@@ -128,7 +128,13 @@ def stress_hotspot(req: StressRequest) -> int:
 
 
 def stress_native(req: StressRequest) -> int:
-    """`--target native --unwinder NAME`: as libunwind's, walked by that unwinder."""
+    """`--target native --unwinder NAME`: as libunwind's, walked by that unwinder; `all` or a
+    comma list: every unwinder's run, each sample also walked by fp in its process
+    (walkfuzz.targets.native.diff_stress)."""
+    from walkfuzz.targets.native.diff_cli import is_differential
+
+    if is_differential(req.unwinder):
+        return _stress_differential(req)
     unwinder = req.unwinder or DEFAULT_UNWINDER
     return stress_libunwind(req, unwinder, req.out_dir(f"native-{unwinder}"))
 
@@ -150,3 +156,19 @@ def stress_libunwind(req: StressRequest, unwinder: str = DEFAULT_UNWINDER,
                             max_invalid_rate=req.max_invalid_rate, argv=req.command,
                             unwinder=unwinder)
 
+
+def _stress_differential(req: StressRequest) -> int:
+    from walkfuzz.targets.native.diff_cli import out_label, stress_differential_run
+    from walkfuzz.targets.native.stress import StressConfig
+
+    assert req.unwinder is not None
+    defaults = StressConfig()
+    cfg = StressConfig(
+        seconds=req.duration_ns / NS_PER_S, threads=req.threads,
+        interval_us=req.interval_ns / 1000, mode=req.mode or defaults.mode, seed=req.seed,
+        max_depth=defaults.max_depth if req.max_depth is None else req.max_depth,
+        baseline_seconds=defaults.baseline_seconds if req.baseline_ns is None
+        else req.baseline_ns / 1e9,
+        budget_ms=defaults.budget_ms if req.walk_budget_ns is None else req.walk_budget_ns / 1e6)
+    return stress_differential_run(req.out_dir(out_label(req.unwinder)), req.unwinder, cfg,
+                                   req.command)

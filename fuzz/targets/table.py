@@ -153,16 +153,20 @@ def target_arg(text: str) -> str:
 
 
 def unwinder_arg(text: str) -> str:
-    """argparse `type=` of --unwinder: an unknown name is the parser's one usage line."""
-    if text not in unwinder_names():
-        raise argparse.ArgumentTypeError(
-            f"unknown unwinder {text!r}; one of {', '.join(unwinder_names())}")
+    """argparse `type=` of --unwinder: a name, `all` or a comma list of names (the
+    differential oracle); an unknown name is the parser's one usage line."""
+    for name in ([] if text == "all" else text.split(",")):
+        if name not in unwinder_names():
+            raise argparse.ArgumentTypeError(
+                f"unknown unwinder {name!r}; one of {', '.join(unwinder_names())}, or all, or a "
+                "comma list")
     return text
 
 
 UNWINDER_HELP = ("--target native: the unwinder that walks, one of "
                  f"{', '.join(unwinder_names())} (default {DEFAULT_UNWINDER}); each runs in "
-                 "worker processes of its own")
+                 "worker processes of its own. `all` or a comma list: the differential oracle, "
+                 "every one of them on the same inputs (docs/native-unwinders.md)")
 
 
 def target_help(default: str | None = DEFAULT_TARGET) -> str:

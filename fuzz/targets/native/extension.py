@@ -12,6 +12,7 @@ one unwinder: their unw_* and _Unwind_* symbols clash.
 
 from __future__ import annotations
 
+import importlib.util
 from types import ModuleType
 
 from walkfuzz.core import native
@@ -55,3 +56,10 @@ def load(name: str = DEFAULT) -> ModuleType:
             f"unwinder {name!r}: {module} is not built ({err}); build it with python "
             f"fuzz/core/_build.py {flavour}{'  (CC=clang)' if asan else ''}"
         ) from err
+
+
+def available() -> tuple[str, ...]:
+    """The unwinders whose extension is built here, in the registry's order (found, not
+    imported: a supervisor of several loads none of them)."""
+    return tuple(name for name, u in UNWINDERS.items()
+                 if u.missing() is None and importlib.util.find_spec(u.module) is not None)

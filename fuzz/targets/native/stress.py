@@ -55,6 +55,7 @@ class StressConfig:
     baseline_seconds: float = 1.0
     budget_ms: float = 50.0
     unwinder: str = DEFAULT
+    companion: bool = False  # every sample also walked by the fp walk (wf_uw_companion.h)
 
     def check(self) -> None:
         if self.unwinder not in names():
@@ -83,6 +84,7 @@ class LibunwindStressResult:
     interrupted: bool = False  # Ctrl-C or SIGTERM ended the sampled time early
     findings: list[Finding] = field(default_factory=list)
     signature_counts: list[dict[str, Any]] = field(default_factory=list)
+    companion: dict[str, Any] | None = None  # the fp companion's counts (companion_doc)
 
     def signature_hits(self, clock: RunClock) -> dict[str, Hits]:
         """Every invalid sample's hits by finding signature, on `clock`."""
@@ -235,8 +237,24 @@ def _signature_counts(stats: Any, namer: Namer) -> list[dict[str, Any]]:
     return counts
 
 
+def companion_doc(native: Any) -> dict[str, Any]:
+    """The fp companion's counts since the last call, and the samples it kept."""
+    c = native.ffi.new("wf_uw_companion_stats *")
+    native.lib.wf_uw_companion_take(c)
+    fields = ("walked", "fp_exact", "fp_faithful", "fp_wrong", "fp_faults", "fp_hangs",
+              "fp_frames", "both_ok", "main_only_ok", "fp_only_ok", "both_wrong", "walk_ns")
+    kept = [{"main_ok": bool(k.main_ok), "fp_ok": bool(k.fp_ok),
+             "main_stop": STOP_NAMES[k.main_stop], "fp_stop": STOP_NAMES[k.fp_stop],
+             "main": [int(k.main_ids[i]) for i in range(k.main_count)],
+             "fp": [int(k.fp_ids[i]) for i in range(k.fp_count)],
+             "truth": [int(k.truth[i]) for i in range(k.truth_count)]}
+            for k in (c.kept_samples[i] for i in range(c.kept))]
+    return {**{f: int(getattr(c, f)) for f in fields}, "kept": kept}
+
+
 def child_run(cfg: StressConfig) -> dict[str, Any]:
     native = load(cfg.unwinder)
+    native.lib.wf_uw_companion_set(int(cfg.companion))
     baseline_rate = 0.0
     # Ctrl-C or SIGTERM ends the run early (a stop in the baseline skips the sampled time
     # too): the stats so far are still the result.
@@ -261,6 +279,7 @@ def child_run(cfg: StressConfig) -> dict[str, Any]:
         "signature_counts": _signature_counts(stats, namer),
         "baseline_units_per_cpu_s": baseline_rate,
         "interrupted": bool(interrupted),
+        "companion": companion_doc(native) if cfg.companion else None,
     }
 
 
@@ -300,7 +319,8 @@ def run_libunwind_stress(cfg: StressConfig,
         latency_hist=doc["latency_hist"], kept=doc["kept"],
         baseline_units_per_cpu_s=doc["baseline_units_per_cpu_s"],
         findings=_findings(doc["kept"], cfg.unwinder), signature_counts=doc["signature_counts"],
-        interrupted=bool(doc.get("interrupted")))
+        interrupted=bool(doc.get("interrupted")),
+        companion=doc.get("companion"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "wf_ucontext.h"
+#include "wf_uw_companion_walk.h"
 #include "wf_uw_sampler.h"
 #include "wf_uw_walk.h"
 
@@ -118,8 +119,12 @@ static int beyond_limit(const wf_uw_shadow *shadow, uintptr_t pc0) {
 }
 
 static void judge(wf_uw_sampler *s, int mode, const wf_uw_walk *walk, const int32_t *truth,
-                  uint32_t m) {
+                  uint32_t m, uintptr_t pc0) {
     wf_uw_stress_stats *st = &s->stats;
+    if (beyond_limit(&s->worker.shadow, pc0)) {
+        st->known_limit++;
+        return;
+    }
     int32_t ids[WF_UW_MAX_FRAMES];
     uint32_t n = 0;
     for (uint32_t i = 0; i < walk->frames; i++)
@@ -170,8 +175,9 @@ static void sample(wf_uw_sampler *s, ucontext_t *uc) {
     }
     st->faults += walk.stop == WF_UW_STOP_FAULT;
     st->hangs += walk.stop == WF_UW_STOP_HANG;
-    if (walk.stop != WF_UW_STOP_FAULT && walk.stop != WF_UW_STOP_HANG)
-        judge(s, mode, &walk, truth, m);
+    int judged = walk.stop != WF_UW_STOP_FAULT && walk.stop != WF_UW_STOP_HANG;
+    if (judged) judge(s, mode, &walk, truth, m, wf_uc_pc(uc));
+    wf_uw_companion_sample(uc, judged ? &walk : NULL, truth, m);
 }
 
 void wf_uw_on_sample(int signo, siginfo_t *info, void *ucontext) {

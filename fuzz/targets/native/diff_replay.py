@@ -1,0 +1,53 @@
+"""`walkfuzz replay --target native --unwinder all|A,B,.. INPUT`: one input walked by every
+named unwinder, each in a child process of its own (walkfuzz.targets.native.diff_worker
+--input), the per-unwinder table printed and the input judged as the differential run judged
+it. Exit 1 when the unwinders disagree (or one faulted, hung or died), else 0.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from walkfuzz.core.exit_status import describe_exit, judged
+from walkfuzz.targets.native.diff_rows import table_rows, table_text, truth, walks_of
+from walkfuzz.targets.native.diff_run import finding_of
+from walkfuzz.targets.native.differential import Walk, judge
+
+
+def _walk_in_child(unwinder: str, path: Path, scratch: Path) -> tuple[Walk, str]:
+    """The walk of one unwinder, and the faulting code's name ('' when it did not fault)."""
+    argv = [sys.executable, "-m", "walkfuzz.targets.native.diff_worker", "--unwinder", unwinder,
+            "--dir", str(scratch / unwinder), "--input", str(path)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        died = describe_exit(done.returncode)
+        print(f"{unwinder}: the child died ({died}): {done.stderr.strip()[-300:]}",
+              file=sys.stderr)
+        return Walk(unwinder=unwinder, stop="fault", frames=0, ids=()), f"process-death:{died}"
+    doc = json.loads(done.stdout.strip().splitlines()[-1])
+    return walks_of(unwinder, bytes.fromhex(doc["row"]), 1)[0], str(doc["fault"])
+
+
+def replay_differential(path: Path, unwinders: Sequence[str], order: Sequence[str]) -> int:
+    data = path.read_bytes()
+    with tempfile.TemporaryDirectory(prefix="walkfuzz-diff-replay-") as scratch:
+        results = [_walk_in_child(u, path, Path(scratch)) for u in unwinders]
+    walks = [walk for walk, _ in results]
+    known = truth(data)
+    print(table_text(table_rows(walks), known))
+    for walk, fault in results:
+        if fault:
+            print(f"{walk.unwinder}: {walk.stop} at {fault}")
+    verdict = judge(walks, known, order)
+    broken = any(w.stop in ("fault", "hang", "cycle") for w in walks)
+    summary: dict[str, object] = {"input": str(path), "unwinders": list(unwinders),
+                                  "verdict": verdict.location if verdict else None}
+    if verdict is not None:
+        summary["signature"] = finding_of(verdict, walks, known, data).signature
+    print(json.dumps(summary))
+    return judged(verdict is not None or broken)
