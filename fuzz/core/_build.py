@@ -311,7 +311,7 @@ def make_snapshot_builder(flavour: str) -> FFI:
         sources=[str(p) for p in sources],
         include_dirs=[str(INCLUDE), str(UNWIND_DIR), str(SNAPSHOT_DIR)],
         extra_compile_args=[*COMPILE_ARGS, *cflags],
-        extra_link_args=[*ldflags, *unwinder.link_args],
+        extra_link_args=ldflags,
         extra_objects=objects,
         libraries=["unwind-x86_64", "unwind", "dw", "elf", *LIBRARIES],
     )

@@ -222,6 +222,8 @@ def load_custom_hooks(mutator: bool, crossover: bool) -> None:
     """atheris's custom mutator and crossover entry points, global, before its libFuzzer:
     libFuzzer binds LLVMFuzzerCustomMutator and LLVMFuzzerCustomCrossOver (weak symbols) when
     it is loaded, so loaded after it they would never be called."""
+    if not (mutator or crossover):
+        return
     if load_libfuzzer.cache_info().currsize:
         raise RuntimeError("custom mutators must be loaded before libFuzzer (load_libfuzzer)")
     for wanted, module in ((mutator, "atheris.custom_mutator"),

@@ -75,7 +75,7 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     (["replay", "--target", "libunwind", "--unwinder", "llvm", "f"], "--unwinder", "libunwind"),
     (["fuzz", "--target", "hotspot", "--unwinder", "fp"], "--unwinder", "hotspot"),
     (["stress", "--target", "minivm", "--unwinder", "fp"], "--unwinder", "minivm"),
-    (["fuzz", "--target", "native", "--harness", "perturb"], "--harness", "native"),
+    (["fuzz", "--target", "native", "--walker", "x.so"], "--walker", "native"),
 ])
 def test_a_flag_the_target_does_not_take_is_refused_in_one_line(
         argv: list[str], flag: str, target: str, capsys: pytest.CaptureFixture[str]) -> None:
