@@ -6,7 +6,9 @@ stress of the reference walker on the mixed workload, so a row's ratio is its sh
 limit measured minutes apart, not days. Rows per interval group:
 
 - delivered samples per worker CPU-second: signal and queue mode against the timers' limit,
-  thread mode against the sampler thread's (target at 10 us: >= 80% of the limit);
+  thread mode against the sampler thread's (target at 10 us: >= 80% of the limit); signal and
+  queue mode also against the paced timers' limit (the timers paced as theirs are, which
+  leaves the workload its time: the share of what a paced sampler can deliver);
 - queue mode: samples the handler tried to enqueue (= delivered), enqueued, walked at a
   safepoint (target at 10 us: >= 80% of those the handler tried), dropped for a full queue,
   and the wait from signal to walk (p50, p99);
@@ -39,6 +41,7 @@ from walkfuzz.targets.minivm.stress.summary import figures, slowdown
 INTERVALS_US = (100, 10)
 SECONDS, REPEATS = 3.0, 3
 SOURCE = {"signal": "timers", "queue": "timers", "thread": "sampler"}
+PACED = {"signal": "timers paced", "queue": "timers paced"}   # paced as these modes pace
 DELIVERY_GOAL_US = 10    # at this interval, deliver >= 80% of the limit, walk >= 80% (queue)
 SLOWDOWN_GOAL_US = 100   # at this interval, slowdown <= 10%
 
@@ -61,8 +64,8 @@ def us_per_sample(lost_fraction: float, per_cpu_second: float) -> float:
 
 def limit_rows(group: str, limits: dict[str, Limit]) -> list[Row]:
     rows = []
-    for source, lim in limits.items():
-        label = f"limit {source} ({lim.params.workers}w)"
+    for kind, lim in limits.items():
+        label = f"limit {kind} ({lim.params.workers}w)"
         rows += [Row(group, f"{label}: delivered", lim.delivered_per_cpu_second, "/CPU-s"),
                  Row(group, f"{label}: slowdown", 100 * lim.slowdown, "%"),
                  Row(group, f"{label}: CPU per signal",
@@ -71,7 +74,7 @@ def limit_rows(group: str, limits: dict[str, Limit]) -> list[Row]:
 
 
 def mode_rows(group: str, mode: str, interval_us: int, runs: list[dict[str, Any]],
-              limit: Limit) -> list[Row]:
+              limit: Limit, paced: Limit | None = None) -> list[Row]:
     """A mode's rows from its run of median slowdown; the slowdown's range across runs."""
     runs = sorted(runs, key=lost)
     result = runs[len(runs) // 2]
@@ -83,6 +86,9 @@ def mode_rows(group: str, mode: str, interval_us: int, runs: list[dict[str, Any]
                 baseline=f"{label}: delivered",
                 target=">= 80% of limit" if at_delivery_goal else "",
                 goal=Goal(at_least=0.8) if at_delivery_goal else None),
+            *([Row(group, f"{mode}: delivered, vs paced", f["delivered_per_cpu_second"],
+                   "/CPU-s", baseline=f"limit {PACED[mode]} ({paced.params.workers}w): delivered")]
+              if paced is not None else []),
             Row(group, f"{mode}: slowdown", 100 * lost(result), "%",
                 baseline=f"{label}: slowdown",
                 target=f"<= 10% ({spread})" if interval_us == SLOWDOWN_GOAL_US else spread,
@@ -116,13 +122,15 @@ def queue_rows(group: str, result: dict[str, Any], at_goal: bool) -> list[Row]:
 def interval_rows(interval_us: int, modes: list[str], cpus: int, seconds: float,
                   repeats: int) -> list[Row]:
     group = f"stress-{interval_us}us"
-    limits = {source: run_limit(source, interval_us, cpus)
-              for source in sorted({SOURCE[m] for m in modes})}
+    limits = {kind: run_limit(kind, interval_us, cpus)
+              for kind in sorted({SOURCE[m] for m in modes} | {PACED[m] for m in PACED
+                                                                if m in modes})}
     rows = limit_rows(group, limits)
     for mode in modes:
         threads = workers_for(SOURCE[mode], cpus)
         runs = [one_run(mode, interval_us, seconds, threads) for _ in range(repeats)]
-        rows += mode_rows(group, mode, interval_us, runs, limits[SOURCE[mode]])
+        paced = limits[PACED[mode]] if mode in PACED else None
+        rows += mode_rows(group, mode, interval_us, runs, limits[SOURCE[mode]], paced)
     return rows
 
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "wf_live_limit.h"
+#include "wf_live_pace.h"
 #include "wf_thread_timer.h"
 
 #define LOOP_STEPS 256 /* multiply-adds per counted loop round: ~100 ns, far below an interval */
@@ -29,6 +30,8 @@ struct limit_worker {
     volatile uint64_t loops;
     volatile uint64_t delivered;
     volatile uint64_t overruns;
+    volatile uint64_t restarts;
+    wf_live_pace pace;
 };
 
 struct limit_run {
@@ -53,6 +56,17 @@ static uint64_t clock_ns(clockid_t clock) {
 
 static uint64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
+/* As the live stress's handler paces its timer (live_sampler.c), the handler itself taking no
+   time: restart when wf_live_pace_next says so. */
+static void pace(struct limit_worker *w, const siginfo_t *info) {
+    uint64_t entered = now_ns();
+    uint64_t first =
+        wf_live_pace_next(&w->pace, entered, entered, info->si_overrun > 0, run.p->interval_ns);
+    if (first != 0 && wf_thread_timer_restart(w->timer, first, run.p->interval_ns) == 0)
+        w->restarts++;
+    wf_live_pace_done(&w->pace, entered, now_ns());
+}
+
 /* The empty handler: count the signal, and the periods its timer lost while it was pending. */
 static void on_sigprof(int signo, siginfo_t *info, void *uc) {
     (void)signo;
@@ -63,6 +77,7 @@ static void on_sigprof(int signo, siginfo_t *info, void *uc) {
         w->delivered++;
         if (info->si_code == SI_TIMER && info->si_overrun > 0)
             w->overruns += (uint64_t)info->si_overrun;
+        if (run.p->paced && w->has_timer && info->si_code == SI_TIMER) pace(w, info);
     }
     errno = saved;
 }
@@ -121,6 +136,7 @@ static int start_sampling(void) {
         struct limit_worker *w = &run.workers[i];
         int rc = wf_thread_timer_start(w->tid, SIGPROF, run.p->interval_ns, &w->timer);
         if (rc != 0) return rc;
+        w->pace = (wf_live_pace){0};
         w->has_timer = 1;
     }
     return 0;
@@ -181,7 +197,8 @@ static int start_workers(uint32_t *started) {
 static int valid(const wf_live_limit_params *p) {
     return p->source <= WF_LIVE_LIMIT_SAMPLER && p->workers >= 1 &&
            p->workers <= WF_LIVE_LIMIT_MAX_WORKERS && p->rounds >= 1 && p->interval_ns >= 1000 &&
-           p->interval_ns <= 1000000000ull && p->round_ns > 0;
+           p->interval_ns <= 1000000000ull && p->round_ns > 0 && p->paced <= 1 &&
+           !(p->paced && p->source != WF_LIVE_LIMIT_TIMERS);
 }
 
 int wf_live_limit(const wf_live_limit_params *p, wf_live_limit_result *out) {
@@ -203,6 +220,7 @@ int wf_live_limit(const wf_live_limit_params *p, wf_live_limit_result *out) {
     for (uint32_t i = 0; i < p->workers; i++) {
         out->delivered += run.workers[i].delivered;
         out->overruns += run.workers[i].overruns;
+        out->paced_restarts += run.workers[i].restarts;
     }
     if (p->source == WF_LIVE_LIMIT_SAMPLER) out->requested = run.sent;
     out->sampler_cpu_ns = run.sampler_cpu_ns;

@@ -8,6 +8,9 @@
  *   WF_LIVE_LIMIT_SAMPLER  one sampler thread tgkills every worker each interval, sleeping
  *                          between ticks and spinning through the last stretch before one:
  *                          thread mode (without the handshake, which is the mode's own cost)
+ * With `paced`, a timers handler paces its timer as the live stress's does (wf_live_pace.h:
+ * a starved or late worker's timer restarts, leaving the workload its own time), so the figure
+ * is what a paced sampler can deliver; without, what the timers deliver at all.
  * Unsampled and sampled rounds alternate, as in a live run, so drift (frequency, other load)
  * weighs on both; per phase the workers' rounds, CPU time and wall time are summed. Samples
  * delivered per worker CPU-second and the rounds per CPU-second lost to delivery are the
@@ -27,6 +30,7 @@ typedef struct wf_live_limit_params {
     uint32_t source;      /* WF_LIVE_LIMIT_TIMERS or WF_LIVE_LIMIT_SAMPLER */
     uint32_t workers;     /* 1..WF_LIVE_LIMIT_MAX_WORKERS */
     uint32_t rounds;      /* unsampled + sampled round pairs, >= 1 */
+    uint32_t paced;       /* timers: 1 = pace them as the live stress does */
     uint64_t interval_ns; /* per worker, 1 us .. 1 s */
     uint64_t round_ns;    /* length of each phase of a round, > 0 */
 } wf_live_limit_params;
@@ -40,6 +44,7 @@ typedef struct wf_live_limit_result {
     uint64_t cpu_ns_base, cpu_ns_run;   /* the workers' CPU time per phase */
     uint64_t wall_ns_base, wall_ns_run; /* each phase's wall time, summed over the workers */
     uint64_t sampler_cpu_ns;            /* sampler: its thread's CPU time (timers: 0) */
+    uint64_t paced_restarts;            /* paced timers: restarts of the pacing */
     int32_t error;                      /* 0, or -errno of a failed set-up step */
 } wf_live_limit_result;
 

@@ -31,11 +31,19 @@ def test_counts_fit_together(source: str) -> None:
         assert lim.sampler_cpu_ns == 0 and lim.sampler_cpu_fraction == 0.0
     else:  # tgkill never overruns; the sampler thread's CPU time is its own
         assert lim.overruns == 0 and lim.sampler_cpu_ns > 0
+    assert lim.paced_restarts == 0  # not paced
+
+
+def test_paced_timers_restart_only_as_paced() -> None:
+    lim = measure(LimitParams(source="timers", paced=True, **TINY))
+    assert lim.delivered > 0 and lim.loops_run > 0
+    # a restart follows a delivered signal that was late (or starved)
+    assert lim.paced_restarts <= lim.delivered
 
 
 @pytest.mark.parametrize("field, value", [("workers", 0), ("workers", 17), ("rounds", 0),
                                           ("interval_ns", 999), ("round_ns", 0),
-                                          ("source", 2)])
+                                          ("source", 2), ("paced", 2)])
 def test_bad_parameters_are_refused(field: str, value: int) -> None:
     ffi, lib = load_testing()
     p = ffi.new("wf_live_limit_params *", {"source": 0, "workers": 1, "rounds": 1,
@@ -44,6 +52,14 @@ def test_bad_parameters_are_refused(field: str, value: int) -> None:
     out = ffi.new("wf_live_limit_result *")
     assert lib.wf_live_limit(p, out) < 0
     assert out.error < 0 and out.delivered == out.loops_base == 0
+
+
+def test_only_timers_are_paced() -> None:
+    ffi, lib = load_testing()
+    p = ffi.new("wf_live_limit_params *", {"source": 1, "workers": 1, "rounds": 1, "paced": 1,
+                                           "interval_ns": 100_000, "round_ns": 1_000_000})
+    out = ffi.new("wf_live_limit_result *")
+    assert lib.wf_live_limit(p, out) < 0 and out.error < 0
 
 
 def test_an_unknown_source_is_named() -> None:

@@ -35,18 +35,19 @@ def test_limit_rows_per_interval_and_source() -> None:
         group = f"limit-{us}us"
         assert cases[(group, "requested")].value == pytest.approx(1e6 / us)
         delivered = [r for r in rows if r.group == group and r.case.endswith(": delivered")]
-        assert [r.case.split(" ")[0] for r in delivered] == ["timers", "sampler"]
+        assert [r.case.split(" (")[0] for r in delivered] == list(bench_limit.KINDS)
         assert all(r.baseline == "requested" and r.value >= 0 for r in delivered)
     assert all(r.goal is None for r in rows)  # limits are what targets are measured against
 
 
 def test_stress_rows_stand_beside_their_limit() -> None:
-    limit = bench_limit.run_limit("timers", 10, cpus=1, rounds=1, round_ns=TINY_ROUND_NS)
+    limit, paced = (bench_limit.run_limit(kind, 10, cpus=1, rounds=1, round_ns=TINY_ROUND_NS)
+                    for kind in ("timers", "timers paced"))
     result = run_minivm_stress(StressOptions(mode="queue", interval_ns=10_000, threads=1,
                                              duration_ns=300_000_000, baseline_ns=300_000_000))
     group = "stress-10us"
-    rows = [*bench_stress.limit_rows(group, {"timers": limit}),
-            *bench_stress.mode_rows(group, "queue", 10, [result], limit)]
+    rows = [*bench_stress.limit_rows(group, {"timers": limit, "timers paced": paced}),
+            *bench_stress.mode_rows(group, "queue", 10, [result], limit, paced)]
     cases = by_case(rows)
     for row in rows:
         assert row.baseline is None or (group, row.baseline) in cases, row

@@ -1,6 +1,7 @@
 """What this machine can deliver to the live stress's workers with an empty handler
 (native/testing/live_limit.c, wf_live_limit.h): samples delivered per worker CPU-second and the
-workload's slowdown, for per-thread timers (signal and queue mode's sampling) and for one
+workload's slowdown, for per-thread timers (signal and queue mode's sampling), the same timers
+paced as the live stress paces them (wf_live_pace.h: the workload keeps its own time), and one
 sampler thread signalling every worker (thread mode's). A live stress figure divided by its
 limit is the share of the machine's delivery the walker's sampling keeps."""
 
@@ -22,6 +23,7 @@ class LimitParams:
     interval_ns: int = 10_000
     rounds: int = 4
     round_ns: int = 250_000_000   # each phase of a round: unsampled, then sampled
+    paced: bool = False           # timers: paced as the live stress paces them
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Limit:
     cpu_ns_run: int
     wall_ns_run: int
     sampler_cpu_ns: int
+    paced_restarts: int
 
     @property
     def delivered_per_cpu_second(self) -> float:
@@ -74,7 +77,7 @@ def measure(params: LimitParams) -> Limit:
     p = ffi.new("wf_live_limit_params *", {
         "source": SOURCES.index(params.source), "workers": params.workers,
         "rounds": params.rounds, "interval_ns": params.interval_ns,
-        "round_ns": params.round_ns})
+        "round_ns": params.round_ns, "paced": int(params.paced)})
     out = ffi.new("wf_live_limit_result *")
     if lib.wf_live_limit(p, out) != 0:
         raise UserError(f"delivery limit with {params}: error {out.error}")
@@ -82,4 +85,5 @@ def measure(params: LimitParams) -> Limit:
                  overruns=int(out.overruns), loops_base=int(out.loops_base),
                  loops_run=int(out.loops_run), cpu_ns_base=int(out.cpu_ns_base),
                  cpu_ns_run=int(out.cpu_ns_run), wall_ns_run=int(out.wall_ns_run),
-                 sampler_cpu_ns=int(out.sampler_cpu_ns))
+                 sampler_cpu_ns=int(out.sampler_cpu_ns),
+                 paced_restarts=int(out.paced_restarts))
