@@ -10,8 +10,10 @@ limit measured minutes apart, not days. Rows per interval group:
   queue mode also against the paced timers' limit (the timers paced as theirs are, which
   leaves the workload its time: the share of what a paced sampler can deliver);
 - queue mode: samples the handler tried to enqueue (= delivered), enqueued, walked at a
-  safepoint (target at 10 us: >= 80% of those the handler tried), dropped for a full queue,
-  and the wait from signal to walk (p50, p99);
+  safepoint, judged at the signal for want of a Java frame to enqueue (the thread in native
+  code: Enqueue's walk error is the sample's answer), walked either way (target at 10 us:
+  >= 80% of those the handler tried), dropped for a full queue, and the wait from signal to
+  walk (p50, p99);
 - the workload's slowdown (target at 100 us: <= 10% in every mode) beside the limit's;
 - the workload CPU lost per delivered sample (slowdown / delivered per CPU-second) beside the
   limit's CPU per empty-handler signal: what the walk and the mode add to the delivery.
@@ -103,18 +105,21 @@ def mode_rows(group: str, mode: str, interval_us: int, runs: list[dict[str, Any]
 
 def queue_rows(group: str, result: dict[str, Any], at_goal: bool) -> list[Row]:
     """The queue's own figures: what the handler tried to enqueue (every delivered sample),
-    what the queue took, walked and dropped full, and how long an element waited."""
-    q, delivered = result["queue"], result["total"]["delivered"]
-    wait = q["wait_ns"]
-    return [Row(group, "queue: tried to enqueue", delivered, "samples"),
-            Row(group, "queue: enqueued", q["enqueued"], "samples",
-                baseline="queue: tried to enqueue"),
-            Row(group, "queue: walked", q["walked"], "samples",
-                baseline="queue: tried to enqueue",
+    what the queue took and walked at a safepoint, what it dropped full, the samples with no
+    Java frame to enqueue (Enqueue's walk error, judged at the signal), every sample judged
+    either way, and how long an element waited."""
+    q, total = result["queue"], result["total"]
+    wait, tried = q["wait_ns"], "queue: tried to enqueue"
+    return [Row(group, tried, total["delivered"], "samples"),
+            Row(group, "queue: enqueued", q["enqueued"], "samples", baseline=tried),
+            Row(group, "queue: walked at safepoint", q["walked"], "samples",
+                baseline="queue: enqueued"),
+            Row(group, "queue: no Java frame, judged at signal", total["walked"] - q["walked"],
+                "samples", baseline=tried),
+            Row(group, "queue: walked, all", total["walked"], "samples", baseline=tried,
                 target=">= 80% of tried" if at_goal else "",
                 goal=Goal(at_least=0.8) if at_goal else None),
-            Row(group, "queue: dropped full", q["dropped_full"], "samples",
-                baseline="queue: tried to enqueue"),
+            Row(group, "queue: dropped full", q["dropped_full"], "samples", baseline=tried),
             Row(group, "queue: wait to safepoint p50", wait.get("p50", 0) / 1e3, "us"),
             Row(group, "queue: wait to safepoint p99", wait.get("p99", 0) / 1e3, "us")]
 
