@@ -10,10 +10,11 @@ limit measured minutes apart, not days. Rows per interval group:
   queue mode also against the paced timers' limit (the timers paced as theirs are, which
   leaves the workload its time: the share of what a paced sampler can deliver);
 - queue mode: samples the handler tried to enqueue (= delivered), enqueued, walked at a
-  safepoint, judged at the signal for want of a Java frame to enqueue (the thread in native
-  code: Enqueue's walk error is the sample's answer), walked either way (target at 10 us:
-  >= 80% of those the handler tried), dropped for a full queue, and the wait from signal to
-  walk (p50, p99);
+  safepoint (of which the frame was gone by then), judged at the signal for want of a Java
+  frame to enqueue (Enqueue's walk error is the sample's answer), judged either way (target
+  at 10 us: >= 80% of those the handler tried), refused because the signal landed in the
+  thread's own safepoint, dropped for a full queue, and the wait from signal to walk (p50,
+  p99);
 - the workload's slowdown (target at 100 us: <= 10% in every mode) beside the limit's;
 - the workload CPU lost per delivered sample (slowdown / delivered per CPU-second) beside the
   limit's CPU per empty-handler signal: what the walk and the mode add to the delivery.
@@ -110,12 +111,17 @@ def queue_rows(group: str, result: dict[str, Any], at_goal: bool) -> list[Row]:
     either way, and how long an element waited."""
     q, total = result["queue"], result["total"]
     wait, tried = q["wait_ns"], "queue: tried to enqueue"
+    judged_at_safepoint = q["walked"] - total["queue_gone"]
     return [Row(group, tried, total["delivered"], "samples"),
             Row(group, "queue: enqueued", q["enqueued"], "samples", baseline=tried),
             Row(group, "queue: walked at safepoint", q["walked"], "samples",
                 baseline="queue: enqueued"),
-            Row(group, "queue: no Java frame, judged at signal", total["walked"] - q["walked"],
-                "samples", baseline=tried),
+            Row(group, "queue: frame gone by the safepoint", total["queue_gone"], "samples",
+                baseline="queue: enqueued"),
+            Row(group, "queue: no Java frame, judged at signal",
+                total["walked"] - judged_at_safepoint, "samples", baseline=tried),
+            Row(group, "queue: refused, the thread at its safepoint",
+                total["queue_rejected"] - q["dropped_full"], "samples", baseline=tried),
             Row(group, "queue: walked, all", total["walked"], "samples", baseline=tried,
                 target=">= 80% of tried" if at_goal else "",
                 goal=Goal(at_least=0.8) if at_goal else None),

@@ -61,8 +61,13 @@ def test_stress_rows_stand_beside_their_limit() -> None:
     assert cases[(group, "queue: walked at safepoint")].value == queue["walked"]
     assert queue["walked"] <= queue["enqueued"]
     assert queue["enqueued"] + queue["dropped_full"] <= tried
+    gone = cases[(group, "queue: frame gone by the safepoint")].value
     at_signal = cases[(group, "queue: no Java frame, judged at signal")].value
-    assert at_signal >= 0 and queue["walked"] + at_signal == result["total"]["walked"]
+    assert 0 <= gone <= queue["walked"] and at_signal >= 0
+    assert queue["walked"] - gone + at_signal == result["total"]["walked"]
+    refused = cases[(group, "queue: refused, the thread at its safepoint")].value
+    # every sample the handler tried was enqueued, refused, dropped or judged at the signal
+    assert queue["enqueued"] + refused + queue["dropped_full"] + at_signal == tried
     assert cases[(group, "queue: walked, all")].value <= tried
     assert (cases[(group, "queue: wait to safepoint p50")].value
             <= cases[(group, "queue: wait to safepoint p99")].value)
