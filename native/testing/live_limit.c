@@ -155,7 +155,16 @@ static void stop_sampling(void) {
     run.sampling = 0;
 }
 
-/* One phase of round_ns: the workers' loops and CPU time added to its phase's totals. */
+/* Until every worker's loop moved past loops0 (or the start timeout): on a loaded machine a
+   worker may get no CPU in a short phase, which then measures nothing of it. */
+static void await_progress(const uint64_t *loops0) {
+    uint64_t deadline = now_ns() + START_TIMEOUT_NS;
+    for (uint32_t i = 0; i < run.p->workers; i++)
+        while (run.workers[i].loops == loops0[i] && now_ns() < deadline) usleep(1000);
+}
+
+/* One phase of round_ns (longer if a worker had not run yet): the workers' loops and CPU time
+   added to its phase's totals. */
 static int phase(int sampled, wf_live_limit_result *out) {
     uint32_t n = run.p->workers;
     uint64_t loops0[WF_LIVE_LIMIT_MAX_WORKERS], cpu0[WF_LIVE_LIMIT_MAX_WORKERS];
@@ -166,6 +175,7 @@ static int phase(int sampled, wf_live_limit_result *out) {
     uint64_t t0 = now_ns();
     int rc = sampled ? start_sampling() : 0;
     if (rc == 0) sleep_until(t0 + run.p->round_ns);
+    if (rc == 0) await_progress(loops0);
     if (sampled) stop_sampling();
     uint64_t wall = now_ns() - t0;
     for (uint32_t i = 0; i < n; i++) {

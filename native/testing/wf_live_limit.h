@@ -32,7 +32,8 @@ typedef struct wf_live_limit_params {
     uint32_t rounds;      /* unsampled + sampled round pairs, >= 1 */
     uint32_t paced;       /* timers: 1 = pace them as the live stress does */
     uint64_t interval_ns; /* per worker, 1 us .. 1 s */
-    uint64_t round_ns;    /* length of each phase of a round, > 0 */
+    uint64_t round_ns;    /* length of each phase of a round, > 0 (a phase also lasts until
+                             every worker ran in it) */
 } wf_live_limit_params;
 
 typedef struct wf_live_limit_result {
