@@ -207,9 +207,10 @@ struct wf_live_worker {
    WF_LIVE_QUEUE_WAIT_NS (a worker's safepoint may come that late), at least
    WF_LIVE_QUEUE_CAPACITY and at most WF_LIVE_QUEUE_MAX_CAPACITY elements; it has twice as many
    slots (the sample behind one element; its index is the element's arg), since the elements
-   Enqueued while a safepoint runs hold theirs until the next one. */
+   Enqueued while a safepoint runs hold theirs until the next one. A slot is about 72 KiB (its
+   stack capture): 512 slots, the most, are 37 MiB a worker. */
 #define WF_LIVE_QUEUE_CAPACITY 32
-#define WF_LIVE_QUEUE_MAX_CAPACITY 1024
+#define WF_LIVE_QUEUE_MAX_CAPACITY 256
 #define WF_LIVE_QUEUE_WAIT_NS 1000000ull
 struct wf_live_queued {
     volatile uint32_t busy; /* enqueued, not processed yet */
