@@ -93,7 +93,10 @@ def verdict(row: Row, by_case: dict[tuple[str, str], Row]) -> str | None:
     """"met" or "MISSED" for a row with a goal, else None."""
     if row.goal is None:
         return None
-    return "met" if row.goal.met(row.value, ratio_of(row, by_case)) else "MISSED"
+    ratio = ratio_of(row, by_case)
+    if row.goal.on == "ratio" and row.baseline is not None and ratio is None:
+        return "MISSED"  # its baseline measured 0 (nothing delivered): no share of it is met
+    return "met" if row.goal.met(row.value, ratio) else "MISSED"
 
 
 def format_row(row: Row, by_case: dict[tuple[str, str], Row]) -> str:

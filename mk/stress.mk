@@ -1,8 +1,9 @@
 # Live stress (issue 6): the simulated VM sampled live, every trace checked (docs/stress.md).
 #   make test-stress   the short profile (~1.5 s a test, mode x interval x workload, -n auto)
 #   make soak          the same matrix, STRESS_SOAK_SECONDS (default 120) a test
-#   make bench-stress  samples per CPU-second, latency, slowdown per mode at 100 us and 10 us;
-#                      delivered samples with capture off and on, ns per capture
+#   make bench-stress  the delivery limit with an empty handler (bench_limit), then per mode at
+#                      100 us and 10 us samples per CPU-second, slowdown and queue figures as
+#                      fractions of it; delivered samples with capture off and on, ns per capture
 #   make stress-hosts TX="--tx ssh=HOST//python=PY ..."
 #                      the stress tests spread over other machines' gateways (docs/stress.md,
 #                      "On many machines"): reports per host and their sum
@@ -23,7 +24,7 @@ soak-stress: .stamp-build
 	  WALKFUZZ_STRESS_WALKS=0 $(PYTEST) -m stress -n $(STRESS_JOBS) tests/stress/test_live_matrix.py
 
 bench-stress: .stamp-build
-	$(PY) bench/runner.py stress capture
+	$(PY) bench/runner.py limit stress capture
 
 # No path arguments: without rsync, pytest-xdist refuses paths for a remote worker; testpaths
 # selects the folder instead, in each host's checkout (tests/stress/conftest.py moves the

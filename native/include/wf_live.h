@@ -95,6 +95,10 @@ typedef struct wf_live_stats {
     uint64_t queue_resizes;       /* queue mode: ASGST_ResizeQueue calls */
     uint64_t queue_checks;        /* queue mode: GetQueueSizeInfo compared with the model */
     uint64_t queue_miscounts;     /* ... and found different (size, capacity or attempts) */
+    uint64_t queue_enqueued;      /* queue mode: Enqueue calls that took the sample */
+    uint64_t queue_walked;        /* queue mode: elements handed to the worker at a safepoint */
+    uint64_t queue_full;          /* queue mode: samples dropped for a full queue or no free
+                                     slot (counted in queue_rejected too) */
     uint64_t paced;               /* signal, queue: timer restarts of the pacing (live_sampler.c) */
     uint64_t invalid_by_class[9]; /* WF_LIVE_CLASSES (cffi takes a number here) */
     uint64_t invalid_in_window;
@@ -144,7 +148,9 @@ typedef struct wf_live_result {
     uint64_t interval_count, latency_count; /* values in the arrays below */
     uint32_t *intervals_ns;                 /* achieved intervals between samples of one worker */
     uint32_t *latencies_ns;                 /* walk latency (handler entry to check done) */
-    double ns_per_tick;                     /* TSC tick length measured over the run */
+    uint64_t wait_count;                    /* values in waits_ns */
+    uint32_t *waits_ns; /* queue mode: signal to the element's walk at its safepoint */
+    double ns_per_tick; /* TSC tick length measured over the run */
 } wf_live_result;
 
 /* A running live stress's counts so far, summed over its workers (racy reads of counters the

@@ -169,8 +169,8 @@ struct wf_live_worker {
     wf_live_pace pace; /* of its timer (signal, queue mode) */
     uint64_t samples;
     wf_live_stats st;
-    uint32_t *intervals, *latencies;
-    uint64_t interval_count, latency_count;
+    uint32_t *intervals, *latencies, *waits; /* waits: queue mode only */
+    uint64_t interval_count, latency_count, wait_count;
     struct wf_live_snapshot snap;
     struct wf_live_shadow snap_frames[WF_LIVE_SHADOW_MAX]; /* snap's */
     struct wf_live_walk walk;
@@ -195,16 +195,23 @@ struct wf_live_worker {
     int last_cpu; /* thread mode: the CPU its handler last ran on, -1 unknown */
     void *handshake_uc;
     ASGST_Queue *queue;            /* queue mode: this worker's safepoint queue */
-    struct wf_live_queued *queued; /* WF_LIVE_QUEUED slots: what each element was at the signal */
+    struct wf_live_queued *queued; /* run->queue_slots slots: what each element was at the
+                                      signal */
     uint32_t queued_next;
     int32_t queue_current;              /* the slot whose element is being walked, -1 none */
     uint64_t poll_sp, poll_fp, poll_pc; /* the frame the running safepoint was given */
     struct wf_live_queue_model qm;      /* queue mode: what GetQueueSizeInfo must say */
 };
 
-/* Queue mode: the sample behind one queue element (its index is the element's arg). */
-#define WF_LIVE_QUEUED 64
-#define WF_LIVE_QUEUE_CAPACITY 32 /* elements of a worker's queue */
+/* Queue mode: a worker's queue holds what arrives at the run's interval in
+   WF_LIVE_QUEUE_WAIT_NS (a worker's safepoint may come that late), at least
+   WF_LIVE_QUEUE_CAPACITY and at most WF_LIVE_QUEUE_MAX_CAPACITY elements; it has twice as many
+   slots (the sample behind one element; its index is the element's arg), since the elements
+   Enqueued while a safepoint runs hold theirs until the next one. A slot is about 72 KiB (its
+   stack capture): 512 slots, the most, are 37 MiB a worker. */
+#define WF_LIVE_QUEUE_CAPACITY 32
+#define WF_LIVE_QUEUE_MAX_CAPACITY 256
+#define WF_LIVE_QUEUE_WAIT_NS 1000000ull
 struct wf_live_queued {
     volatile uint32_t busy; /* enqueued, not processed yet */
     struct wf_live_sample_info at;
@@ -239,6 +246,8 @@ struct wf_live_run {
     volatile uint32_t sampler_sleeping; /* thread mode: the sampler waits on `doorbell` */
     int sampler_cpu;                    /* thread mode: the CPU it last ran on, -1 unknown */
     struct wf_live_queue_api queue;     /* queue mode */
+    int32_t queue_capacity;             /* queue mode: each worker's queue, sized for the rate */
+    uint32_t queue_slots;               /* ... and its slots: twice as many */
     volatile int stop_requested;        /* end the phases now (stop_on_first, an interrupt) */
     uint64_t tsc0, ns0;                 /* TSC and CLOCK_MONOTONIC at the start: capture timing */
 };
@@ -301,6 +310,9 @@ void wf_live_info(struct wf_live_sample_info *at, const struct wf_live_worker *w
 void wf_live_walk_reset(struct wf_live_walk *walk, int32_t run_result);
 /* Drain iterator `it` into `out` with the run's walker. Async-signal-safe. */
 void wf_live_collect(ASGST_Iterator *it, struct wf_live_walk *out);
+/* Keep one value of a worker's interval, latency or wait record (up to record_cap).
+   Async-signal-safe. */
+void wf_live_record(uint32_t *values, uint64_t *count, uint64_t ns);
 /* Record one handler entry (interval since the previous one). Async-signal-safe. */
 void wf_live_note_delivery(struct wf_live_worker *w, uint64_t t0);
 

@@ -133,3 +133,10 @@ def test_a_row_with_a_goal_is_marked_met_or_missed() -> None:
     assert runner.verdict(cost, by_case) == "MISSED"
     assert "[MISSED]" in runner.format_row(slow, by_case)
     assert runner.row_record(fast, by_case)["verdict"] == "met"
+
+
+def test_a_ratio_goal_over_a_baseline_of_zero_is_missed() -> None:
+    # a limit that delivered nothing on a loaded machine: no share of it can be judged met
+    none = runner.Row("g", "limit", 0.0, "/CPU-s")
+    row = runner.Row("g", "mode", 5.0, "/CPU-s", baseline="limit", goal=runner.Goal(at_least=0.8))
+    assert runner.verdict(row, {(r.group, r.case): r for r in (none, row)}) == "MISSED"

@@ -96,6 +96,7 @@ def test_stress_report_delivered_fraction_and_no_baseline(tmp_path: Path) -> Non
     assert counters["delivered_fraction"] == pytest.approx(fraction, abs=1e-6)
     assert counters["delivered_fraction"] <= 1.0
     assert counters["slowdown"] == "no baseline"
+    assert "queue" not in counters and "queue_wait_ns" not in counters  # queue mode's only
     md = (out / "report.md").read_text()
     rows = md_rows(md)
     assert_no_dicts(md)
@@ -111,6 +112,30 @@ def test_stress_report_delivered_fraction_and_no_baseline(tmp_path: Path) -> Non
     assert widths == pytest.approx([(b - a) * 1e-9 for a, b in itertools.pairwise(edges)])
     assert ax.get_xscale() == "symlog"
     assert_group_readable(out)
+
+
+def test_stress_queue_report_has_the_queue_figures(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run = walkfuzz("stress", "--mode", "queue", "--duration", "5s", "--walks", "300",
+                   "--baseline", "0", "--out", str(out))
+    assert run.returncode in (0, 1), run.stderr
+    counters = json.loads((out / "report.json").read_text())["counters"]
+    queue, wait = counters["queue"], counters["queue_wait_ns"]
+    assert queue["walked"] > 0 and queue["walked"] <= queue["enqueued"]
+    assert queue["enqueued"] + queue["dropped_full"] <= counters["delivered"]
+    assert queue["dropped_full"] <= counters["queue_rejected"]
+    assert queue["walked_fraction"] == pytest.approx(queue["walked"] / queue["enqueued"])
+    assert wait["count"] == queue["walked"]  # one wait per element walked at a safepoint
+    assert wait["min"] <= wait["p50"] <= wait["p99"] <= wait["max"]
+    assert (f"queue: enqueued {queue['enqueued']}, walked {queue['walked']} "
+            f"({100 * queue['walked_fraction']:.1f}%), dropped full {queue['dropped_full']}"
+            in run.stdout)
+    md = (out / "report.md").read_text()
+    rows = md_rows(md)
+    assert_no_dicts(md)
+    assert rows["enqueued"] == f"{queue['enqueued']:,}"
+    assert rows["dropped_full"] == f"{queue['dropped_full']:,}"
+    assert "#### queue_wait_ns" in md
 
 
 def test_stress_with_a_baseline_gives_its_slowdown(tmp_path: Path) -> None:

@@ -38,6 +38,14 @@ static const struct wf_live_queue_api REFERENCE_QUEUE = {
     .size_info = ASGST_GetQueueSizeInfo,
 };
 
+/* What arrives at the interval within WF_LIVE_QUEUE_WAIT_NS, within the capacity bounds. */
+static int32_t capacity_for(uint64_t interval_ns) {
+    uint64_t n = WF_LIVE_QUEUE_WAIT_NS / interval_ns;
+    return n < WF_LIVE_QUEUE_CAPACITY       ? WF_LIVE_QUEUE_CAPACITY
+           : n > WF_LIVE_QUEUE_MAX_CAPACITY ? WF_LIVE_QUEUE_MAX_CAPACITY
+                                            : (int32_t)n;
+}
+
 int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
     int caps = run->api->capabilities();
     if (!(caps & ASGST_REGISTER_QUEUE)) {
@@ -47,6 +55,8 @@ int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
                  run->api->name, caps);
         return -1;
     }
+    run->queue_capacity = capacity_for(run->cfg.interval_ns);
+    run->queue_slots = 2 * (uint32_t)run->queue_capacity;
     if (run->api->handle == NULL) {
         run->queue = REFERENCE_QUEUE;
         return 0;
@@ -77,8 +87,10 @@ int wf_live_queue_bind(struct wf_live_run *run, char *err, size_t errlen) {
 static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
     struct wf_live_worker *w = queue_arg;
     uintptr_t k = (uintptr_t)arg;
-    if (k >= WF_LIVE_QUEUED) return;
+    if (k >= wf_live_current_run.queue_slots) return;
     struct wf_live_queued *slot = &w->queued[k];
+    w->st.queue_walked++;
+    wf_live_record(w->waits, &w->wait_count, wf_live_now_ns() - slot->at.t0);
     wf_live_walk_reset(&w->walk, ASGST_JAVA_TRACE);
     slot->at.source = WF_EXPECTED_ELEMENT;
     w->queue_current = (int32_t)k; /* a fault in the walk is this element's */
@@ -91,14 +103,16 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
 
 int wf_live_queue_register(struct wf_live_worker *w) {
     const struct wf_live_run *run = &wf_live_current_run;
-    w->queued = calloc(WF_LIVE_QUEUED, sizeof *w->queued);
-    if (w->queued == NULL) return -1;
-    for (uint32_t k = 0; k < WF_LIVE_QUEUED; k++)
+    uint32_t slots = run->queue_slots;
+    w->queued = calloc(slots, sizeof *w->queued);
+    w->waits = calloc(run->cfg.record_cap, sizeof *w->waits);
+    if (w->queued == NULL || w->waits == NULL) return -1;
+    for (uint32_t k = 0; k < slots; k++)
         w->queued[k].snap = (struct wf_live_snapshot){.cap = WF_LIVE_QUEUED_SHADOW_MAX,
                                                       .frames = w->queued[k].frames};
-    if (run->cfg.capture) wf_live_prefault(w->queued, WF_LIVE_QUEUED * sizeof *w->queued);
-    w->queue = run->queue.register_queue(NULL, WF_LIVE_QUEUE_CAPACITY, 0, on_element, w);
-    wf_live_queue_model_start(w, WF_LIVE_QUEUE_CAPACITY);
+    if (run->cfg.capture) wf_live_prefault(w->queued, slots * sizeof *w->queued);
+    w->queue = run->queue.register_queue(NULL, run->queue_capacity, 0, on_element, w);
+    wf_live_queue_model_start(w, run->queue_capacity);
     return w->queue != NULL ? 0 : -1;
 }
 
@@ -140,10 +154,11 @@ static void capture_signal(struct wf_live_worker *w, struct wf_live_queued *slot
 
 void wf_live_queue_sample(struct wf_live_worker *w, void *uc, uint64_t t0) {
     wf_live_note_delivery(w, t0);
-    uint32_t k = w->queued_next % WF_LIVE_QUEUED;
+    uint32_t k = w->queued_next % wf_live_current_run.queue_slots;
     struct wf_live_queued *slot = &w->queued[k];
     if (slot->busy) { /* every slot waits for a safepoint */
         w->st.queue_rejected++;
+        w->st.queue_full++;
         return;
     }
     wf_live_snapshot_take(&w->jt, &slot->snap);
@@ -159,6 +174,7 @@ void wf_live_queue_sample(struct wf_live_worker *w, void *uc, uint64_t t0) {
     __atomic_and_fetch(&w->vm->flags, ~(uint32_t)WF_THREAD_CURRENT, __ATOMIC_RELAXED);
     wf_live_queue_count_enqueue(w, faulted, rc);
     if (!faulted && rc == ASGST_JAVA_TRACE) {
+        w->st.queue_enqueued++;
         slot->busy = 1;
         w->queued_next++;
         w->jt.poll = 1;
@@ -167,6 +183,7 @@ void wf_live_queue_sample(struct wf_live_worker *w, void *uc, uint64_t t0) {
     if (!faulted && (rc == ASGST_ENQUEUE_FULL_QUEUE || rc == ASGST_ENQUEUE_OTHER_ERROR ||
                      rc == ASGST_ENQUEUE_NO_QUEUE)) {
         w->st.queue_rejected++;
+        w->st.queue_full += rc == ASGST_ENQUEUE_FULL_QUEUE;
         return;
     }
     wf_live_walk_reset(&w->walk, faulted ? 0 : (int32_t)rc); /* enqueue's walk failed */

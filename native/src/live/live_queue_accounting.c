@@ -42,7 +42,9 @@
 #include "wf_queue.h"
 
 #define RESIZE_EVERY 16
-static const int32_t RESIZE_TO[] = {8, 2, 32, 4};
+/* Capacities asked for in turn, as divisors of the registered one (at 32: 8, 2, 32, 4); 0 asks
+   for 2, which fills up at any rate, so the full-queue path is counted too. */
+static const int32_t RESIZE_DIVISOR[] = {4, 0, 1, 8};
 
 #define fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
@@ -193,7 +195,8 @@ void wf_live_queue_check_before(struct wf_live_worker *w) {
     m->start_calls = c.calls;
     m->start_taken = c.taken;
     if (++m->safepoints % RESIZE_EVERY == 0) {
-        int32_t to = RESIZE_TO[(m->safepoints / RESIZE_EVERY) % 4];
+        int32_t divisor = RESIZE_DIVISOR[(m->safepoints / RESIZE_EVERY) % 4];
+        int32_t to = divisor ? wf_live_current_run.queue_capacity / divisor : 2;
         wf_live_current_run.queue.resize(w->queue, to);
         m->pending = to;
         w->st.queue_resizes++;

@@ -184,16 +184,31 @@ static void add_stats(wf_live_stats *sum, const wf_live_stats *s) {
     }
 }
 
-static uint32_t *concat(struct wf_live_run *run, int latencies, uint64_t *count) {
-    uint64_t total = 0;
-    for (int i = 0; i < run->worker_count; i++)
-        total += latencies ? run->workers[i].latency_count : run->workers[i].interval_count;
+enum record_kind { RECORD_INTERVALS, RECORD_LATENCIES, RECORD_WAITS };
+
+/* A worker's values and their count of record `kind` (waits: none outside queue mode). */
+static const uint32_t *values_of(const struct wf_live_worker *w, enum record_kind kind,
+                                 uint64_t *n) {
+    *n = kind == RECORD_INTERVALS   ? w->interval_count
+         : kind == RECORD_LATENCIES ? w->latency_count
+         : w->waits != NULL         ? w->wait_count
+                                    : 0;
+    return kind == RECORD_INTERVALS   ? w->intervals
+           : kind == RECORD_LATENCIES ? w->latencies
+                                      : w->waits;
+}
+
+static uint32_t *concat(struct wf_live_run *run, enum record_kind kind, uint64_t *count) {
+    uint64_t total = 0, n;
+    for (int i = 0; i < run->worker_count; i++) {
+        values_of(&run->workers[i], kind, &n);
+        total += n;
+    }
     uint32_t *all = malloc((total ? total : 1) * sizeof *all);
     uint64_t at = 0;
     for (int i = 0; all != NULL && i < run->worker_count; i++) {
-        const struct wf_live_worker *w = &run->workers[i];
-        uint64_t n = latencies ? w->latency_count : w->interval_count;
-        memcpy(all + at, latencies ? w->latencies : w->intervals, n * sizeof *all);
+        const uint32_t *values = values_of(&run->workers[i], kind, &n);
+        if (n) memcpy(all + at, values, n * sizeof *all);
         at += n;
     }
     *count = all ? total : 0;
@@ -220,8 +235,9 @@ static void collect_results(struct wf_live_run *run, wf_live_result *out) {
     out->window_count = run->vm.window_count;
     out->code_bytes =
         root->blob_count ? root->blobs[root->blob_count - 1].end - WF_VM_CODE_HEAP : 0;
-    out->intervals_ns = concat(run, 0, &out->interval_count);
-    out->latencies_ns = concat(run, 1, &out->latency_count);
+    out->intervals_ns = concat(run, RECORD_INTERVALS, &out->interval_count);
+    out->latencies_ns = concat(run, RECORD_LATENCIES, &out->latency_count);
+    out->waits_ns = concat(run, RECORD_WAITS, &out->wait_count);
 }
 
 static int check_config(const wf_live_config *c, char *err, size_t errlen) {

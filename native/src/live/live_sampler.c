@@ -60,9 +60,10 @@ static void count_end(wf_live_stats *st, int32_t code) {
     st->errors[code <= 0 && code > -WF_LIVE_ERROR_SLOTS + 1 ? -code : WF_LIVE_ERROR_SLOTS - 1]++;
 }
 
-static void record(uint32_t *values, uint64_t *count, uint32_t cap, uint64_t ns) {
-    if (*count < cap) values[*count] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
-    if (*count < cap) (*count)++;
+void wf_live_record(uint32_t *values, uint64_t *count, uint64_t ns) {
+    if (*count >= wf_live_current_run.cfg.record_cap) return;
+    values[*count] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+    (*count)++;
 }
 
 void wf_live_judge(struct wf_live_worker *w, const struct wf_live_sample_info *at,
@@ -89,8 +90,7 @@ void wf_live_judge(struct wf_live_worker *w, const struct wf_live_sample_info *a
             wf_live_capture_keep(w, at, v.cls, v.first_diff, NULL);
         }
     }
-    const struct wf_live_run *run = &wf_live_current_run;
-    record(w->latencies, &w->latency_count, run->cfg.record_cap, wf_live_now_ns() - at->t0);
+    wf_live_record(w->latencies, &w->latency_count, wf_live_now_ns() - at->t0);
 }
 
 void wf_live_walk_reset(struct wf_live_walk *walk, int32_t run_result) {
@@ -139,8 +139,7 @@ void wf_live_sample(struct wf_live_worker *w, void *uc, int32_t options, uint64_
 
 void wf_live_note_delivery(struct wf_live_worker *w, uint64_t t0) {
     if (w->last_sample_ns != 0)
-        record(w->intervals, &w->interval_count, wf_live_current_run.cfg.record_cap,
-               t0 - w->last_sample_ns);
+        wf_live_record(w->intervals, &w->interval_count, t0 - w->last_sample_ns);
     w->last_sample_ns = t0;
     w->st.delivered++;
 }

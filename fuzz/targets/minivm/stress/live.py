@@ -29,7 +29,8 @@ HISTOGRAM_EDGES_NS = (0, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 2
                       500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, 100_000_000)
 STATS_FIELDS = ("requested", "delivered", "walked", "exact", "invalid", "faults", "hangs",
                 "frames", "safepoints", "invalid_in_window", "queue_rejected", "queue_gone",
-                "queue_resizes", "queue_checks", "queue_miscounts", "paced", "iterations_base",
+                "queue_resizes", "queue_checks", "queue_miscounts", "queue_enqueued",
+                "queue_walked", "queue_full", "paced", "iterations_base",
                 "iterations_run", "cpu_ns_base", "cpu_ns_run", "wall_ns_base", "wall_ns_run",
                 "captured", "capture_dropped", "capture_copies", "capture_ns", "capture_bytes")
 # wf_live_stats.queue_miscount, in its order (wf_live.h).
@@ -125,6 +126,16 @@ def capture_summary(lib: Any, total: dict[str, Any], ns_per_tick: float) -> dict
     return doc
 
 
+def queue_summary(total: dict[str, Any], waits: list[int]) -> dict[str, Any]:
+    """Queue mode's own figures: samples enqueued, walked at a safepoint, dropped for a full
+    queue (or no free slot), and how long an element waited from its signal to its walk."""
+    enqueued = total["queue_enqueued"]
+    return {"enqueued": enqueued, "walked": total["queue_walked"],
+            "dropped_full": total["queue_full"],
+            "walked_fraction": total["queue_walked"] / enqueued if enqueued else 0.0,
+            "wait_ns": percentiles(waits)}
+
+
 def _run_in_thread(lib: Any, args: tuple[Any, ...]) -> tuple[threading.Thread, list[int]]:
     """wf_live_run on a thread of its own (cffi releases the GIL while it runs)."""
     rc: list[int] = []
@@ -195,12 +206,15 @@ def _result(options: StressOptions, ffi: Any, lib: Any, out: Any, drain: Drain,
     kinds = [ffi.string(lib.wf_live_method_kind(i)).decode() for i in range(out.method_count)]
     intervals = list(ffi.unpack(out.intervals_ns, out.interval_count))
     latencies = list(ffi.unpack(out.latencies_ns, out.latency_count))
+    waits = list(ffi.unpack(out.waits_ns, out.wait_count))
+    total = _stats(out.total, float(out.ns_per_tick))
+    queue = {"queue": queue_summary(total, waits)} if options.mode == "queue" else {}
     return {
         "options": options.to_json(),
         "started_at": clock.start_wall,
         "stopped_early": bool(lib.wf_live_stopped_early()) and not interrupted,
         "interrupted": interrupted,
-        "total": _stats(out.total, float(out.ns_per_tick)),
+        "total": total,
         "capture": capture_summary(lib, _stats(out.total), float(out.ns_per_tick)),
         "per_worker": [_stats(out.per_worker[i], float(out.ns_per_tick))
                        for i in range(out.workers)],
@@ -213,4 +227,5 @@ def _result(options: StressOptions, ffi: Any, lib: Any, out: Any, drain: Drain,
                "windows": int(out.window_count), "code_bytes": int(out.code_bytes)},
         "interval": percentiles(intervals), "interval_histogram": histogram(intervals),
         "latency": percentiles(latencies), "latency_histogram": histogram(latencies),
+        **queue,
     }

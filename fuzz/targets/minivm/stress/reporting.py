@@ -107,6 +107,10 @@ def counters_of(result: dict[str, Any]) -> dict[str, Any]:
     counters["interval_ns"] = {k: float(v) for k, v in result["interval"].items()}
     counters["walk_latency_ns"] = {k: float(v) for k, v in result["latency"].items()}
     counters["capture"] = {k: round(float(v), 1) for k, v in result["capture"].items()}
+    if "queue" in result:  # queue mode: its queue's own figures
+        queue = result["queue"]
+        counters["queue"] = {k: v for k, v in queue.items() if k != "wait_ns"}
+        counters["queue_wait_ns"] = {k: float(v) for k, v in queue["wait_ns"].items()}
     counters["stopped_early"] = bool(result.get("stopped_early"))
     counters["vm"] = result["vm"]
     return counters

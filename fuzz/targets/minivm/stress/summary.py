@@ -75,7 +75,19 @@ def one_line(result: dict[str, Any]) -> str:
             f"({100 * f['invalid_rate']:.3f}%), faults {total['faults']}, hangs "
             f"{total['hangs']}; walk p50 {lat.get('p50', 0) / 1e3:.1f}us p99 "
             f"{lat.get('p99', 0) / 1e3:.1f}us; slowdown {slowdown_text(slowdown(total))}"
-            + _paced(total))
+            + _queue(result) + _paced(total))
+
+
+def _queue(result: dict[str, Any]) -> str:
+    """Queue mode: what its queue took, walked and dropped, and how long elements waited."""
+    queue = result.get("queue")
+    if queue is None:
+        return ""
+    wait = queue["wait_ns"]
+    return (f"; queue: enqueued {queue['enqueued']}, walked {queue['walked']} "
+            f"({100 * queue['walked_fraction']:.1f}%), dropped full {queue['dropped_full']}, "
+            f"wait to safepoint p50 {wait.get('p50', 0) / 1e3:.1f}us "
+            f"p99 {wait.get('p99', 0) / 1e3:.1f}us")
 
 
 def _paced(total: dict[str, Any]) -> str:
