@@ -39,6 +39,7 @@
 
 #define HOLD_WAIT_NS 5000000ull    /* a held thread waits this long to be claimed */
 #define SAMPLE_WAIT_NS 50000000ull /* the checker waits this long for the handler */
+#define STOP_WAIT_NS 1000000000ull /* VMDeath waits this long for the checker's last check */
 /* Frames that must agree in a bottom check: the root frame; deeper ones may have returned in
    between. */
 #define BOTTOM_FRAMES 1
@@ -47,8 +48,10 @@
 enum { HELD_FREE = 0, HELD_WAITING = 1, HELD_CLAIMED = 2, HELD_RELEASED = 3 };
 
 static volatile int checker_running;
-static volatile int want_held; /* 1: the next hold() stays for a held check */
-static volatile int wakeups;   /* futex word of the checker: bumped by holders and by stop */
+static volatile int want_held;    /* 1: the next hold() stays for a held check */
+static volatile int wakeups;      /* futex word of the checker: bumped by holders and by stop */
+static volatile int checker_done; /* 1 once checker_main returned, checker_cpu_ns set */
+static uint64_t checker_cpu_ns;
 static jvmtiFrameInfo gst_frames[WF_HS_MAX_DEPTH];
 
 /* Sleep while *word == seen, at most ns (0: no limit); returns at once when it differs. */
@@ -225,6 +228,11 @@ static void JNICALL checker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
         uint64_t now = wf_hs_now_ns();
         if (now < next_period) futex_wait(&wakeups, seen, next_period - now);
     }
+    struct timespec cpu;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+        checker_cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+    __atomic_store_n(&checker_done, 1, __ATOMIC_RELEASE);
+    futex_wake(&checker_done);
 }
 
 void wf_hs_check_start(JNIEnv *jni) {
@@ -247,9 +255,15 @@ void wf_hs_check_start(JNIEnv *jni) {
     }
 }
 
+double wf_hs_check_cpu_s(void) {
+    return __atomic_load_n(&checker_done, __ATOMIC_ACQUIRE) ? (double)checker_cpu_ns / 1e9 : 0.0;
+}
+
 void wf_hs_check_stop(void) {
-    __atomic_store_n(&checker_running, 0, __ATOMIC_RELEASE);
+    if (!__atomic_exchange_n(&checker_running, 0, __ATOMIC_ACQ_REL)) return;
     __atomic_store_n(&want_held, 0, __ATOMIC_RELEASE);
     __atomic_fetch_add(&wakeups, 1, __ATOMIC_RELEASE);
     futex_wake(&wakeups);
+    /* The summary comes next and carries the checker's CPU time: let it finish its check. */
+    wait_for(&checker_done, 1, wf_hs_now_ns() + STOP_WAIT_NS);
 }

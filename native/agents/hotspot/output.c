@@ -338,7 +338,8 @@ static void write_summary(void) {
     wf_hs_out_line(
         "{\"type\":\"summary\",\"t\":%.3f,\"threads\":%lu,\"signals\":%lu,\"calls\":%lu,"
         "\"faults\":%lu,\"skipped_not_java\":%lu,\"unresolved\":%lu,"
-        "\"process_cpu_s\":%.3f,\"worker_cpu_s\":%.3f,\"walk_s\":%.6f,\"handler_s\":%.6f,"
+        "\"process_cpu_s\":%.3f,\"worker_cpu_s\":%.3f,\"checker_cpu_s\":%.3f,\"walk_s\":%.6f,"
+        "\"handler_s\":%.6f,"
         "\"codes\":%s,\"classes\":%s,\"interval_us_log2\":%s,\"latency_us_log2\":%s,"
         "\"holds\":%lu,\"held_checks\":%lu,\"held_agree\":%lu,\"held_empty\":%lu,"
         "\"bottom_checks\":%lu,\"bottom_agree\":%lu,\"bottom_empty\":%lu,\"bottom_common\":%s,"
@@ -347,11 +348,11 @@ static void write_summary(void) {
         "\"bottom_disagree_mono\":[%.6f,%.6f]}",
         elapsed_s(), (unsigned long)s.threads, (unsigned long)s.signals, (unsigned long)s.calls,
         (unsigned long)s.faults, (unsigned long)s.skipped_not_java, (unsigned long)s.unresolved,
-        cpu, s.worker_cpu_s, (double)s.walk_ns / 1e9, (double)s.handler_ns / 1e9, codes, classes,
-        interval, latency, (unsigned long)s.holds, (unsigned long)check_total[1],
-        (unsigned long)check_agree[1], (unsigned long)check_empty[1], (unsigned long)check_total[0],
-        (unsigned long)check_agree[0], (unsigned long)check_empty[0], bottom,
-        (unsigned long)wf_hs_methods_count(), (unsigned long)wf_hs_methods_tracked(),
+        cpu, s.worker_cpu_s, wf_hs_check_cpu_s(), (double)s.walk_ns / 1e9,
+        (double)s.handler_ns / 1e9, codes, classes, interval, latency, (unsigned long)s.holds,
+        (unsigned long)check_total[1], (unsigned long)check_agree[1], (unsigned long)check_empty[1],
+        (unsigned long)check_total[0], (unsigned long)check_agree[0], (unsigned long)check_empty[0],
+        bottom, (unsigned long)wf_hs_methods_count(), (unsigned long)wf_hs_methods_tracked(),
         (unsigned long)fault_drops, (unsigned long)invalid_drops, first, last,
         (double)check_disagree_first[1] / 1e9, (double)check_disagree_last[1] / 1e9,
         (double)check_disagree_first[0] / 1e9, (double)check_disagree_last[0] / 1e9);

@@ -314,7 +314,9 @@ wf_hs_class wf_hs_classify(const wf_asgct_frame *frames, int n, const int32_t *s
 void wf_hs_check_start(JNIEnv *jni);
 /* Called by the held thread inside Native.hold(): wait until checked or timed out. */
 void wf_hs_check_hold(wf_hs_thread *t);
-/* Stop the checker loop (VMDeath). */
+/* CPU seconds the checker thread used, once it stopped; 0 before or without one. */
+double wf_hs_check_cpu_s(void);
+/* Stop the checker loop and wait (bounded) until it returned (VMDeath). */
 void wf_hs_check_stop(void);
 /* SIGPROF hook: fill peek_* if the checker asked. Async-signal-safe. */
 void wf_hs_check_on_sample(wf_hs_thread *t, const wf_asgct_trace *trace);
