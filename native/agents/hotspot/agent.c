@@ -175,6 +175,7 @@ wf_hs_thread *wf_hs_thread_attach(JNIEnv *env, jthread thread) {
     t->tid = (pid_t)syscall(SYS_gettid);
     t->env = env;
     t->ref = (*env)->NewGlobalRef(env, thread);
+    t->running_num = WF_HS_NO_RUNNING;
     t->rng = wf_hs_cfg.seed * 0x9E3779B97F4A7C15ull + (uint64_t)t->tid * 0xBF58476D1CE4E5B9ull + 1;
     stack_bounds(&t->stack_lo, &t->stack_hi);
     if (wf_hs_cfg.mode != WF_HS_MODE_CONTROL) prepare_guard();

@@ -1,31 +1,32 @@
-/* The GetStackTrace oracle: a JVMTI agent thread that compares an ASGCT trace taken in a
- * signal handler with JVMTI GetStackTrace for the same thread.
+/* The GetStackTrace oracle: a JVMTI agent thread that compares ASGCT traces taken in the
+ * signal handler with JVMTI GetStackTrace for the same thread, on a subset: one thread a
+ * period (check_every_ms), round robin.
  *
- * Held check (exact): the workload calls the native Agent.hold() often; the thread is then in
- * native code, its stack frozen below the native frame, and GetStackTrace can walk it without
- * its cooperation. Once per check period the checker posts a want; the one hold() that takes
- * it stays, pauses its own timer (samples of a frozen stack add nothing), wakes the checker;
- * the checker sends SIGPROF, the handler stores the ASGCT trace, the checker calls
- * GetStackTrace and the two must be equal frame by frame (method and bci; a native frame is -3
- * in ASGCT and -1 in JVMTI), then releases it. Every other hold() returns at once: the
- * workload threads never wait for the checker, and the summary says how many holds were
- * offered and how many were checked.
+ * Each period the checker takes a sample of the next thread (it sends SIGPROF; the thread is
+ * most likely running Java) and posts a want for that thread's next hold. The workload calls
+ * the native Agent.hold() often; a hold returns at once unless its thread is the wanted one.
+ * That one stays in native code, its stack frozen below the native frame, pauses its own
+ * timer (samples of a frozen stack add nothing) and wakes the checker, which signals it
+ * again for the held sample and calls GetStackTrace itself (the holder is in native code:
+ * no handshake, nothing to wait for), then releases it. The one GetStackTrace judges two
+ * traces:
+ *   held    the held sample: equal frame by frame (method and bci; a native frame is -3 in
+ *           ASGCT and -1 in JVMTI);
+ *   bottom  the period's running sample: its stack has moved on since, the root frame must
+ *           agree (the common bottom depth is reported).
+ * GetStackTrace of a thread running Java instead would be a handshake the checker spins
+ * and yields on until the thread reaches a poll: most of the oracle's CPU on a busy machine.
  *
- *   want:  0 --(checker, once a period)--> 1 --(a holder's CAS)--> 0
+ *   want:  0 --(checker, once a period)--> index+1 of a thread --(that thread's hold)--> 0
  *   held:  0 free --(holder took the want)--> 1 waiting --(checker CAS)--> 2 claimed
  *          2 --(checker done)--> 3 released --(thread leaves hold)--> 0
  *          1 --(thread's deadline, CAS)--> 0          (nobody came)
  *
- * Bottom check (approximate): a thread running Java code cannot be held (GetStackTrace would
- * wait for a safepoint it never reaches while spinning in a handler). Once a period the
- * checker asks the next thread's next sample for its trace, then calls GetStackTrace, which
- * returns at the thread's next safepoint: the top of the stack may have moved, the bottom
- * must agree.
- *
  * Nobody polls: the checker sleeps on a futex until the next period or a holder's wake-up,
- * and waits for a handler's trace or a release on the futex of that word. A thread polling
- * every 50 us or 1 ms costs a timer interrupt and a context switch each time, which on a
- * virtual machine is tens of microseconds of CPU.
+ * and waits on the futex of a thread's word for the handler's trace or the release. A thread
+ * polling every 50 us or 1 ms costs a timer interrupt and a context switch each time, which
+ * on a virtual machine is tens of microseconds of CPU. The summary says how many holds were
+ * offered (holds) and checked (held_checks).
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -161,17 +162,14 @@ static void describe(jvmtiEnv *jvmti, const wf_asgct_frame *a, int na, const jvm
     }
 }
 
-static void compare(jvmtiEnv *jvmti, wf_hs_thread *t, int held) {
-    jint ng = 0;
-    if ((*jvmti)->GetStackTrace(jvmti, t->ref, 0, WF_HS_MAX_DEPTH, gst_frames, &ng) !=
-        JVMTI_ERROR_NONE)
-        return;
-    int na = t->peek_num;
+/* Judge one ASGCT trace against the GetStackTrace frames and report it. held: the two must be
+ * equal; bottom: the root frame must agree. */
+static void judge(jvmtiEnv *jvmti, int held, const wf_asgct_frame *a, int na, jint ng) {
     if (na <= 0) {
         wf_hs_out_check(held ? "held" : "bottom", -1, na, ng, 0, "asgct returned no frames");
         return;
     }
-    int bottom = common_bottom(t->peek_frames, na, gst_frames, ng);
+    int bottom = common_bottom(a, na, gst_frames, ng);
     int agree;
     if (held) {
         agree = na == ng && bottom == na;
@@ -182,28 +180,42 @@ static void compare(jvmtiEnv *jvmti, wf_hs_thread *t, int held) {
         agree = bottom >= need;
     }
     char detail[2048] = "";
-    if (!agree) describe(jvmti, t->peek_frames, na, gst_frames, ng, detail, sizeof detail);
+    if (!agree) describe(jvmti, a, na, gst_frames, ng, detail, sizeof detail);
     wf_hs_out_check(held ? "held" : "bottom", agree, na, ng, bottom, detail);
 }
 
+/* The held thread's GetStackTrace (done by this thread: the holder is in native code, no
+ * handshake to wait for) against its held sample and, when this period's running sample was
+ * of the same thread, against that one's root frame. */
 static void check_held(jvmtiEnv *jvmti, wf_hs_thread *t) {
     int waiting = HELD_WAITING;
     if (!__atomic_compare_exchange_n(&t->held, &waiting, HELD_CLAIMED, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return;
     futex_wake(&t->held);
-    if (request_sample(t)) compare(jvmti, t, 1);
+    jint ng = 0;
+    if (request_sample(t) && (*jvmti)->GetStackTrace(jvmti, t->ref, 0, WF_HS_MAX_DEPTH, gst_frames,
+                                                     &ng) == JVMTI_ERROR_NONE) {
+        judge(jvmti, 1, t->peek_frames, t->peek_num, ng);
+        if (t->running_num != WF_HS_NO_RUNNING)
+            judge(jvmti, 0, t->running_frames, t->running_num, ng);
+    }
+    t->running_num = WF_HS_NO_RUNNING;
     __atomic_store_n(&t->peek, WF_HS_PEEK_IDLE, __ATOMIC_RELEASE);
     __atomic_store_n(&t->held, HELD_RELEASED, __ATOMIC_RELEASE);
     futex_wake(&t->held);
 }
 
-static void check_running(jvmtiEnv *jvmti, wf_hs_thread *t) {
-    if (request_sample(t)) compare(jvmti, t, 0);
+/* A sample of t now (running Java, most likely), kept for t's next held check. */
+static void sample_running(wf_hs_thread *t) {
+    if (request_sample(t)) {
+        for (int i = 0; i < t->peek_num; i++) t->running_frames[i] = t->peek_frames[i];
+        t->running_num = t->peek_num;
+    }
     __atomic_store_n(&t->peek, WF_HS_PEEK_IDLE, __ATOMIC_RELEASE);
 }
 
-/* Once a period: a bottom check of the next live thread, and a want for one held check. */
+/* Once a period: the next live thread's running sample, and a want for its next hold. */
 static void JNICALL checker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
     (void)jni;
     (void)arg;
@@ -221,8 +233,11 @@ static void JNICALL checker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
         }
         if (n > 0 && wf_hs_now_ns() >= next_period) {
             wf_hs_thread *t = &wf_hs_threads[cursor++ % n];
-            if (__atomic_load_n(&t->live, __ATOMIC_ACQUIRE)) check_running(jvmti, t);
-            __atomic_store_n(&want_held, 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&want_held, 0, __ATOMIC_RELEASE); /* last period's, if untaken */
+            if (__atomic_load_n(&t->live, __ATOMIC_ACQUIRE)) {
+                sample_running(t);
+                __atomic_store_n(&want_held, t->index + 1, __ATOMIC_RELEASE);
+            }
             next_period = wf_hs_now_ns() + period;
         }
         uint64_t now = wf_hs_now_ns();

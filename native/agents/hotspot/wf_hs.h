@@ -50,10 +50,11 @@ typedef int (*wf_jvm_signal_fn)(int sig, siginfo_t *info, void *uc, int abort_if
 #define WF_HS_CODE_OK_SLOT 16
 
 /* ---- limits (named so every bound in the agent says why it is what it is) --------------- */
-#define WF_HS_MAX_THREADS 256 /* workload threads tracked at once */
-#define WF_HS_MAX_DEPTH 2048  /* ASGCT/GetStackTrace depth; workloads recurse < 1000 */
-#define WF_HS_SHADOW_CAP 4096 /* ints in a shadow buffer: [0] depth, [1..] ids, bottom first */
-#define WF_HS_HIST_BUCKETS 24 /* log2 microsecond buckets: [2^(i-1), 2^i) us */
+#define WF_HS_MAX_THREADS 256    /* workload threads tracked at once */
+#define WF_HS_MAX_DEPTH 2048     /* ASGCT/GetStackTrace depth; workloads recurse < 1000 */
+#define WF_HS_SHADOW_CAP 4096    /* ints in a shadow buffer: [0] depth, [1..] ids, bottom first */
+#define WF_HS_NO_RUNNING (-1000) /* running_num of a thread with no running sample kept */
+#define WF_HS_HIST_BUCKETS 24    /* log2 microsecond buckets: [2^(i-1), 2^i) us */
 #define WF_HS_METHOD_MEMO                                                 \
     128 /* per-thread memo of method lookups (a power of two): a sample's \
            frames repeat a few dozen methods, the table is 4 MiB */
@@ -120,6 +121,10 @@ typedef struct wf_hs_thread {
     volatile int held;
     jint peek_num;
     wf_asgct_frame peek_frames[WF_HS_MAX_DEPTH];
+    /* the checker's running sample of this thread, judged at its next held check (the
+       checker's alone; running_num WF_HS_NO_RUNNING = none) */
+    jint running_num;
+    wf_asgct_frame running_frames[WF_HS_MAX_DEPTH];
     int32_t scratch_tracked[WF_HS_MAX_DEPTH], scratch_shadow[WF_HS_MAX_DEPTH];
     wf_hs_method_memo memo[WF_HS_METHOD_MEMO];
     /* counters, written by the owner thread only, read racily by the reporter */
