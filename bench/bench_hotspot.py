@@ -144,7 +144,7 @@ def oracle_rows(group: str, summaries: list[dict[str, object]]) -> list[Row]:
                    f"one of each every {CHECK_EVERY_MS} ms"),
         Row(group, "oracle: checks agreeing", 100.0 * agree / checks if checks else 0.0, "%"),
         Row(group, "oracle: checker thread CPU", 1e6 * total("checker_cpu_s") / checks
-            if checks else 0.0, "us/check", target="GetStackTrace, handshakes, compares"),
+            if checks else 0.0, "us/check", target="its GetStackTrace walks and compares"),
         Row(group, "oracle: samples cross-checked", 100.0 * checks / total("signals")
             if total("signals") else 0.0, "%", target="every sample: the shadow-stack oracle"),
     ]

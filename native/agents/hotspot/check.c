@@ -12,8 +12,8 @@
  * traces:
  *   held    the held sample: equal frame by frame (method and bci; a native frame is -3 in
  *           ASGCT and -1 in JVMTI);
- *   bottom  the period's running sample: its stack has moved on since, the root frame must
- *           agree (the common bottom depth is reported).
+ *   bottom  the period's running sample: its stack has moved on since, the root frame's
+ *           method must agree (the common bottom depth, bci included, is reported).
  * GetStackTrace of a thread running Java instead would be a handshake the checker spins
  * and yields on until the thread reaches a poll: most of the oracle's CPU on a busy machine.
  *
@@ -41,10 +41,7 @@
 #define HOLD_WAIT_NS 5000000ull    /* a held thread waits this long to be claimed */
 #define SAMPLE_WAIT_NS 50000000ull /* the checker waits this long for the handler */
 #define STOP_WAIT_NS 1000000000ull /* VMDeath waits this long for the checker's last check */
-/* Frames that must agree in a bottom check: the root frame; deeper ones may have returned in
-   between. */
-#define BOTTOM_FRAMES 1
-#define DETAIL_FRAMES 12 /* frames rendered in a disagreement's detail */
+#define DETAIL_FRAMES 12           /* frames rendered in a disagreement's detail */
 
 enum { HELD_FREE = 0, HELD_WAITING = 1, HELD_CLAIMED = 2, HELD_RELEASED = 3 };
 
@@ -163,7 +160,7 @@ static void describe(jvmtiEnv *jvmti, const wf_asgct_frame *a, int na, const jvm
 }
 
 /* Judge one ASGCT trace against the GetStackTrace frames and report it. held: the two must be
- * equal; bottom: the root frame must agree. */
+ * equal; bottom: the root frames' methods must. */
 static void judge(jvmtiEnv *jvmti, int held, const wf_asgct_frame *a, int na, jint ng) {
     if (na <= 0) {
         wf_hs_out_check(held ? "held" : "bottom", -1, na, ng, 0, "asgct returned no frames");
@@ -174,10 +171,9 @@ static void judge(jvmtiEnv *jvmti, int held, const wf_asgct_frame *a, int na, ji
     if (held) {
         agree = na == ng && bottom == na;
     } else {
-        int need = BOTTOM_FRAMES;
-        if (need > na) need = na;
-        if (need > ng) need = ng;
-        agree = bottom >= need;
+        /* The root frame's method: its bci moves on with the thread (another call site of
+           the root, or the root's own code), so only a different method is a disagreement. */
+        agree = ng > 0 && a[na - 1].method_id == gst_frames[ng - 1].method;
     }
     char detail[2048] = "";
     if (!agree) describe(jvmti, a, na, gst_frames, ng, detail, sizeof detail);
