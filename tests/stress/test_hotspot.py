@@ -15,10 +15,18 @@ import pytest
 
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.findings.finding import load_findings
-from walkfuzz.targets.hotspot.campaign import HotspotRun, run_hotspot_fuzz, run_hotspot_stress
-from walkfuzz.targets.hotspot.jdk import KNOWN, find_jdk
+from walkfuzz.targets.hotspot.agent_build import build_agent
+from walkfuzz.targets.hotspot.campaign import (
+    BUILD_DIR,
+    HotspotRun,
+    run_hotspot_fuzz,
+    run_hotspot_stress,
+)
+from walkfuzz.targets.hotspot.jdk import KNOWN, build_jdk, find_jdk
+from walkfuzz.targets.hotspot.jvm_run import run_jvm
 from walkfuzz.targets.hotspot.record import BASES, KEEP, SET, decode
 from walkfuzz.targets.hotspot.runs import replay_and_judge
+from walkfuzz.targets.hotspot.workload import build as build_workload
 
 pytestmark = pytest.mark.stress
 
@@ -114,6 +122,28 @@ def test_stress_traces_agree_with_oracles(jdk: str, tmp_path: Path) -> None:
     assert int(str(c["gst_held_agree"])) >= MIN_HELD_AGREEMENT * held
     assert isinstance(bottom, int) and bottom > 20
     assert int(str(c["gst_bottom_agree"])) >= MIN_BOTTOM_AGREEMENT * bottom
+    # The oracle checks a subset, one held and one bottom check a period: most holds the
+    # workload offers go unchecked (it never waits for the checker), and the report says so.
+    assert int(str(c["gst_holds_offered"])) > held
+    checked = c["gst_checked_of_samples"]
+    assert isinstance(checked, float) and 0 < checked < 1
+    assert checked == round((held + bottom) / int(str(c["samples"])), 6)
+
+
+def test_empty_handler_counts_signals_without_walking(tmp_path: Path) -> None:
+    """The benchmark's limit row (walk=0): the same timers and signals, no ASGCT call, no
+    checker; what it measures is delivery alone."""
+    jdk, builder = find_jdk("17"), build_jdk()
+    assert builder.include is not None and builder.javac is not None
+    agent = build_agent(builder.include, BUILD_DIR)
+    workload = build_workload(1, builder.javac, BUILD_DIR / "workloads")
+    run = run_jvm(jdk, agent, workload, tmp_path, {"mode": "stress", "interval_ns": 100_000,
+                                                   "check_every_ms": 5, "walk": 0},
+                  threads=2, millis=0, iterations=2_000)
+    s = run.summary
+    assert run.returncode == 0 and s is not None
+    assert int(str(s["signals"])) > 0
+    assert (s["calls"], s["held_checks"], s["bottom_checks"], s["holds"]) == (0, 0, 0, 0)
 
 
 def test_unguarded_control_crashes_the_vm(tmp_path: Path) -> None:

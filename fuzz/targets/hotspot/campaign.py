@@ -281,4 +281,8 @@ def stress_counters(run: JvmRun) -> dict[str, object]:
         "gst_held_agree": int(str(s.get("held_agree", 0))),
         "gst_bottom_checks": bottom,
         "gst_bottom_agree": int(str(s.get("bottom_agree", 0))),
+        # The oracle's share: one held and one bottom check a period, of the holds the
+        # workload offered and of all samples.
+        "gst_holds_offered": int(str(s.get("holds", 0))),
+        "gst_checked_of_samples": round((held + bottom) / signals, 6) if signals else 0.0,
     }

@@ -68,6 +68,7 @@ static void set_defaults(wf_hs_config *c) {
     c->seed = 1;
     c->check_every_ms = 20;
     c->tick_ms = 250;
+    c->walk = 1;
 }
 
 static int parse_one(wf_hs_config *c, const char *key, const char *value) {
@@ -96,6 +97,7 @@ static int parse_one(wf_hs_config *c, const char *key, const char *value) {
     else if (!strcmp(key, "budget_ns")) c->budget_ns = n;
     else if (!strcmp(key, "check_every_ms")) c->check_every_ms = (uint32_t)n;
     else if (!strcmp(key, "tick_ms")) c->tick_ms = (uint32_t)n;
+    else if (!strcmp(key, "walk")) c->walk = (uint32_t)n;
     else return fail("unknown option %s", key);
     return 0;
 }
@@ -122,6 +124,7 @@ static int parse_options(wf_hs_config *c, const char *options) {
         return fail("%s", "duty_percent outside 1..90 (the workload must keep running)");
     if ((c->strategies & ((1u << WF_HS_STRATEGIES) - 1)) == 0)
         return fail("%s", "strategies mask selects no strategy");
+    if (c->walk > 1) return fail("%s", "walk is 0 (count signals only) or 1 (sample)");
     return 0;
 }
 
@@ -172,6 +175,7 @@ wf_hs_thread *wf_hs_thread_attach(JNIEnv *env, jthread thread) {
     t->tid = (pid_t)syscall(SYS_gettid);
     t->env = env;
     t->ref = (*env)->NewGlobalRef(env, thread);
+    t->running_num = WF_HS_NO_RUNNING;
     t->rng = wf_hs_cfg.seed * 0x9E3779B97F4A7C15ull + (uint64_t)t->tid * 0xBF58476D1CE4E5B9ull + 1;
     stack_bounds(&t->stack_lo, &t->stack_hi);
     if (wf_hs_cfg.mode != WF_HS_MODE_CONTROL) prepare_guard();
@@ -278,7 +282,8 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
     preload_loaded_classes(jvmti);
     wf_hs_regions_refresh();
     wf_hs_out_start_reporter();
-    if (wf_hs_cfg.mode == WF_HS_MODE_STRESS && wf_hs_cfg.interval_ns && wf_hs_cfg.check_every_ms)
+    if (wf_hs_cfg.mode == WF_HS_MODE_STRESS && wf_hs_cfg.interval_ns && wf_hs_cfg.walk &&
+        wf_hs_cfg.check_every_ms)
         wf_hs_check_start(jni);
     wf_hs_out_line("{\"type\":\"vm_init\",\"methods\":%llu}",
                    (unsigned long long)wf_hs_methods_count());

@@ -235,7 +235,8 @@ void wf_hs_out_check(const char *kind, int agree, int asgct_n, int gst_n, int bo
 /* ---- totals -------------------------------------------------------------------------------- */
 
 typedef struct {
-    uint64_t signals, calls, faults, skipped_not_java, unresolved, threads;
+    uint64_t signals, calls, faults, skipped_not_java, unresolved, threads, holds;
+    uint64_t walk_ns, handler_ns;
     uint64_t codes[WF_HS_CODE_SLOTS], classes[WF_HS_CLASSES];
     uint64_t class_first[WF_HS_CLASSES], class_last[WF_HS_CLASSES];
     uint64_t interval[WF_HS_HIST_BUCKETS], latency[WF_HS_HIST_BUCKETS];
@@ -272,6 +273,9 @@ static void sum(totals *s, int with_cpu) {
         s->faults += t->faults;
         s->skipped_not_java += t->skipped_not_java;
         s->unresolved += t->unresolved;
+        s->holds += t->holds;
+        s->walk_ns += t->walk_ns;
+        s->handler_ns += t->handler_ns;
         for (int k = 0; k < WF_HS_CODE_SLOTS; k++) s->codes[k] += t->codes[k];
         for (int k = 0; k < WF_HS_CLASSES; k++) {
             s->classes[k] += t->classes[k];
@@ -334,19 +338,21 @@ static void write_summary(void) {
     wf_hs_out_line(
         "{\"type\":\"summary\",\"t\":%.3f,\"threads\":%lu,\"signals\":%lu,\"calls\":%lu,"
         "\"faults\":%lu,\"skipped_not_java\":%lu,\"unresolved\":%lu,"
-        "\"process_cpu_s\":%.3f,\"worker_cpu_s\":%.3f,"
+        "\"process_cpu_s\":%.3f,\"worker_cpu_s\":%.3f,\"checker_cpu_s\":%.3f,\"walk_s\":%.6f,"
+        "\"handler_s\":%.6f,"
         "\"codes\":%s,\"classes\":%s,\"interval_us_log2\":%s,\"latency_us_log2\":%s,"
-        "\"held_checks\":%lu,\"held_agree\":%lu,\"held_empty\":%lu,"
+        "\"holds\":%lu,\"held_checks\":%lu,\"held_agree\":%lu,\"held_empty\":%lu,"
         "\"bottom_checks\":%lu,\"bottom_agree\":%lu,\"bottom_empty\":%lu,\"bottom_common\":%s,"
         "\"methods\":%lu,\"tracked_methods\":%lu,\"fault_drops\":%lu,\"invalid_drops\":%lu,"
         "\"class_first_mono\":%s,\"class_last_mono\":%s,\"held_disagree_mono\":[%.6f,%.6f],"
         "\"bottom_disagree_mono\":[%.6f,%.6f]}",
         elapsed_s(), (unsigned long)s.threads, (unsigned long)s.signals, (unsigned long)s.calls,
         (unsigned long)s.faults, (unsigned long)s.skipped_not_java, (unsigned long)s.unresolved,
-        cpu, s.worker_cpu_s, codes, classes, interval, latency, (unsigned long)check_total[1],
-        (unsigned long)check_agree[1], (unsigned long)check_empty[1], (unsigned long)check_total[0],
-        (unsigned long)check_agree[0], (unsigned long)check_empty[0], bottom,
-        (unsigned long)wf_hs_methods_count(), (unsigned long)wf_hs_methods_tracked(),
+        cpu, s.worker_cpu_s, wf_hs_check_cpu_s(), (double)s.walk_ns / 1e9,
+        (double)s.handler_ns / 1e9, codes, classes, interval, latency, (unsigned long)s.holds,
+        (unsigned long)check_total[1], (unsigned long)check_agree[1], (unsigned long)check_empty[1],
+        (unsigned long)check_total[0], (unsigned long)check_agree[0], (unsigned long)check_empty[0],
+        bottom, (unsigned long)wf_hs_methods_count(), (unsigned long)wf_hs_methods_tracked(),
         (unsigned long)fault_drops, (unsigned long)invalid_drops, first, last,
         (double)check_disagree_first[1] / 1e9, (double)check_disagree_last[1] / 1e9,
         (double)check_disagree_first[0] / 1e9, (double)check_disagree_last[0] / 1e9);

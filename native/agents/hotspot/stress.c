@@ -68,19 +68,49 @@ static int bci_ok(const wf_asgct_frame *f, const wf_hs_method_info *info) {
     return f->lineno >= -1 && f->lineno < info->code_len;
 }
 
+static const wf_hs_method_info *find_memo(wf_hs_method_memo *memo, jmethodID id) {
+    wf_hs_method_memo *m = &memo[((uintptr_t)id >> 3) & (WF_HS_METHOD_MEMO - 1)];
+    if (m->id == id && id) return m->info;
+    const wf_hs_method_info *info = wf_hs_methods_find(id);
+    if (info) {
+        m->id = id;
+        m->info = info;
+    }
+    return info;
+}
+
+/* Whether the tracked ids, top first, equal the shadow's ids (bottom first) after skipping a
+ * top entries of the one and b of the other: the common cases without reversing the shadow. */
+static int equal_shadow(const int32_t *tr, int n, int a, const int32_t *ids, int d, int b) {
+    if (n - a != d - b || a > n || b > d) return 0;
+    for (int i = 0; i < n - a; i++)
+        if (tr[a + i] != ids[d - 1 - b - i]) return 0;
+    return 1;
+}
+
 wf_hs_class wf_hs_classify(const wf_asgct_frame *frames, int n, const int32_t *shadow_ids,
-                           int depth, int32_t *tracked, int32_t *shadow_top) {
+                           int depth, int32_t *tracked, int32_t *shadow_top,
+                           wf_hs_method_memo *memo) {
     int nt = 0, in_update = 0;
     for (int i = 0; i < n; i++) {
-        const wf_hs_method_info *info = wf_hs_methods_find(frames[i].method_id);
+        const wf_hs_method_info *info = find_memo(memo, frames[i].method_id);
         if (!info) return WF_HS_CLASS_UNKNOWN_METHOD;
         if (!bci_ok(&frames[i], info)) return WF_HS_CLASS_WRONG_BCI;
         if (info->shadow_id > 0) tracked[nt++] = info->shadow_id;
         else if (info->shadow_id == 0 && nt == 0) in_update = 1;
     }
     if (depth > WF_HS_MAX_DEPTH) depth = WF_HS_MAX_DEPTH;
-    for (int i = 0; i < depth; i++) shadow_top[i] = shadow_ids[depth - 1 - i];
-    wf_hs_class cls = compare_tracked(tracked, nt, shadow_top, depth);
+    wf_hs_class cls;
+    if (equal_shadow(tracked, nt, 0, shadow_ids, depth, 0)) {
+        cls = WF_HS_CLASS_EXACT;
+    } else if (equal_shadow(tracked, nt, 1, shadow_ids, depth, 0) ||
+               equal_shadow(tracked, nt, 0, shadow_ids, depth, 1) ||
+               equal_shadow(tracked, nt, 1, shadow_ids, depth, 1)) {
+        cls = WF_HS_CLASS_TOP_TOLERATED;
+    } else {
+        for (int i = 0; i < depth; i++) shadow_top[i] = shadow_ids[depth - 1 - i];
+        cls = compare_tracked(tracked, nt, shadow_top, depth);
+    }
     /* Inside push/pop the stores of several inlined levels may be scheduled together: the
      * trace's scopes and the buffer disagree by design there, which is not an ASGCT error. */
     if (in_update && cls > WF_HS_CLASS_IN_UPDATE) return WF_HS_CLASS_IN_UPDATE;
@@ -113,7 +143,7 @@ static void check_shadow(wf_hs_thread *t, const wf_asgct_trace *trace) {
     }
     const int32_t *ids = (const int32_t *)shadow + 1;
     wf_hs_class cls = wf_hs_classify(trace->frames, trace->num_frames, ids, depth,
-                                     t->scratch_tracked, t->scratch_shadow);
+                                     t->scratch_tracked, t->scratch_shadow, t->memo);
     t->classes[cls]++;
     if (cls > WF_HS_CLASS_IN_UPDATE) {
         uint64_t now = wf_hs_now_ns();
@@ -124,8 +154,9 @@ static void check_shadow(wf_hs_thread *t, const wf_asgct_trace *trace) {
 }
 
 void wf_hs_stress_on_signal(wf_hs_thread *t, ucontext_t *uc) {
-    uint64_t start = wf_hs_now_ns();
     t->signals++;
+    if (!wf_hs_cfg.walk) return;
+    uint64_t start = wf_hs_now_ns();
     if (t->last_sample_ns)
         t->interval_hist[wf_hs_log2_bucket((start - t->last_sample_ns) / 1000)]++;
     t->last_sample_ns = start;
@@ -147,8 +178,11 @@ void wf_hs_stress_on_signal(wf_hs_thread *t, ucontext_t *uc) {
         ev.real_fp = ev.pert_fp = wf_uc_fp(uc);
         wf_hs_out_fault(&ev);
     }
-    t->latency_hist[wf_hs_log2_bucket((wf_hs_now_ns() - start) / 1000)]++;
+    uint64_t walked = wf_hs_now_ns();
+    t->latency_hist[wf_hs_log2_bucket((walked - start) / 1000)]++;
+    t->walk_ns += walked - start;
     t->codes[wf_hs_code_slot(trace.num_frames)]++;
     wf_hs_check_on_sample(t, &trace);
     if (trace.num_frames > 0) check_shadow(t, &trace);
+    t->handler_ns += wf_hs_now_ns() - start;
 }

@@ -13,6 +13,12 @@
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
+static void set_interval(struct itimerspec *its, uint64_t interval_ns) {
+    its->it_interval.tv_sec = (time_t)(interval_ns / 1000000000ull);
+    its->it_interval.tv_nsec = (long)(interval_ns % 1000000000ull);
+    its->it_value = its->it_interval;
+}
+
 int wf_hs_timer_start(wf_hs_thread *t, uint64_t interval_ns) {
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
@@ -21,9 +27,7 @@ int wf_hs_timer_start(wf_hs_thread *t, uint64_t interval_ns) {
     sev.sigev_notify_thread_id = t->tid;
     if (timer_create(CLOCK_MONOTONIC, &sev, &t->timer) != 0) return -1;
     struct itimerspec its;
-    its.it_interval.tv_sec = (time_t)(interval_ns / 1000000000ull);
-    its.it_interval.tv_nsec = (long)(interval_ns % 1000000000ull);
-    its.it_value = its.it_interval;
+    set_interval(&its, interval_ns);
     if (timer_settime(t->timer, 0, &its, NULL) != 0) {
         timer_delete(t->timer);
         return -1;
@@ -34,6 +38,18 @@ int wf_hs_timer_start(wf_hs_thread *t, uint64_t interval_ns) {
 
 void wf_hs_timer_stop(wf_hs_thread *t) {
     if (__atomic_exchange_n(&t->has_timer, 0, __ATOMIC_ACQ_REL)) timer_delete(t->timer);
+}
+
+void wf_hs_timer_pause(wf_hs_thread *t) {
+    struct itimerspec off;
+    memset(&off, 0, sizeof off);
+    if (__atomic_load_n(&t->has_timer, __ATOMIC_ACQUIRE)) timer_settime(t->timer, 0, &off, NULL);
+}
+
+void wf_hs_timer_resume(wf_hs_thread *t) {
+    struct itimerspec its;
+    set_interval(&its, wf_hs_cfg.interval_ns);
+    if (__atomic_load_n(&t->has_timer, __ATOMIC_ACQUIRE)) timer_settime(t->timer, 0, &its, NULL);
 }
 
 uint64_t wf_hs_now_ns(void) {

@@ -50,10 +50,14 @@ typedef int (*wf_jvm_signal_fn)(int sig, siginfo_t *info, void *uc, int abort_if
 #define WF_HS_CODE_OK_SLOT 16
 
 /* ---- limits (named so every bound in the agent says why it is what it is) --------------- */
-#define WF_HS_MAX_THREADS 256 /* workload threads tracked at once */
-#define WF_HS_MAX_DEPTH 2048  /* ASGCT/GetStackTrace depth; workloads recurse < 1000 */
-#define WF_HS_SHADOW_CAP 4096 /* ints in a shadow buffer: [0] depth, [1..] ids, bottom first */
-#define WF_HS_HIST_BUCKETS 24 /* log2 microsecond buckets: [2^(i-1), 2^i) us */
+#define WF_HS_MAX_THREADS 256    /* workload threads tracked at once */
+#define WF_HS_MAX_DEPTH 2048     /* ASGCT/GetStackTrace depth; workloads recurse < 1000 */
+#define WF_HS_SHADOW_CAP 4096    /* ints in a shadow buffer: [0] depth, [1..] ids, bottom first */
+#define WF_HS_NO_RUNNING (-1000) /* running_num of a thread with no running sample kept */
+#define WF_HS_HIST_BUCKETS 24    /* log2 microsecond buckets: [2^(i-1), 2^i) us */
+#define WF_HS_METHOD_MEMO                                                 \
+    128 /* per-thread memo of method lookups (a power of two): a sample's \
+           frames repeat a few dozen methods, the table is 4 MiB */
 
 /* ---- run configuration (from the -agentpath options string) ---------------------------- */
 typedef enum { WF_HS_MODE_FUZZ = 0, WF_HS_MODE_STRESS = 1, WF_HS_MODE_CONTROL = 2 } wf_hs_mode;
@@ -73,6 +77,8 @@ typedef struct {
     uint64_t seed;
     uint64_t budget_ns;      /* per-call watchdog of the guard, 0 = off */
     uint32_t check_every_ms; /* checker thread period; 0 = no GetStackTrace oracle */
+    uint32_t walk;           /* stress: 0 = the handler only counts the signal (the cost of
+                                delivery alone, the benchmark's limit row); 1 = sample */
     uint32_t tick_ms;        /* heartbeat period of the reporter thread */
 } wf_hs_config;
 
@@ -81,6 +87,14 @@ extern jvmtiEnv *wf_hs_jvmti;
 extern JavaVM *wf_hs_vm;
 
 /* ---- per-thread state ------------------------------------------------------------------ */
+/* A method lookup remembered by one thread, direct-mapped by the id's address bits; only found
+ * methods are kept (the table is insert-only, so a found info never changes). */
+typedef struct wf_hs_method_info wf_hs_method_info;
+typedef struct {
+    jmethodID id;
+    const wf_hs_method_info *info;
+} wf_hs_method_memo;
+
 typedef enum {
     WF_HS_PEEK_IDLE = 0,      /* no oracle request */
     WF_HS_PEEK_REQUESTED = 1, /* checker asked: next SIGPROF copies its trace into peek_* */
@@ -107,15 +121,22 @@ typedef struct wf_hs_thread {
     volatile int held;
     jint peek_num;
     wf_asgct_frame peek_frames[WF_HS_MAX_DEPTH];
+    /* the checker's running sample of this thread, judged at its next held check (the
+       checker's alone; running_num WF_HS_NO_RUNNING = none) */
+    jint running_num;
+    wf_asgct_frame running_frames[WF_HS_MAX_DEPTH];
     int32_t scratch_tracked[WF_HS_MAX_DEPTH], scratch_shadow[WF_HS_MAX_DEPTH];
+    wf_hs_method_memo memo[WF_HS_METHOD_MEMO];
     /* counters, written by the owner thread only, read racily by the reporter */
     uint64_t signals, calls, faults, skipped_not_java;
     uint64_t unresolved; /* records skipped: a base this context lacks */
+    uint64_t holds;      /* Agent.hold() calls while the checker ran (held checks offered) */
     uint64_t codes[WF_HS_CODE_SLOTS];
     uint64_t classes[16];
     uint64_t class_first_ns[16], class_last_ns[16]; /* CLOCK_MONOTONIC, 0 = none yet */
     uint64_t interval_hist[WF_HS_HIST_BUCKETS];
     uint64_t latency_hist[WF_HS_HIST_BUCKETS];
+    uint64_t walk_ns, handler_ns; /* stress: time in ASGCT, in the whole sample (walk + checks) */
     uint64_t cpu_ns_at_exit;
 } wf_hs_thread;
 
@@ -142,11 +163,11 @@ void wf_hs_asgct_unguarded(wf_asgct_trace *trace, jint depth, void *uc);
 int wf_hs_code_slot(jint num_frames);
 
 /* ---- methods.c -------------------------------------------------------------------------- */
-typedef struct {
+struct wf_hs_method_info {
     int32_t shadow_id; /* > 0: tracked by the shadow stack; 0: the shadow stack's own push/pop;
                           -1 untracked */
     int32_t code_len;  /* bytecode length; 0 for native/abstract */
-} wf_hs_method_info;
+};
 /* Load the shadow manifest (methods_path). 0 or -1 with reason in err. */
 int wf_hs_methods_load_manifest(const char *path, char *err, size_t errlen);
 /* Preload jmethodIDs of a prepared class and record their infos (not in a handler). */
@@ -288,16 +309,19 @@ typedef enum {
 } wf_hs_class;
 const char *wf_hs_class_name(wf_hs_class c);
 /* Classify a trace against a shadow stack (ids bottom first), using two scratch arrays of
- * WF_HS_MAX_DEPTH ints. Async-signal-safe. */
+ * WF_HS_MAX_DEPTH ints and the thread's memo of method lookups. Async-signal-safe. */
 wf_hs_class wf_hs_classify(const wf_asgct_frame *frames, int n, const int32_t *shadow_ids,
-                           int depth, int32_t *tracked, int32_t *shadow_top);
+                           int depth, int32_t *tracked, int32_t *shadow_top,
+                           wf_hs_method_memo *memo);
 
 /* ---- check.c ---------------------------------------------------------------------------- */
 /* Start the checker agent thread (VMInit). */
 void wf_hs_check_start(JNIEnv *jni);
 /* Called by the held thread inside Native.hold(): wait until checked or timed out. */
 void wf_hs_check_hold(wf_hs_thread *t);
-/* Stop the checker loop (VMDeath). */
+/* CPU seconds the checker thread used, once it stopped; 0 before or without one. */
+double wf_hs_check_cpu_s(void);
+/* Stop the checker loop and wait (bounded) until it returned (VMDeath). */
 void wf_hs_check_stop(void);
 /* SIGPROF hook: fill peek_* if the checker asked. Async-signal-safe. */
 void wf_hs_check_on_sample(wf_hs_thread *t, const wf_asgct_trace *trace);
@@ -306,6 +330,9 @@ void wf_hs_check_on_sample(wf_hs_thread *t, const wf_asgct_trace *trace);
 /* Arm a per-thread timer for the calling thread; 0 or -1 (errno). */
 int wf_hs_timer_start(wf_hs_thread *t, uint64_t interval_ns);
 void wf_hs_timer_stop(wf_hs_thread *t);
+/* Disarm / re-arm the calling thread's own timer (a held thread takes no timer samples). */
+void wf_hs_timer_pause(wf_hs_thread *t);
+void wf_hs_timer_resume(wf_hs_thread *t);
 uint64_t wf_hs_now_ns(void);        /* CLOCK_MONOTONIC. Async-signal-safe. */
 int wf_hs_log2_bucket(uint64_t us); /* Async-signal-safe. */
 
