@@ -10,6 +10,10 @@ A harness script in harnesses/ is a few lines:
             worker.report(Finding(...))
     worker.fuzz(one_input)
 
+A harness whose one C call is known to the core (the minivm harnesses: wf_worker_fuzz) passes
+`worker.fuzz(one_input, loop=...)`: libFuzzer then calls that C function itself, and Python
+runs only on a finding (`report_from_c`), so an input costs what it costs a C harness.
+
 The supervisor passes the campaign through the environment (see `WorkerEnv`), so that every
 argument on the command line belongs to libFuzzer and a harness also runs by hand:
 `harnesses/layouts.py crash-0123...` replays one input and saves what it finds, and exits 1
@@ -19,14 +23,16 @@ if it was a finding (libFuzzer's own replay of a crash input exits non-zero too)
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from walkfuzz.core import native
 from walkfuzz.core.errors import FindingCrash
-from walkfuzz.core.exit_status import judged
+from walkfuzz.core.exit_status import INTERRUPTED, judged
 from walkfuzz.engine.journal import DEFAULT_CAPACITY, JOURNAL_NAME, JournalWriter
 from walkfuzz.findings.finding import CLOCK_ENV, Finding, FindingSink, RunClock
 
@@ -144,14 +150,15 @@ class Worker:
 
     def fuzz(self, one_input: Callable[[bytes], None], argv: Sequence[str] | None = None,
              mutator: Callable[[bytes, int, int], bytes] | None = None,
-             crossover: Callable[[bytes, bytes, int, int], bytes] | None = None) -> None:
+             crossover: Callable[[bytes, bytes, int, int], bytes] | None = None,
+             loop: Callable[[list[str]], int] | None = None) -> None:
         """Hand control to libFuzzer; returns only when it is done. Run by hand on input files,
         run them here instead and exit with their verdict (`replay_files`). `mutator` and
         `crossover`, if given, are libFuzzer's custom mutator (data, max_size, seed) -> bytes
         and crossover (data1, data2, max_size, seed) -> bytes: a harness whose input has parts
-        that must not change mutates and splices only the others."""
-        import atheris
-
+        that must not change mutates and splices only the others. `loop`, when given (and
+        neither of them), is a C fuzz loop doing what `one_input` does: called with libFuzzer's
+        command line, it runs libFuzzer with a C callback and returns libFuzzer's status."""
         args = list(sys.argv if argv is None else argv)
         files = input_files(args[1:])
         # A standalone fuzzer leaves its input files to libFuzzer, as its engine expects: a
@@ -160,6 +167,14 @@ class Worker:
             sys.exit(self.replay_files(one_input, files, runs_per_file(args[1:])))
         native.load_custom_hooks(mutator is not None, crossover is not None)
         native.load_libfuzzer()
+        if loop is not None:
+            # Python's Ctrl-C handler only sets a flag, which no Python reads while C runs the
+            # inputs: without it libFuzzer installs its own (it keeps one it finds), which
+            # stops with the interrupted status (an -interrupted_exitcode of the user's wins).
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            sys.exit(loop([*args[:1], f"-interrupted_exitcode={INTERRUPTED}", *args[1:]]))
+        import atheris
+
         # A sanitizer campaign's runtime brings libFuzzer (walkfuzz.core.sanitizer): run that
         # one, the copy the instrumented code reports its coverage to.
         extra = {name: f for name, f in (("custom_mutator", mutator),
@@ -167,6 +182,20 @@ class Worker:
         atheris.Setup(args, one_input, internal_libfuzzer=not native.libfuzzer_preloaded(),
                       **extra)
         atheris.Fuzz()
+
+    def report_from_c(self, finding: Callable[[], Finding]) -> int:
+        """`report(finding())` for a C fuzz loop's callback, which cannot take an exception:
+        0 to go on; 1 to end the process as a crash (a standalone fuzzer's finding, or an
+        error), the exception printed first, as atheris prints one it did not expect."""
+        try:
+            self.report(finding())
+        except BaseException:  # any error ends the fuzz loop as a crash, as under atheris
+            print("\n === Uncaught Python exception: ===")  # on stdout, where atheris says it
+            traceback.print_exc(file=sys.stdout)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            return 1
+        return 0
 
     def replay_files(self, one_input: Callable[[bytes], None], files: Sequence[Path],
                      runs: int = 1) -> int:

@@ -42,6 +42,18 @@ enum wf_worker_harness {
    (WF_FINDING_NONE when the walk was fine or the input does not decode: see r->status). */
 int wf_worker_run(int harness, const struct wf_walker *w, const uint8_t *data, size_t len,
                   wf_case *c, wf_run_result *r);
+
+/* What a harness does with a finding (r holds its result): 0 to go on, nonzero to end the
+   process as a crash, whose input libFuzzer then stores (a standalone fuzzer's finding, or an
+   error in the callback). */
+typedef int (*wf_finding_fn)(const uint8_t *data, size_t len);
+/* Run libFuzzer (the LLVMFuzzerRunDriver this process has loaded: atheris's, or a preloaded
+   sanitizer runtime's) on the command line argv[0..argc), each input going to
+   wf_worker_run(harness, w, data, len, c, r) and, when that is a finding, to on_finding: no
+   Python on an input's way unless it is a finding. Returns when libFuzzer does (it usually
+   exits the process itself): its status, or -ENOSYS when no libFuzzer is loaded. */
+int wf_worker_fuzz(int argc, char **argv, int harness, const struct wf_walker *w, wf_case *c,
+                   wf_run_result *r, wf_finding_fn on_finding);
 /* cffi:end */
 
 #endif

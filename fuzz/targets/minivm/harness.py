@@ -2,12 +2,15 @@
 
     harnesses/layouts.py:   MinivmHarness("layouts").fuzz()
 
-Per input, Python does one cffi call (`wf_worker_run`: journal, decode or generate, map, walk
-under the guard, check) and one comparison; everything else happens only on a finding.
+Per input, libFuzzer calls one C function (`wf_worker_run`: journal, decode or generate, map,
+walk under the guard, check) from the C fuzz loop `wf_worker_fuzz`, with no Python in between;
+Python runs only on a finding (`_on_finding`). An input file run by hand takes the same C call
+through `one_input`.
 """
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -63,4 +66,21 @@ class MinivmHarness:
                           self.worker.env.walker, with_queue_op=self.name in NEEDS_QUEUE)
 
     def fuzz(self, argv: Sequence[str] | None = None) -> None:
-        self.worker.fuzz(self.one_input, sys.argv if argv is None else argv)
+        self.worker.fuzz(self.one_input, sys.argv if argv is None else argv, loop=self._loop)
+
+    def _loop(self, args: list[str]) -> int:
+        """libFuzzer on `args` calling wf_worker_run from C; its status."""
+        ffi = self.ffi
+        on_finding = ffi.callback("wf_finding_fn", self._on_finding)
+        strings = [ffi.new("char[]", arg.encode()) for arg in args]  # alive while it runs
+        argv = ffi.new("char *[]", [*strings, ffi.NULL])
+        status = int(self.lib.wf_worker_fuzz(len(strings), argv, self.number, self.walker,
+                                             self.case, self.result, on_finding))
+        if status == -errno.ENOSYS:
+            raise SystemExit("no libFuzzer in this process (LLVMFuzzerRunDriver not found)")
+        return status
+
+    def _on_finding(self, data: Any, length: int) -> int:
+        """The C loop's finding (self.result holds it): saved, or 1 to end as a crash."""
+        return self.worker.report_from_c(
+            lambda: self.finding(bytes(self.ffi.buffer(data, length))))
