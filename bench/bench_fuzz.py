@@ -6,13 +6,14 @@ C function (bench/bare_libfuzzer.c: the in-process limit), their ratio (target 0
 better), resident memory per worker (target under 200 MB), and a campaign's exec/s on -j 2
 against -j 1 (target 1.8x).
 
-The two harnesses of a pair run at the same time, each on its own copy of the seeds with the
-same libFuzzer seed and for the same number of inputs (what the bare harness runs alone in
-about --seconds): they share whatever else the machine runs and walk inputs of the same sizes
-(a run to a time limit would take the faster one further, to longer inputs). Their figure is
-inputs per CPU-second from libFuzzer's start (a Python harness's start-up is not fuzzing): on
-a quiet machine, where each gets a core, that is their exec/s; on a loaded one, wall-clock
-exec/s mostly measures how the scheduler shared the CPUs (shown beside it, without a target).
+The two harnesses of a pair run at the same time, each on its own copy of the seeds, with the
+same libFuzzer seed and for the same number of inputs, once per seed of LIBFUZZER_SEEDS (in
+all what the bare harness runs alone in about --seconds): they share whatever else the machine
+runs and walk inputs of like sizes (a run to a time limit would take the faster one further,
+to longer inputs). Their figure is inputs per CPU-second from libFuzzer's start (a Python
+harness's start-up is not fuzzing): on a quiet machine, where each gets a core, that is their
+exec/s; on a loaded one, wall-clock exec/s mostly measures how the scheduler shared the CPUs
+(shown beside it, without a target).
 
     bench/bench_fuzz.py [--seconds 10] [--harness layouts ...] [--skip-jobs]
 
@@ -44,7 +45,9 @@ _STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
 RATIO_GOAL = 0.9  # harness exec/s over the bare C harness's
 RSS_GOAL_MB = 200
 JOBS_GOAL = 1.8  # -j 2 campaign exec/s over -j 1
-LIBFUZZER_SEED = 1
+# libFuzzer seeds of a pair's runs, summed: the inputs a seed's path leads to cost the core
+# +-10% from one seed to another, in the bare harness alone too.
+LIBFUZZER_SEEDS = (1, 2, 3)
 CALIBRATION_SECONDS = 2  # a bare run this long sizes the pair's -runs to about --seconds
 RUN_TIMEOUT_FACTOR = 10  # a pair's run may take this many times --seconds (a loaded machine)
 
@@ -71,9 +74,9 @@ class LibFuzzerRun:
     take from a process the way it takes wall-clock time."""
 
     def __init__(self, argv: list[str], env: dict[str, str], seconds: float,
-                 runs: int | None = None) -> None:
+                 runs: int | None = None, seed: int = LIBFUZZER_SEEDS[0]) -> None:
         length = f"-runs={runs}" if runs is not None else f"-max_total_time={int(seconds)}"
-        flags = [length, "-print_final_stats=1", "-max_len=4096", f"-seed={LIBFUZZER_SEED}"]
+        flags = [length, "-print_final_stats=1", "-max_len=4096", f"-seed={seed}"]
         self.seconds = seconds
         self.process = subprocess.Popen([*argv, *flags], env={**os.environ, **env}, text=True,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -90,7 +93,7 @@ class LibFuzzerRun:
             self.lines.append(line)
 
     def finish(self) -> dict[str, float]:
-        """Inputs run, exec/s (libFuzzer's, wall clock), exec per CPU-second and peak RSS,
+        """Inputs run, CPU seconds they took, exec/s (libFuzzer's, wall clock) and peak RSS,
         once it has ended."""
         self.reader.join(RUN_TIMEOUT_FACTOR * self.seconds + 120)
         if self.reader.is_alive():
@@ -103,10 +106,9 @@ class LibFuzzerRun:
         if "average_exec_per_sec" not in stats or self.cpu_at_start is None:
             tail = "\n".join(stderr.splitlines()[-5:])
             raise SystemExit(f"bench_fuzz: {self.process.args[0]} printed no final stats:\n{tail}")
-        cpu = usage.ru_utime + usage.ru_stime - self.cpu_at_start
         return {"execs": stats["number_of_executed_units"],
+                "cpu": max(usage.ru_utime + usage.ru_stime - self.cpu_at_start, 1e-3),
                 "exec_per_sec": stats["average_exec_per_sec"],
-                "exec_per_cpu_sec": stats["number_of_executed_units"] / max(cpu, 1e-3),
                 "rss_mb": stats.get("peak_rss_mb", 0)}
 
 
@@ -129,33 +131,38 @@ def seed_copy(harness: str, work: Path) -> Path:
 
 def bench_harness(harness: str, seconds: float, work: Path) -> dict[str, float]:
     """The harness and the bare C harness, run at the same time for the same number of inputs
-    (see the module's doc): as many as the bare harness runs in about `seconds` alone."""
+    (see the module's doc), once per seed: as many in all as the bare harness runs in about
+    `seconds` alone."""
     bare_argv = [str(build_bare()), str(seed_copy(harness, work))]
     bare_env = {"WALKFUZZ_BENCH_HARNESS": str(HARNESSES[harness]),
                 "WALKFUZZ_BENCH_JOURNAL": str(work / f"journal-{harness}")}
     calibration = LibFuzzerRun(bare_argv, bare_env, CALIBRATION_SECONDS).finish()
-    inputs = max(1000, int(calibration["execs"] * seconds / CALIBRATION_SECONDS))
+    inputs = max(1000, int(calibration["execs"] * seconds / CALIBRATION_SECONDS
+                           / len(LIBFUZZER_SEEDS)))
     worker_env = {"WALKFUZZ_OUT": str(work / "out"), "WALKFUZZ_WORKER_DIR": str(work)}
-    runs = [
-        LibFuzzerRun([sys.executable, str(ROOT / "harnesses" / f"{harness}.py"),
-                      str(seed_copy(harness, work))], worker_env, seconds, inputs),
-        LibFuzzerRun([bare_argv[0], str(seed_copy(harness, work))], bare_env, seconds, inputs),
-    ]
-    try:
-        atheris, bare = (run.finish() for run in runs)
-    finally:
-        for run in runs:
-            run.process.kill()
-    return {
-        "atheris_exec_per_cpu_sec": atheris["exec_per_cpu_sec"],
-        "bare_exec_per_cpu_sec": bare["exec_per_cpu_sec"],
-        "ratio": atheris["exec_per_cpu_sec"] / bare["exec_per_cpu_sec"],
-        "atheris_exec_per_sec": atheris["exec_per_sec"],
-        "bare_exec_per_sec": bare["exec_per_sec"],
-        "wall_ratio": atheris["exec_per_sec"] / max(1, bare["exec_per_sec"]),
-        "atheris_rss_mb": atheris["rss_mb"],
-        "bare_rss_mb": bare["rss_mb"],
-    }
+    atheris, bare = [], []
+    for seed in LIBFUZZER_SEEDS:
+        runs = [
+            LibFuzzerRun([sys.executable, str(ROOT / "harnesses" / f"{harness}.py"),
+                          str(seed_copy(harness, work))], worker_env, seconds, inputs, seed),
+            LibFuzzerRun([bare_argv[0], str(seed_copy(harness, work))], bare_env, seconds,
+                         inputs, seed),
+        ]
+        try:
+            for run, results in zip(runs, (atheris, bare), strict=True):
+                results.append(run.finish())
+        finally:
+            for run in runs:
+                run.process.kill()
+    r = {}
+    for name, results in (("atheris", atheris), ("bare", bare)):
+        r[f"{name}_exec_per_cpu_sec"] = (sum(x["execs"] for x in results)
+                                         / sum(x["cpu"] for x in results))
+        r[f"{name}_exec_per_sec"] = sum(x["exec_per_sec"] for x in results) / len(results)
+        r[f"{name}_rss_mb"] = max(x["rss_mb"] for x in results)
+    r["ratio"] = r["atheris_exec_per_cpu_sec"] / r["bare_exec_per_cpu_sec"]
+    r["wall_ratio"] = r["atheris_exec_per_sec"] / max(1.0, r["bare_exec_per_sec"])
+    return r
 
 
 def campaign_rate(jobs: int, seconds: float, work: Path) -> float:

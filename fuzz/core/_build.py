@@ -77,6 +77,13 @@ FLAVOURS: dict[str, tuple[str, list[str], list[str]]] = {
 
 CDEF_BLOCK = re.compile(r"/\* cffi:begin \*/(.*?)/\* cffi:end \*/", re.S)
 
+# The cffi glue of a coverage build (the generated walkfuzz/_native*.c) is no code under test:
+# left out of the coverage instrumentation, its edges are no libFuzzer features and no counters
+# to reset and scan after every input, and a harness process has the coverage of the bare
+# libFuzzer C harness of bench/bench_fuzz.py. Written into build/ by the build that uses it.
+COVERAGE_IGNORELIST = ROOT / "build" / "coverage-ignorelist.txt"
+COVERAGE_IGNORED = "src:walkfuzz/_native*.c\nsrc:*/walkfuzz/_native*.c\n"
+
 
 def headers() -> list[Path]:
     return sorted(INCLUDE.glob("*.h"))
@@ -98,8 +105,19 @@ def _path(p: Path, absolute: bool) -> str:
     return str(p if absolute else p.relative_to(ROOT))
 
 
+def coverage_flags(cflags: list[str]) -> list[str]:
+    """`cflags`, and the glue's exclusion when they instrument for coverage (fuzzer-no-link)."""
+    if not any("fuzzer-no-link" in flag for flag in cflags):
+        return cflags
+    COVERAGE_IGNORELIST.parent.mkdir(parents=True, exist_ok=True)
+    if not COVERAGE_IGNORELIST.is_file() or COVERAGE_IGNORELIST.read_text() != COVERAGE_IGNORED:
+        COVERAGE_IGNORELIST.write_text(COVERAGE_IGNORED)
+    return [*cflags, f"-fsanitize-coverage-ignorelist={COVERAGE_IGNORELIST}"]
+
+
 def make_builder(flavour: str, absolute: bool = False) -> FFI:
     module, cflags, ldflags = FLAVOURS[flavour]
+    cflags = coverage_flags(cflags)
 
     def path(p: Path) -> str:
         return _path(p, absolute)
@@ -149,6 +167,7 @@ def make_testing_builder(flavour: str, core: Path | None, absolute: bool = False
     """The testing extension of `flavour`, linked against `core`; None: setup.py's build_ext
     (BuildExt) adds the core it has just built."""
     _, cflags, ldflags = FLAVOURS[flavour]
+    cflags = coverage_flags(cflags)
 
     def path(p: Path) -> str:
         return _path(p, absolute)
