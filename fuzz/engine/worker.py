@@ -23,7 +23,6 @@ if it was a finding (libFuzzer's own replay of a crash input exits non-zero too)
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -32,7 +31,7 @@ from pathlib import Path
 
 from walkfuzz.core import native
 from walkfuzz.core.errors import FindingCrash
-from walkfuzz.core.exit_status import INTERRUPTED, judged
+from walkfuzz.core.exit_status import judged
 from walkfuzz.engine.journal import DEFAULT_CAPACITY, JOURNAL_NAME, JournalWriter
 from walkfuzz.findings.finding import CLOCK_ENV, Finding, FindingSink, RunClock
 
@@ -168,11 +167,7 @@ class Worker:
         native.load_custom_hooks(mutator is not None, crossover is not None)
         native.load_libfuzzer()
         if loop is not None:
-            # Python's Ctrl-C handler only sets a flag, which no Python reads while C runs the
-            # inputs: without it libFuzzer installs its own (it keeps one it finds), which
-            # stops with the interrupted status (an -interrupted_exitcode of the user's wins).
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            sys.exit(loop([*args[:1], f"-interrupted_exitcode={INTERRUPTED}", *args[1:]]))
+            sys.exit(loop(args))
         import atheris
 
         # A sanitizer campaign's runtime brings libFuzzer (walkfuzz.core.sanitizer): run that

@@ -50,8 +50,9 @@ typedef int (*wf_finding_fn)(const uint8_t *data, size_t len);
 /* Run libFuzzer (the LLVMFuzzerRunDriver this process has loaded: atheris's, or a preloaded
    sanitizer runtime's) on the command line argv[0..argc), each input going to
    wf_worker_run(harness, w, data, len, c, r) and, when that is a finding, to on_finding: no
-   Python on an input's way unless it is a finding. Returns when libFuzzer does (it usually
-   exits the process itself): its status, or -ENOSYS when no libFuzzer is loaded. */
+   Python on an input's way unless it is a finding. Ctrl-C (SIGINT) then ends the process
+   with status 130. Returns when libFuzzer does (it usually exits the process itself): its
+   status, -ENOSYS when no libFuzzer is loaded, else -errno. */
 int wf_worker_fuzz(int argc, char **argv, int harness, const struct wf_walker *w, wf_case *c,
                    wf_run_result *r, wf_finding_fn on_finding);
 /* cffi:end */

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from walkfuzz.core.exit_status import INTERRUPTED
 from walkfuzz.targets.minivm import planted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,3 +83,23 @@ def test_an_unknown_on_finding_value_is_named_in_one_line(planted_walker: str,
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == [
         "$WALKFUZZ_ON_FINDING='explode' is not one of save, crash"]
+
+
+def test_ctrl_c_stops_a_harness_with_the_interrupted_status(tmp_path: Path) -> None:
+    """The inputs run in the core's C fuzz loop, where Python's Ctrl-C handler never runs: the
+    loop's own ends the process with the interrupted status, as atheris did."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    env = {**os.environ, "WALKFUZZ_NATIVE": "cov", "WALKFUZZ_OUT": str(tmp_path / "out"),
+           "WALKFUZZ_WORKER_DIR": str(tmp_path)}
+    with subprocess.Popen([sys.executable, str(LAYOUTS), f"-runs={RUNS * 100}", str(corpus)],
+                          cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as fuzzer:
+        assert fuzzer.stderr is not None
+        for line in fuzzer.stderr:  # libFuzzer has run the (empty) corpus: the loop is running
+            if "INITED" in line:
+                break
+        fuzzer.send_signal(signal.SIGINT)
+        stdout, _ = fuzzer.communicate(timeout=TIMEOUT)
+    assert fuzzer.returncode == INTERRUPTED, stdout[-2000:]
+    assert "KeyboardInterrupt: stopping." in stdout

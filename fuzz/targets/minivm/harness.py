@@ -11,6 +11,7 @@ through `one_input`.
 from __future__ import annotations
 
 import errno
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -78,6 +79,8 @@ class MinivmHarness:
                                              self.case, self.result, on_finding))
         if status == -errno.ENOSYS:
             raise SystemExit("no libFuzzer in this process (LLVMFuzzerRunDriver not found)")
+        if status < 0:
+            raise SystemExit(f"cannot start the fuzz loop: {os.strerror(-status)}")
         return status
 
     def _on_finding(self, data: Any, length: int) -> int:
