@@ -11,7 +11,7 @@ from tests.opt_outs import skip_if_opted_out
 skip_if_opted_out("libunwind", module=True)
 
 from walkfuzz.core import native  # noqa: E402
-from walkfuzz.targets.native.case import INPUT_SIZE  # noqa: E402
+from walkfuzz.targets.native.case import INPUT_SIZE, unperturbed  # noqa: E402
 from walkfuzz.targets.native.unwinders import UNWINDERS  # noqa: E402
 
 LIBDW = UNWINDERS["libdw"]
@@ -20,13 +20,6 @@ unwind = native.import_extension(
     LIBDW.asan_module if native.selected_flavour() in native.SANITIZED else LIBDW.module,
     global_symbols=False)
 ffi, lib = unwind.ffi, unwind.lib
-
-
-def unperturbed(path: list[int], flags: int) -> bytes:
-    data = bytearray(INPUT_SIZE)
-    data[0], data[1] = flags, len(path) - 1
-    data[2 : 2 + len(path)] = bytes(path)
-    return bytes(data)
 
 
 @pytest.mark.parametrize("flags", [0, 1, 2, 3])

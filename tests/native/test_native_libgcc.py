@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from walkfuzz.targets.native import chaingen
-from walkfuzz.targets.native.case import INPUT_SIZE
+from walkfuzz.targets.native.case import INPUT_SIZE, unperturbed
 from walkfuzz.targets.native.extension import load
 
 libgcc = load("libgcc")  # not built: an error naming the module and how to build it
@@ -14,14 +14,6 @@ ffi, lib = libgcc.ffi, libgcc.lib
 
 FP = [s.index for s in chaingen.chain_specs() if s.frame_pointer]
 NOFP = [s.index for s in chaingen.chain_specs() if not s.frame_pointer]
-
-
-def unperturbed(path: list[int], flags: int = 0) -> bytes:
-    data = bytearray(INPUT_SIZE)
-    data[0] = flags
-    data[1] = len(path) - 1
-    data[2 : 2 + len(path)] = bytes(path)
-    return bytes(data)
 
 
 def walk(data: bytes) -> tuple[int, object]:

@@ -18,7 +18,7 @@ unwind = load()  # not built: an error naming the module and how to build it, ne
 ffi, lib = unwind.ffi, unwind.lib
 
 from walkfuzz.targets.native import chaingen  # noqa: E402
-from walkfuzz.targets.native.case import INPUT_SIZE, decode  # noqa: E402
+from walkfuzz.targets.native.case import INPUT_SIZE, decode, unperturbed  # noqa: E402
 
 FP = [s.index for s in chaingen.chain_specs() if s.frame_pointer]
 NOFP = [s.index for s in chaingen.chain_specs() if not s.frame_pointer]
@@ -26,14 +26,6 @@ NOFP = [s.index for s in chaingen.chain_specs() if not s.frame_pointer]
 NOFP_STATIC = [s.index for s in chaingen.chain_specs()
                if not s.frame_pointer and not s.uses_alloca]
 MOV_RSP_RBP = b"\x48\x89\xe5"
-
-
-def unperturbed(path: list[int], flags: int = 0) -> bytes:
-    data = bytearray(INPUT_SIZE)
-    data[0] = flags
-    data[1] = len(path) - 1
-    data[2 : 2 + len(path)] = bytes(path)
-    return bytes(data)
 
 
 def walk(data: bytes) -> tuple[int, object]:

@@ -29,7 +29,7 @@ from tests.opt_outs import skip_if_opted_out
 from walkfuzz.core.exit_status import CLEAN
 from walkfuzz.findings.finding import load_findings
 from walkfuzz.targets.native import chaingen
-from walkfuzz.targets.native.case import INPUT_SIZE
+from walkfuzz.targets.native.case import unperturbed
 
 FP = [s.index for s in chaingen.chain_specs() if s.frame_pointer]
 NOFP = [s.index for s in chaingen.chain_specs() if not s.frame_pointer]
@@ -45,11 +45,8 @@ def _needs(unwinder: str) -> None:
 
 def _input(tmp_path: Path, path: list[int], flags: int = 0) -> Path:
     """An unperturbed input: the chain `path`, captured and walked as `flags` say."""
-    data = bytearray(INPUT_SIZE)
-    data[0], data[1] = flags, len(path) - 1
-    data[2 : 2 + len(path)] = bytes(path)
     file = tmp_path / f"chain-{'-'.join(map(str, path))}-{flags}"
-    file.write_bytes(bytes(data))
+    file.write_bytes(unperturbed(path, flags))
     return file
 
 

@@ -79,3 +79,14 @@ def decode(data: bytes) -> LibunwindCase:
         path=tuple(b % CHAIN_FUNCTIONS for b in raw[2 : 2 + depth]),
         perturbations=tuple(applied),
     )
+
+
+def unperturbed(path: list[int] | tuple[int, ...], flags: int = 0) -> bytes:
+    """The input that walks the chain `path` (chain function indexes, outermost first)
+    unperturbed, captured and initialised as `flags` say: what the oracle checks exactly."""
+    if not 1 <= len(path) <= MAX_DEPTH:
+        raise ValueError(f"a chain has 1 to {MAX_DEPTH} functions, not {len(path)}: {path}")
+    data = bytearray(INPUT_SIZE)
+    data[0], data[1] = flags, len(path) - 1
+    data[2 : 2 + len(path)] = bytes(path)
+    return bytes(data)
