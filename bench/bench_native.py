@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark of the native unwinders side by side (`make bench`, `make bench-native`): one
-differential run (walkfuzz.targets.native.diff_run) of the generator stream over every unwinder
-built here, so every unwinder walks the very same inputs, and its figures per unwinder and
+differential run (walkfuzz.targets.native.differential.run) of the generator stream over every
+unwinder built here, so every unwinder walks the very same inputs, and its figures per unwinder and
 perturbation class: faults, cycles, hangs and wrong walks per million walks, ns per step; then
 the finding groups (kind, unwinder, location: library, symbol and source line where the
 library has debug info).
@@ -12,7 +12,7 @@ ns/walk is the guarded walk's time (the unwinder's init, its steps, the guard) p
 the same per step (a frame passed to the recorder, or an unw_step call); both are wall time on
 a shared machine: noisy, compare them side by side within one run.
 
-`wrong` is the differential oracle's verdict (walkfuzz.targets.native.differential): on an
+`wrong` is the differential oracle's verdict (walkfuzz.targets.native.differential.judge): on an
 unperturbed input, a walk that is not the known chain (fp: one whose frames are not a
 subsequence of it); on a perturbed one, being the odd one out among the unwinders. A class
 counts an input in every perturbation kind it applies, so the class rows of one unwinder add
@@ -32,8 +32,8 @@ from pathlib import Path
 import walkfuzz
 from walkfuzz.core.symbolize import locate_in_object
 from walkfuzz.findings.finding import load_hits
-from walkfuzz.targets.native.diff_report import ns_per_step, per_million
-from walkfuzz.targets.native.diff_run import DiffResult, run_differential
+from walkfuzz.targets.native.differential.report import ns_per_step, per_million
+from walkfuzz.targets.native.differential.run import DiffResult, run_differential
 from walkfuzz.targets.native.extension import available
 from walkfuzz.targets.native.unwinders import names
 

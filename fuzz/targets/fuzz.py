@@ -62,8 +62,8 @@ def fuzz_native(args: argparse.Namespace) -> int:
     """`--target native --unwinder NAME`: the generator engine on that unwinder's extension;
     with `--harness snapshot`, remote-memory mode's libFuzzer campaign on the stack bytes
     (walkfuzz.targets.native.snapshot.campaign); `--unwinder all` or a comma list: the
-    differential run (walkfuzz.targets.native.diff_cli)."""
-    from walkfuzz.targets.native.diff_cli import is_differential
+    differential run (walkfuzz.targets.native.differential.cli)."""
+    from walkfuzz.targets.native.differential.cli import is_differential
 
     if is_differential(args.unwinder):
         return _differential(args)
@@ -96,7 +96,7 @@ def _generator(args: argparse.Namespace, default: Path, unwinder: str) -> int:
 
 
 def _differential(args: argparse.Namespace) -> int:
-    from walkfuzz.targets.native.diff_cli import fuzz_differential, out_label
+    from walkfuzz.targets.native.differential.cli import fuzz_differential, out_label
 
     refuse_inapplicable(args, f"native --unwinder {args.unwinder}", TARGET_FLAGS["fuzz"],
                         DIFFERENTIAL_FLAGS)

@@ -18,8 +18,8 @@ def replay_libunwind(args: argparse.Namespace) -> int:
 def replay_native(args: argparse.Namespace) -> int:
     """The input once more in a fresh process, walked by --unwinder's extension; with
     --unwinder all or a comma list, by every one of them, the per-unwinder table printed
-    (walkfuzz.targets.native.diff_cli)."""
-    from walkfuzz.targets.native.diff_cli import is_differential, replay_differential_file
+    (walkfuzz.targets.native.differential.cli)."""
+    from walkfuzz.targets.native.differential.cli import is_differential, replay_differential_file
     from walkfuzz.targets.native.runs import replay_and_judge
     from walkfuzz.targets.native.unwinders import DEFAULT
 

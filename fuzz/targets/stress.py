@@ -130,8 +130,8 @@ def stress_hotspot(req: StressRequest) -> int:
 def stress_native(req: StressRequest) -> int:
     """`--target native --unwinder NAME`: as libunwind's, walked by that unwinder; `all` or a
     comma list: every unwinder's run, each sample also walked by fp in its process
-    (walkfuzz.targets.native.diff_stress)."""
-    from walkfuzz.targets.native.diff_cli import is_differential
+    (walkfuzz.targets.native.differential.stress)."""
+    from walkfuzz.targets.native.differential.cli import is_differential
 
     if is_differential(req.unwinder):
         return _stress_differential(req)
@@ -158,7 +158,7 @@ def stress_libunwind(req: StressRequest, unwinder: str = DEFAULT_UNWINDER,
 
 
 def _stress_differential(req: StressRequest) -> int:
-    from walkfuzz.targets.native.diff_cli import out_label, stress_differential_run
+    from walkfuzz.targets.native.differential.cli import out_label, stress_differential_run
     from walkfuzz.targets.native.stress import StressConfig
 
     assert req.unwinder is not None

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from walkfuzz.targets.native.differential import Walk, judge
+from walkfuzz.targets.native.differential.judge import Walk, judge
 from walkfuzz.targets.native.extension import load
 
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]

@@ -1,7 +1,7 @@
 /* The differential oracle's side of one unwinder's extension: generator inputs walked in a
  * batch, one compact row per input. Every unwinder's extension has this same layout, so the
- * supervisor (fuzz/targets/native/diff_rows.py) reads the rows of every worker process alike
- * and compares walks by their frame ids, the one thing the unwinders' processes share (their
+ * supervisor (fuzz/targets/native/differential/rows.py) reads the rows of every worker process
+ * alike and compares walks by their frame ids, the one thing the unwinders' processes share (their
  * addresses differ).
  */
 #ifndef WF_UW_DIFF_H

@@ -1,6 +1,6 @@
 """One unwinder's worker process of a differential run
-(`python -m walkfuzz.targets.native.diff_worker --unwinder NAME ...`), driven by
-walkfuzz.targets.native.diff_run over its stdin and stdout, one line each way:
+(`python -m walkfuzz.targets.native.differential.worker --unwinder NAME ...`), driven by
+walkfuzz.targets.native.differential.run over its stdin and stdout, one line each way:
 
     batch SEED FIRST COUNT WANT_INPUTS  ->  ok COUNT [I:DESCRIPTION ...]
         inputs FIRST.. of generator stream SEED walked (wf_uw_diff_batch) into DIR/rows.bin,
@@ -33,7 +33,7 @@ from typing import Any
 from walkfuzz.engine.journal import HEADER, JOURNAL_NAME
 from walkfuzz.findings.finding import FindingSink, RunClock
 from walkfuzz.targets.native.case import INPUT_SIZE
-from walkfuzz.targets.native.diff_rows import HARNESS, ROW, TARGET
+from walkfuzz.targets.native.differential.rows import HARNESS, ROW, TARGET
 from walkfuzz.targets.native.extension import load
 from walkfuzz.targets.native.outcome import Namer, WalkOutcome, to_finding
 
@@ -125,7 +125,7 @@ def serve(worker: _Worker) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="walkfuzz.targets.native.diff_worker")
+    parser = argparse.ArgumentParser(prog="walkfuzz.targets.native.differential.worker")
     parser.add_argument("--unwinder", required=True)
     parser.add_argument("--dir", type=Path, required=True)
     parser.add_argument("--out", type=Path)

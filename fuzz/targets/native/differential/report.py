@@ -15,7 +15,7 @@ from pathlib import Path
 
 from walkfuzz.report.document import CounterValue, RunMeta, RunReport, group_findings
 from walkfuzz.report.files import write_report
-from walkfuzz.targets.native.diff_run import DiffResult
+from walkfuzz.targets.native.differential.run import DiffResult
 
 RUN_TYPE = "native-differential"
 
@@ -70,7 +70,7 @@ def diff_report(out_dir: Path, result: DiffResult, command: list[str],
         notes=["every input walked by every unwinder, each in its own worker process; "
                "unperturbed inputs checked against the known chain (fp: its frames a "
                "subsequence of it), perturbed ones compared among the unwinders by frame id "
-               "up to the first unknown frame (walkfuzz.targets.native.differential)"],
+               "up to the first unknown frame (walkfuzz.targets.native.differential.judge)"],
     )
     return write_report(out_dir, doc)
 

@@ -28,8 +28,8 @@ from walkfuzz.engine.progress import Progress
 from walkfuzz.findings.finding import Finding, FindingSink, RunClock, load_findings
 from walkfuzz.report.document import CounterValue, RunMeta, RunReport, group_findings
 from walkfuzz.report.files import write_report
-from walkfuzz.targets.native.diff_rows import TARGET, walk_text
-from walkfuzz.targets.native.differential import FP
+from walkfuzz.targets.native.differential.judge import FP
+from walkfuzz.targets.native.differential.rows import TARGET, walk_text
 from walkfuzz.targets.native.reporting import stress_report
 from walkfuzz.targets.native.stress import (
     LibunwindStressResult,

@@ -1,9 +1,9 @@
 """`run_differential`: the same inputs walked by several unwinders, one worker process each,
-and every input judged across them (walkfuzz.targets.native.differential).
+and every input judged across them (walkfuzz.targets.native.differential.judge).
 
     supervisor (this module)              walks no stack, loads no unwinder
-      ├── diff_worker --unwinder libunwind   workers/libunwind/life-K/{current-input,rows.bin,...}
-      ├── diff_worker --unwinder libgcc      ...
+      ├── worker --unwinder libunwind   workers/libunwind/life-K/{current-input,rows.bin,...}
+      ├── worker --unwinder libgcc      ...
       └── ...                                one per unwinder (their symbols clash in one process)
 
 Round after round, every worker walks the same batch of the generator stream (the same input
@@ -38,7 +38,14 @@ from walkfuzz.findings.finding import (
     write_atomic,
 )
 from walkfuzz.targets.native.case import INPUT_SIZE, decode
-from walkfuzz.targets.native.diff_rows import (
+from walkfuzz.targets.native.differential.judge import (
+    UNCOMPARED_STOPS,
+    Verdict,
+    Walk,
+    comparable,
+    judge,
+)
+from walkfuzz.targets.native.differential.rows import (
     HARNESS,
     TARGET,
     table_rows,
@@ -46,14 +53,7 @@ from walkfuzz.targets.native.diff_rows import (
     walk_text,
     walks_of,
 )
-from walkfuzz.targets.native.diff_worker import INPUTS_NAME, ROWS_NAME
-from walkfuzz.targets.native.differential import (
-    UNCOMPARED_STOPS,
-    Verdict,
-    Walk,
-    comparable,
-    judge,
-)
+from walkfuzz.targets.native.differential.worker import INPUTS_NAME, ROWS_NAME
 
 BATCH = 400  # inputs per round: every worker's share of a round takes ~10-100 ms
 START_SECONDS = 60.0  # a worker's import and first build of its tables
@@ -93,7 +93,7 @@ class _Worker:
         self.directory = self.out_dir / "workers" / self.unwinder / f"life-{self.lives}"
         self.directory.mkdir(parents=True, exist_ok=True)
         self.lives += 1
-        argv = [sys.executable, "-m", "walkfuzz.targets.native.diff_worker",
+        argv = [sys.executable, "-m", "walkfuzz.targets.native.differential.worker",
                 "--unwinder", self.unwinder, "--dir", str(self.directory),
                 "--out", str(self.out_dir), "--budget-ms", str(self.budget_ms),
                 "--run-unwinders", ",".join(self.run_unwinders),

@@ -1,5 +1,5 @@
 """`walkfuzz replay --target native --unwinder all|A,B,.. INPUT`: one input walked by every
-named unwinder, each in a child process of its own (walkfuzz.targets.native.diff_worker
+named unwinder, each in a child process of its own (walkfuzz.targets.native.differential.worker
 --input), the per-unwinder table printed and the input judged as the differential run judged
 it. Exit 1 when the unwinders disagree (or one faulted, hung or died), else 0.
 """
@@ -14,15 +14,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from walkfuzz.core.exit_status import describe_exit, judged
-from walkfuzz.targets.native.diff_rows import table_rows, table_text, truth, walks_of
-from walkfuzz.targets.native.diff_run import finding_of
-from walkfuzz.targets.native.differential import Walk, judge
+from walkfuzz.targets.native.differential.judge import Walk, judge
+from walkfuzz.targets.native.differential.rows import table_rows, table_text, truth, walks_of
+from walkfuzz.targets.native.differential.run import finding_of
 
 
 def _walk_in_child(unwinder: str, path: Path, scratch: Path) -> tuple[Walk, str]:
     """The walk of one unwinder, and the faulting code's name ('' when it did not fault)."""
-    argv = [sys.executable, "-m", "walkfuzz.targets.native.diff_worker", "--unwinder", unwinder,
-            "--dir", str(scratch / unwinder), "--input", str(path)]
+    argv = [sys.executable, "-m", "walkfuzz.targets.native.differential.worker",
+            "--unwinder", unwinder, "--dir", str(scratch / unwinder), "--input", str(path)]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         died = describe_exit(done.returncode)

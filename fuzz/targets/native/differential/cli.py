@@ -1,5 +1,5 @@
 """`--unwinder all` or a comma list on `walkfuzz fuzz|stress|replay --target native`: the
-differential runs (walkfuzz.targets.native.diff_run, diff_stress, diff_replay), from the parsed
+differential runs (walkfuzz.targets.native.differential.run, .stress, .replay), from the parsed
 command line to the exit status.
 
     all           every unwinder built here; the others are named, one line each, and skipped
@@ -63,8 +63,8 @@ def out_label(text: str) -> str:
 def fuzz_differential(out: Path, text: str, *, seconds: float | None, runs: int | None,
                       seed: int, budget_ms: float, argv: list[str]) -> int:
     """The generator stream walked by every chosen unwinder; 1 when anything was found."""
-    from walkfuzz.targets.native.diff_report import diff_report, summary_lines
-    from walkfuzz.targets.native.diff_run import run_differential
+    from walkfuzz.targets.native.differential.report import diff_report, summary_lines
+    from walkfuzz.targets.native.differential.run import run_differential
 
     unwinders = chosen_unwinders(text)
     if runs is not None and runs < 1:
@@ -92,7 +92,7 @@ def fuzz_differential(out: Path, text: str, *, seconds: float | None, runs: int 
 
 
 def replay_differential_file(path: Path, text: str) -> int:
-    from walkfuzz.targets.native.diff_replay import replay_differential
+    from walkfuzz.targets.native.differential.replay import replay_differential
 
     if not path.is_file():
         raise UserError(f"input {str(path)!r} is not a file")
@@ -101,7 +101,7 @@ def replay_differential_file(path: Path, text: str) -> int:
 
 def stress_differential_run(out: Path, text: str, cfg: StressConfig, argv: list[str]) -> int:
     """Every chosen unwinder's stress run, each sample also walked by fp in its process."""
-    from walkfuzz.targets.native.diff_stress import stress_differential
+    from walkfuzz.targets.native.differential.stress import stress_differential
 
     cfg.check()
     return stress_differential(out, chosen_unwinders(text), cfg, argv)

@@ -11,7 +11,7 @@ import struct
 from collections.abc import Sequence
 
 from walkfuzz.targets.native.case import decode
-from walkfuzz.targets.native.differential import UNKNOWN, Walk
+from walkfuzz.targets.native.differential.judge import UNKNOWN, Walk
 from walkfuzz.targets.native.outcome import FIXED_IDS, ID_WORK_BASE, STOP_NAMES
 
 # What every finding of a differential run is filed under: its reproducer replays the input on
