@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
 from walkfuzz.engine.pool import PoolSlot, WorkerCommand, WorkerPool
 from walkfuzz.findings.finding import (
@@ -35,6 +34,7 @@ from walkfuzz.findings.finding import (
     load_findings,
     load_hits,
 )
+from walkfuzz.targets.native.child import death_location
 from walkfuzz.targets.native.outcome import qualified, target_of
 from walkfuzz.targets.native.unwinders import DEFAULT
 from walkfuzz.targets.native.worker import HARNESS, STATS_NAME
@@ -79,13 +79,6 @@ class LibunwindFuzzResult:
 
 def _life_seed(seed: int, worker: int, life: int) -> int:
     return (seed + (worker + 16 * life) * STREAM_STRIDE) % (1 << 64)
-
-
-def death_location(status: int, stalled: bool) -> str:
-    """The location of a finding whose process died (or stalled) on it."""
-    if stalled:
-        return "process-stall"
-    return f"process-death:{describe_exit(status)}"
 
 
 def _death_finding(slot: _Slot, status: int, unwinder: str) -> Finding | None:

@@ -16,7 +16,6 @@ supervised-process runner on the C generator stream.)
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,13 +25,13 @@ from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import (
     FINDINGS,
     INTERRUPTED,
-    describe_exit,
     invalid_rate_fails,
     judged,
 )
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.findings.finding import RunClock
 from walkfuzz.report.figures import slowdown_text
+from walkfuzz.targets.native.child import walk_in_child
 from walkfuzz.targets.native.unwinders import DEFAULT
 
 
@@ -137,17 +136,15 @@ def replay_and_judge(path: Path, unwinder: str = DEFAULT) -> int:
     from walkfuzz.targets.native.extension import load
 
     load(unwinder)  # a missing extension is one line here, not a traceback of the child
-    done = subprocess.run([sys.executable, "-m", "walkfuzz.targets.native.replay",
-                           "--unwinder", unwinder, str(path)], check=False)
-    if done.returncode >= 0:
-        return done.returncode
+    end = walk_in_child("walkfuzz.targets.native.replay", ["--unwinder", unwinder, str(path)])
+    if end.died is None:
+        return end.returncode
     from walkfuzz.findings.finding import Finding
-    from walkfuzz.targets.native.fuzz import death_location
     from walkfuzz.targets.native.outcome import qualified, target_of
     from walkfuzz.targets.native.worker import HARNESS
 
-    location = qualified(unwinder, death_location(done.returncode, stalled=False))
+    location = qualified(unwinder, end.location)
     died = Finding("crash", target_of(unwinder), HARNESS, location, (), path.read_bytes())
-    print(json.dumps({"input": str(path), "process_died": describe_exit(done.returncode),
+    print(json.dumps({"input": str(path), "process_died": end.died,
                       "location": location, "signature": died.signature}))
-    return 1
+    return FINDINGS

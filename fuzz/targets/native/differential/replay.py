@@ -7,36 +7,35 @@ it. Exit 1 when the unwinders disagree (or one faulted, hung or died), else 0.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from walkfuzz.core.exit_status import describe_exit, judged
+from walkfuzz.core.exit_status import CLEAN, judged
+from walkfuzz.targets.native.child import walk_in_child
 from walkfuzz.targets.native.differential.judge import Walk, judge
 from walkfuzz.targets.native.differential.rows import table_rows, table_text, truth, walks_of
 from walkfuzz.targets.native.differential.run import finding_of
 
 
-def _walk_in_child(unwinder: str, path: Path, scratch: Path) -> tuple[Walk, str]:
+def _unwinder_walk(unwinder: str, path: Path, scratch: Path) -> tuple[Walk, str]:
     """The walk of one unwinder, and the faulting code's name ('' when it did not fault)."""
-    argv = [sys.executable, "-m", "walkfuzz.targets.native.differential.worker",
-            "--unwinder", unwinder, "--dir", str(scratch / unwinder), "--input", str(path)]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        died = describe_exit(done.returncode)
-        print(f"{unwinder}: the child died ({died}): {done.stderr.strip()[-300:]}",
+    end = walk_in_child("walkfuzz.targets.native.differential.worker",
+                        ["--unwinder", unwinder, "--dir", str(scratch / unwinder),
+                         "--input", str(path)], verdicts=(CLEAN,), capture=True)
+    if end.died is not None:
+        print(f"{unwinder}: the child died ({end.died}): {end.stderr.strip()[-300:]}",
               file=sys.stderr)
-        return Walk(unwinder=unwinder, stop="fault", frames=0, ids=()), f"process-death:{died}"
-    doc = json.loads(done.stdout.strip().splitlines()[-1])
+        return Walk(unwinder=unwinder, stop="fault", frames=0, ids=()), end.location
+    doc = json.loads(end.stdout.strip().splitlines()[-1])
     return walks_of(unwinder, bytes.fromhex(doc["row"]), 1)[0], str(doc["fault"])
 
 
 def replay_differential(path: Path, unwinders: Sequence[str], order: Sequence[str]) -> int:
     data = path.read_bytes()
     with tempfile.TemporaryDirectory(prefix="walkfuzz-diff-replay-") as scratch:
-        results = [_walk_in_child(u, path, Path(scratch)) for u in unwinders]
+        results = [_unwinder_walk(u, path, Path(scratch)) for u in unwinders]
     walks = [walk for walk, _ in results]
     known = truth(data)
     print(table_text(table_rows(walks), known))

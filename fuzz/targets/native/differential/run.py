@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from walkfuzz.core.errors import MissingDependencyError
-from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
 from walkfuzz.findings.finding import (
     Finding,
@@ -38,6 +37,7 @@ from walkfuzz.findings.finding import (
     write_atomic,
 )
 from walkfuzz.targets.native.case import INPUT_SIZE, decode
+from walkfuzz.targets.native.child import death_location
 from walkfuzz.targets.native.differential.judge import (
     UNCOMPARED_STOPS,
     Verdict,
@@ -196,7 +196,7 @@ class _Run:
         status = worker.end()
         state = read_journal(worker.directory / JOURNAL_NAME)
         index = max(first, state.execs - 1)
-        location = "process-stall" if stalled else f"process-death:{describe_exit(status)}"
+        location = death_location(status, stalled)
         if state.data is not None:
             self._offer_own(index, Finding(
                 kind="hang" if stalled else "crash", target=TARGET, harness=HARNESS,

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.errors import CaseFormatError, UserError
-from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS, describe_exit, judged
+from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS, judged
+from walkfuzz.targets.native.child import walk_in_child
 from walkfuzz.targets.native.snapshot import format as fmt
 from walkfuzz.targets.native.snapshot.native import load
 from walkfuzz.targets.native.snapshot.walk import (
@@ -109,16 +109,13 @@ def replay_and_judge(path: Path, unwinders: list[str]) -> int:
     finding: 1, with how it died)."""
     if not path.is_file():
         raise UserError(f"snapshot {str(path)!r} does not exist")
-    argv = [sys.executable, "-m", "walkfuzz.targets.native.snapshot.replay"]
-    for name in unwinders:
-        argv += ["--unwinder", name]
-    done = subprocess.run([*argv, str(path)], check=False)
-    if done.returncode in (CLEAN, FINDINGS, BAD_INPUT):
-        return done.returncode
-    print(f"walkfuzz replay: the replay process died ({describe_exit(done.returncode)})",
-          file=sys.stderr)
+    args = [arg for name in unwinders for arg in ("--unwinder", name)]
+    end = walk_in_child("walkfuzz.targets.native.snapshot.replay", [*args, str(path)],
+                        verdicts=(CLEAN, FINDINGS, BAD_INPUT))
+    if end.died is None:
+        return end.returncode
+    print(f"walkfuzz replay: the replay process died ({end.died})", file=sys.stderr)
     return FINDINGS
-
 
 if __name__ == "__main__":
     sys.exit(main())
