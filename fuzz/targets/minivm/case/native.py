@@ -165,6 +165,17 @@ def load_walker(path: str | None) -> Any:
     return walker
 
 
+def fault_of(r: Any) -> dict[str, int] | None:
+    """The guard's record of a crash or hang from a `wf_run_result *` (a walk's, or a queue
+    program's run), None for any other verdict."""
+    if r.finding not in (1, 2):  # crash, hang
+        return None
+    f = r.fault
+    return {"kind": f.kind, "signal": f.signo, "si_code": f.si_code, "addr": f.addr,
+            "pc": f.pc, "frames": f.frames, "last_sp": f.last_sp, "last_fp": f.last_fp,
+            "last_pc": f.last_pc}
+
+
 def run_mapped(walker: Any = None) -> NativeRun:
     """Walk the mapped case with `walker` (default: the reference) inside the guard."""
     ffi, lib = _native()
@@ -177,13 +188,7 @@ def run_mapped(walker: Any = None) -> NativeRun:
         raise RuntimeError(f"wf_run_mapped failed: {CaseStatus(status).label}")
     raw = lib.wf_run_frames()
     frames = tuple(frame_of(ffi, raw[i]) for i in range(min(r.frames, 65536)))
-    fault = None
-    if r.finding in (1, 2):
-        fault = {"kind": r.fault.kind, "signal": r.fault.signo, "si_code": r.fault.si_code,
-                 "addr": r.fault.addr, "pc": r.fault.pc, "frames": r.fault.frames,
-                 "last_sp": r.fault.last_sp, "last_fp": r.fault.last_fp,
-                 "last_pc": r.fault.last_pc}
     return NativeRun(ffi.string(walker.name).decode(errors="replace"), r.run_result, frames,
                      r.end_code, r.state_after, FINDING_NAMES.get(r.finding, str(r.finding)),
                      ffi.string(lib.wf_check_name(r.check)).decode(),
-                     ORACLE_NAMES.get(r.oracle, str(r.oracle)), r.diff_index, fault)
+                     ORACLE_NAMES.get(r.oracle, str(r.oracle)), r.diff_index, fault_of(r))

@@ -8,8 +8,7 @@ from typing import Any
 
 from walkfuzz.core.errors import CaseFormatError
 from walkfuzz.core.native import load
-from walkfuzz.targets.minivm.case.format import Frame
-from walkfuzz.targets.minivm.case.native import FINDING_NAMES
+from walkfuzz.targets.minivm.case.native import FINDING_NAMES, fault_of, frame_of
 from walkfuzz.targets.minivm.queue.cases import encoded
 from walkfuzz.targets.minivm.queue.model import Event
 
@@ -44,14 +43,8 @@ def _buffers() -> tuple[Any, Any, Any, Any]:
     return ffi, lib, _state["case"], _state["result"]
 
 
-def _frame(f: Any, ffi: Any) -> Frame:
-    return Frame(f.type, f.comp_level, f.bci, int(ffi.cast("uintptr_t", f.method)),
-                 int(ffi.cast("uintptr_t", f.pc)), int(ffi.cast("uintptr_t", f.sp)),
-                 int(ffi.cast("uintptr_t", f.fp)))
-
-
 def _event(e: Any, frames: Any, ffi: Any) -> Event:
-    walked = tuple(_frame(frames[i], ffi)
+    walked = tuple(frame_of(ffi, frames[i])
                    for i in range(e.frame_begin, e.frame_begin + e.frame_count))
     return Event(e.kind, e.op, e.queue, e.code, e.arg, e.pc, e.sp, e.fp, e.size, e.capacity,
                  e.attempts, walked)
@@ -87,12 +80,8 @@ def run_case(data: bytes, source: str = "<queue case>", walker: Any = None) -> N
     r = ffi.new("wf_run_result *")
     lib.wf_queue_case_run(walker, case, result, r)
     events = [_event(result.events[i], result.frames, ffi) for i in range(result.event_count)]
-    fault = None
-    if r.finding in (1, 2):  # crash, hang
-        fault = {"kind": r.fault.kind, "signal": r.fault.signo, "addr": r.fault.addr,
-                 "pc": r.fault.pc}
     return NativeRun(result.status, events, result.violations,
                      ffi.string(result.violation).decode(errors="replace"),
                      ffi.string(walker.name).decode(errors="replace"),
                      FINDING_NAMES.get(r.finding, str(r.finding)),
-                     ffi.string(lib.wf_check_name(r.check)).decode(), fault)
+                     ffi.string(lib.wf_check_name(r.check)).decode(), fault_of(r))
