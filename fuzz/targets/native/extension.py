@@ -35,18 +35,25 @@ def module_name(name: str = DEFAULT) -> str:
         else u.module
 
 
+def import_guarded(module: str, *, asan: bool) -> ModuleType:
+    """Import an extension of the native target that holds its own copy of the guard (an
+    unwinder's, the snapshot's); an `asan` one only with the ASan runtime loaded
+    (MissingDependencyError). ImportError when it is not built."""
+    if asan:
+        native.require_asan_runtime(module)
+    # Local: made global, its guard would stand in for the core's in a process that loads the
+    # core after it.
+    return native.import_extension(module, global_symbols=False)
+
+
 def load(name: str = DEFAULT) -> ModuleType:
     """The compiled module (ffi, lib) of unwinder `name`; MissingDependencyError naming the
     module, why it is missing and how to build it."""
     u = unwinder(name)
     module = module_name(name)
     asan = module == u.asan_module
-    if asan:
-        native.require_asan_runtime(module)
     try:
-        # Local: it holds its own copy of the guard; made global, its guard would stand in for
-        # the core's in a process that loads the core after it.
-        return native.import_extension(module, global_symbols=False)
+        return import_guarded(module, asan=asan)
     except ImportError as err:
         why = u.missing()
         if why is not None:  # nothing to build here: the reason is all there is to say

@@ -81,20 +81,25 @@ def _life_seed(seed: int, worker: int, life: int) -> int:
     return (seed + (worker + 16 * life) * STREAM_STRIDE) % (1 << 64)
 
 
+def death_finding(unwinder: str, data: bytes, status: int, stalled: bool = False,
+                  details: dict[str, object] | None = None) -> Finding:
+    """The finding of an input whose process died (or stalled) on it: a crash (a hang) of
+    `unwinder`, at `death_location`."""
+    kind: FindingKind = "hang" if stalled else "crash"
+    return Finding(kind=kind, target=target_of(unwinder), harness=HARNESS,
+                   location=qualified(unwinder, death_location(status, stalled)), shape=(),
+                   data=data, details=details or {})
+
+
 def _death_finding(slot: _Slot, status: int, unwinder: str) -> Finding | None:
     state = read_journal(slot.directory / JOURNAL_NAME)
     if state.data is None:
         return None
-    kind: FindingKind = "hang" if slot.stalled else "crash"
-    location = qualified(unwinder, death_location(status, slot.stalled))
-    return Finding(kind=kind, target=target_of(unwinder), harness=HARNESS, location=location,
-                   shape=(),
-                   data=state.data,
-                   details={"worker": slot.index, "seed": slot.seed, "exit_status": status,
-                            "inputs_started": state.execs,
-                            "unwinder": unwinder,
-                            "note": "outside the guard's reach: signals blocked inside "
-                                    "the unwinder, or a hang the watchdog could not interrupt"})
+    return death_finding(unwinder, state.data, status, slot.stalled,
+                         {"worker": slot.index, "seed": slot.seed, "exit_status": status,
+                          "inputs_started": state.execs, "unwinder": unwinder,
+                          "note": "outside the guard's reach: signals blocked inside the "
+                                  "unwinder, or a hang the watchdog could not interrupt"})
 
 
 def _read_stats(directory: Path) -> dict[str, Any]:

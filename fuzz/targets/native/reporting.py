@@ -3,7 +3,9 @@ report names the unwinder as its walker, and its findings' target (libunwind or 
 
 from __future__ import annotations
 
+import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from walkfuzz.findings.finding import FindingSink, RunClock, stored_findings
@@ -21,6 +23,23 @@ from walkfuzz.targets.native.stress import LibunwindStressResult, percentile_ns
 from walkfuzz.targets.native.unwinders import UNWINDERS
 
 RUN_TYPE = "libunwind"
+
+
+def report_printed(paths: Mapping[str, Path], interrupted: bool, kept: str) -> bool:
+    """A run's last lines: where its report is, and for an interrupted run (on stderr) that the
+    report has `kept` until then. Whether the run was interrupted (its status: INTERRUPTED)."""
+    print(f"report: {paths['html']}")
+    if interrupted:
+        print(f"interrupted: the report has {kept} until then", file=sys.stderr)
+    return interrupted
+
+
+def _meta(command: list[str], unwinder: str, mode: str, started_at: float,
+          status: str) -> RunMeta:
+    """A run of one unwinder ends now: the unwinder is the report's walker, and its target the
+    findings' target."""
+    return RunMeta(run_type=RUN_TYPE, command=command, target=target_of(unwinder), mode=mode,
+                   started_at=started_at, ended_at=time.time(), walker=unwinder, status=status)
 
 
 def _log2_histogram(counts: list[int]) -> Histogram:
@@ -46,10 +65,8 @@ def fuzz_report(out_dir: Path, result: LibunwindFuzzResult, command: list[str],
     }
     groups = group_findings(out_dir, result.findings, run_command=command)
     doc = RunReport(
-        meta=RunMeta(run_type=RUN_TYPE, command=command, target=target_of(result.unwinder),
-                     mode="perturb", started_at=started_at, ended_at=time.time(),
-                     walker=result.unwinder,
-                     status="interrupted" if result.interrupted else "completed"),
+        meta=_meta(command, result.unwinder, "perturb", started_at,
+                   "interrupted" if result.interrupted else "completed"),
         series={k: list(v) for k, v in result.series.items()},
         counters=counters, findings=groups,
         notes=[f"{result.unwinder} ({UNWINDERS[result.unwinder].library}): perturbed contexts "
@@ -93,12 +110,10 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
         sink.store(finding, totals.get(finding.signature))
     started_at = clock.at(clock.origin)[1]
     doc = RunReport(
-        meta=RunMeta(run_type=RUN_TYPE, command=command, target=target_of(cfg.unwinder),
-                     mode="stress", started_at=started_at, ended_at=time.time(),
-                     walker=cfg.unwinder,
-                     status="interrupted" if result.interrupted
-                     else "failed" if result.died is not None or not result.walked
-                     else "completed"),
+        meta=_meta(command, cfg.unwinder, "stress", started_at,
+                   "interrupted" if result.interrupted
+                   else "failed" if result.died is not None or not result.walked
+                   else "completed"),
         counters=counters,
         histograms={"interval_ns": _log2_histogram(result.interval_hist),
                     "walk_latency_ns": _log2_histogram(result.latency_hist)} if result.walked

@@ -16,7 +16,6 @@ supervised-process runner on the C generator stream.)
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -52,7 +51,7 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
     else 0."""
     from walkfuzz.targets.native.extension import load
     from walkfuzz.targets.native.fuzz import run_libunwind_fuzz
-    from walkfuzz.targets.native.reporting import fuzz_report
+    from walkfuzz.targets.native.reporting import fuzz_report, report_printed
 
     _positive("--time", seconds)
     _positive("--jobs", jobs)
@@ -75,9 +74,7 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
           f"worker deaths {c['worker_deaths']}{known_limit_text(c)}")
     for signature, count in sorted(result.signatures.items(), key=lambda kv: -kv[1]):
         print(f"  {count:8d}  {signature}")
-    print(f"report: {paths['html']}")
-    if result.interrupted:
-        print("interrupted: the report has the walks done until then", file=sys.stderr)
+    if report_printed(paths, result.interrupted, "the walks done"):
         return INTERRUPTED
     return judged(bool(result.findings))
 
@@ -88,7 +85,7 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
                      unwinder: str = DEFAULT) -> int:
     """Workload threads sampled every `interval_us`, walked from the handler and checked."""
     from walkfuzz.targets.native.extension import load
-    from walkfuzz.targets.native.reporting import stress_report
+    from walkfuzz.targets.native.reporting import report_printed, stress_report
     from walkfuzz.targets.native.stress import StressConfig, run_libunwind_stress, status_line
 
     load(unwinder)
@@ -114,9 +111,7 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
           f"{result.match_rate:.5%}, invalid {result.invalid} ({result.invalid_rate:.5%}) "
           f"{c['invalid_kinds']}; faults {c['faults']}, hangs {c['hangs']}; "
           f"slowdown {slowdown_text(result.slowdown)}{known_limit_text(c)}")
-    print(f"report: {paths['html']}")
-    if result.interrupted:
-        print("interrupted: the report has the samples walked until then", file=sys.stderr)
+    if report_printed(paths, result.interrupted, "the samples walked"):
         return INTERRUPTED
     if not c["walked"]:  # a run that did no work is an error, never a clean run
         raise UserError(f"no sample was walked in --duration {seconds:g}s at --interval "
@@ -139,12 +134,9 @@ def replay_and_judge(path: Path, unwinder: str = DEFAULT) -> int:
     end = walk_in_child("walkfuzz.targets.native.replay", ["--unwinder", unwinder, str(path)])
     if end.died is None:
         return end.returncode
-    from walkfuzz.findings.finding import Finding
-    from walkfuzz.targets.native.outcome import qualified, target_of
-    from walkfuzz.targets.native.worker import HARNESS
+    from walkfuzz.targets.native.fuzz import death_finding
 
-    location = qualified(unwinder, end.location)
-    died = Finding("crash", target_of(unwinder), HARNESS, location, (), path.read_bytes())
+    died = death_finding(unwinder, path.read_bytes(), end.returncode)
     print(json.dumps({"input": str(path), "process_died": end.died,
-                      "location": location, "signature": died.signature}))
+                      "location": died.location, "signature": died.signature}))
     return FINDINGS

@@ -65,6 +65,7 @@ def fuzz_differential(out: Path, text: str, *, seconds: float | None, runs: int 
     """The generator stream walked by every chosen unwinder; 1 when anything was found."""
     from walkfuzz.targets.native.differential.report import diff_report, summary_lines
     from walkfuzz.targets.native.differential.run import run_differential
+    from walkfuzz.targets.native.reporting import report_printed
 
     unwinders = chosen_unwinders(text)
     if runs is not None and runs < 1:
@@ -84,9 +85,7 @@ def fuzz_differential(out: Path, text: str, *, seconds: float | None, runs: int 
             if seconds is None else seconds)
     paths = diff_report(out, result, argv, started)
     print("\n".join(summary_lines(result)))
-    print(f"report: {paths['html']}")
-    if result.interrupted:
-        print("interrupted: the report has the inputs walked until then", file=sys.stderr)
+    if report_printed(paths, result.interrupted, "the inputs walked"):
         return INTERRUPTED
     return judged(bool(result.findings))
 

@@ -13,6 +13,7 @@ from types import ModuleType
 
 from walkfuzz.core import native
 from walkfuzz.core.errors import MissingDependencyError
+from walkfuzz.targets.native.extension import import_guarded
 
 MODULE = "walkfuzz._snapshot"
 ASAN_MODULE = "walkfuzz._snapshot_asan"
@@ -27,12 +28,8 @@ def module_name() -> str:
 def load() -> ModuleType:
     """The compiled module (ffi, lib); MissingDependencyError naming the module if absent."""
     name = module_name()
-    if name == ASAN_MODULE:
-        native.require_asan_runtime(name)
     try:
-        # Local: it holds its own copy of the guard; made global, its guard would stand in for
-        # the core's in a process that loads the core after it.
-        return native.import_extension(name, global_symbols=False)
+        return import_guarded(name, asan=name == ASAN_MODULE)
     except ImportError as err:
         raise MissingDependencyError(
             f"{name} is not built ({err}); build it with python fuzz/core/_build.py "
