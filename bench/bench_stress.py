@@ -24,8 +24,9 @@ limit measured minutes apart, not days. Rows per interval group:
   limit's CPU per empty-handler signal: what the walk and the mode add to the delivery.
 
 Each mode runs one worker per CPU it leaves to the workload (signal, queue: a worker per CPU;
-thread and the /sampler variants: one CPU kept for the sampler thread). A mode's figures are its run of median slowdown among
---repeats; its slowdown row shows the range. Prints ratios; asserts nothing.
+thread and the /sampler variants: one CPU kept for the sampler thread). A mode's figures are
+its run of median slowdown among --repeats; its slowdown row shows the range.
+Prints ratios; asserts nothing.
 
     python bench/bench_stress.py [--seconds 3] [--repeats 3]
         [--modes signal,thread,queue,signal/sampler,queue/sampler]
