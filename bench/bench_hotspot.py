@@ -143,8 +143,10 @@ def sample_rows(group: str, summaries: list[dict[str, object]]) -> list[Row]:
     return [Row(group, "per sample: ASGCT walk", 1e6 * walk / signals, "us"),
             Row(group, "per sample: the agent's checks", 1e6 * (handler - walk) / signals, "us",
                 target="shadow-stack oracle and counters"),
-            Row(group, "in the handler, of the process CPU", 100.0 * handler / cpu if cpu else 0.0,
-                "%", target="ASGCT and the checks, without the signal's delivery")]
+            Row(group, "handler wall time, of the process CPU",
+                100.0 * handler / cpu if cpu else 0.0, "%",
+                target="ASGCT and the checks, without the delivery (a preempted handler "
+                       "counts the preemption)")]
 
 
 def oracle_rows(group: str, summaries: list[dict[str, object]]) -> list[Row]:
