@@ -3,7 +3,8 @@ this machine can deliver to spinning workers with an empty SIGPROF handler, at 1
 5 us, from per-thread timers (signal and queue mode's sampling; a worker per CPU), the same
 timers paced as the live stress paces them (a starved or late worker's timer restarts, which
 leaves the workload its own time: wf_live_pace.h) and from one sampler thread signalling every
-worker (thread mode's; a worker per CPU but one). Per row group
+worker (thread mode's, and signal and queue mode's with --source sampler; a worker per CPU but
+one). Per row group
 (one interval): the requested rate, samples delivered per worker CPU-second (ratio: the
 delivered share of the requested rate) and the workload's slowdown in loop rounds per
 CPU-second. bench/bench_stress.py measures the limit again beside each live stress row and

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.engine.load import MAX_LOAD, check_load, cores, cpu_load
-from walkfuzz.targets.minivm.stress.options import WORKLOADS
+from walkfuzz.targets.minivm.stress.options import SOURCES, WORKLOADS
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.stress import StressRequest
 from walkfuzz.targets.table import (
@@ -68,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "sampler thread walks the stopped thread), queue (enqueue in the handler, "
                    "walk at the safepoint); native, libunwind: ucontext, sigframe, alternate "
                    "(default)")
+    p.add_argument("--source", choices=SOURCES, help="minivm, --mode signal or queue: where the "
+                   "signals come from: timers (default; a POSIX timer per worker) or sampler "
+                   "(one thread tgkills every worker; give it a CPU: --threads below the CPUs)")
     p.add_argument("--interval", dest="interval_ns", type=Nanoseconds("us"), default="100us",
                    metavar="T", help="sampling interval per thread (default 100us; units ns, "
                    "us, ms, s; a bare number is microseconds)")
@@ -118,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         workload=args.workload, jdk=args.jdk, walks=args.walks,
         stop_on_first=args.stop_on_first, max_depth=args.max_depth,
         debug_non_safepoints=not args.no_debug_nonsafepoints, gateways=tuple(args.tx or ()),
-        unwinder=args.unwinder,
+        unwinder=args.unwinder, source=args.source,
         walker=str(check_walker_library(args.walker)) if args.walker else None)
     with cpu_load(check_load(args.load)):
         return runner(request)

@@ -60,6 +60,7 @@ class StressRequest:
     debug_non_safepoints: bool = True
     gateways: tuple[str, ...] = ()  # execnet specs (--tx): run on each, reports merged
     unwinder: str | None = None  # --target native: the unwinder that walks
+    source: str | None = None  # minivm signal, queue mode: timers (default) or sampler
 
     def out_dir(self, kind: str | None = None) -> Path:
         """The run's output folder (--out, else the default for the target and kind), checked
@@ -82,7 +83,8 @@ def minivm_options(req: StressRequest) -> StressOptions:
         baseline_ns=defaults.baseline_ns if req.baseline_ns is None else req.baseline_ns,
         workload=req.workload or defaults.workload, seed=req.seed, walker=req.walker,
         walk_budget_ns=req.walk_budget_ns or defaults.walk_budget_ns,
-        max_walks=req.walks or 0, stop_on_first=req.stop_on_first)
+        max_walks=req.walks or 0, stop_on_first=req.stop_on_first,
+        source=req.source or defaults.source)
     options.check()
     return options
 

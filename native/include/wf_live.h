@@ -29,6 +29,10 @@
 #define WF_LIVE_MODE_THREAD 2
 #define WF_LIVE_MODE_QUEUE 3
 
+/* Where signal and queue mode's signals come from (thread mode has its own sampler thread). */
+#define WF_LIVE_SOURCE_TIMERS 0  /* a POSIX timer per worker */
+#define WF_LIVE_SOURCE_SAMPLER 1 /* one thread tgkills every worker (live_ticker.c) */
+
 #define WF_LIVE_WORKLOAD_MIXED 0
 #define WF_LIVE_WORKLOAD_INTERPRETED 1
 #define WF_LIVE_WORKLOAD_COMPILED 2
@@ -78,6 +82,7 @@ typedef struct wf_live_config {
     uint32_t stop_on_first;   /* 1: end the sampled phase at the first failed sample */
     uint64_t max_walks;       /* end the sampled phase once this many walks were judged
                                  (0: run the whole duration) */
+    uint32_t source;          /* WF_LIVE_SOURCE_*: signal and queue mode's signals */
 } wf_live_config;
 
 typedef struct wf_live_stats {

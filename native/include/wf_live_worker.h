@@ -166,7 +166,9 @@ struct wf_live_worker {
     volatile int start_failed; /* queue mode: RegisterQueue returned NULL */
     volatile uint64_t iterations;
     uint64_t last_sample_ns;
-    wf_live_pace pace; /* of its timer (signal, queue mode) */
+    wf_live_pace pace;          /* of its timer, or of the ticker's signals (signal, queue mode) */
+    volatile uint64_t answered; /* signal, queue mode: handlers done while sampling (the
+                                   ticker sends the next signal once the last is answered) */
     uint64_t samples;
     wf_live_stats st;
     uint32_t *intervals, *latencies, *waits; /* waits: queue mode only */
@@ -335,6 +337,9 @@ void wf_live_sampler_stop(struct wf_live_run *run);
 /* Thread mode (live_sampler_thread.c): start the sampler thread (0, or -1 with err); a
    worker's handler waits while the sampler walks it. The latter is Async-signal-safe. */
 int wf_live_sampler_thread_start(struct wf_live_run *run, char *err, size_t errlen);
+/* Signal and queue mode with WF_LIVE_SOURCE_SAMPLER (live_ticker.c): start the thread that
+   tgkills each worker every interval, paced by its handlers (0, or -1 with err). */
+int wf_live_ticker_start(struct wf_live_run *run, char *err, size_t errlen);
 void wf_live_wait_for_sampler(struct wf_live_worker *w, void *uc);
 /* Queue mode (live_queue.c): bind the walker's queue API (0, or -1 with err naming what is
    missing); register / drop a worker's queue on its own thread; the handler's enqueue

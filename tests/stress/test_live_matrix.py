@@ -34,10 +34,11 @@ LOADS = {"as-is": 0, "every-core-busy": cores()}
 
 
 
-def run(mode: str, interval_us: int, workload: str, **extra: Any) -> dict[str, Any]:
-    options = StressOptions(mode=mode, interval_ns=interval_us * 1000, threads=2,
+def run(mode: str, interval_us: int, workload: str, threads: int = 2,
+        walks: int = STRESS_WALKS, **extra: Any) -> dict[str, Any]:
+    options = StressOptions(mode=mode, interval_ns=interval_us * 1000, threads=threads,
                             duration_ns=int(STRESS_SECONDS * 1e9), baseline_ns=0,
-                            workload=workload, max_walks=STRESS_WALKS, **extra)
+                            workload=workload, max_walks=walks, **extra)
     return run_minivm_stress(options)
 
 
@@ -57,3 +58,25 @@ def test_reference_walker_live(mode: str, interval_us: int, workload: str, load:
     if mode == "queue":  # GetQueueSizeInfo agreed with the workers' own count every time
         assert total["queue_checks"] > 0, total
         assert total["queue_miscounts"] == 0, total.get("queue_first_miscount")
+
+
+@pytest.mark.parametrize("load", LOADS)
+@pytest.mark.parametrize("mode", ("signal", "queue"))
+def test_reference_walker_live_from_a_sampler_thread(mode: str, load: str,
+                                                     file_result: Any) -> None:
+    """--source sampler: one thread tgkills the workers instead of their timers; at 10 us (the
+    rate where its pacing by the workers' answers matters) every walk is still exact. One
+    worker, so the sampler has a CPU of its own; a fifth of the walks, since a sampler thread
+    that shares its CPU with CPU hogs sends a signal only when the scheduler runs it."""
+    walks = max(1, STRESS_WALKS // 5)
+    with cpu_load(LOADS[load]):
+        result = run(mode, 10, "mixed", threads=1, walks=walks, source="sampler")
+    file_result(result)
+    total = result["total"]
+    assert result["options"]["source"] == "sampler"
+    assert total["paced"] == 0, total  # no timer to restart: the sampler paces by answers
+    assert total["faults"] == 0 and total["hangs"] == 0, result["examples"][:3]
+    assert total["invalid"] == 0, (total["invalid_by_class"], result["examples"][:3])
+    assert total["exact"] == total["walked"] >= walks, total
+    if mode == "queue":
+        assert total["queue_checks"] > 0 and total["queue_miscounts"] == 0, total

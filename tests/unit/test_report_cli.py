@@ -138,6 +138,29 @@ def test_stress_queue_report_has_the_queue_figures(tmp_path: Path) -> None:
     assert "#### queue_wait_ns" in md
 
 
+@pytest.mark.parametrize("mode", ["signal", "queue"])
+def test_stress_from_a_sampler_thread_walks_and_says_where_its_signals_came_from(
+        tmp_path: Path, mode: str) -> None:
+    out = tmp_path / "out"
+    run = walkfuzz("stress", "--mode", mode, "--source", "sampler", "--threads", "1",
+                   "--duration", "20s", "--walks", "300", "--baseline", "0", "--out", str(out))
+    assert run.returncode == 0, run.stdout + run.stderr  # the reference walker: no finding
+    doc = json.loads((out / "report.json").read_text())
+    counters = doc["counters"]
+    assert counters["walked"] >= 300 and counters["exact"] == counters["walked"], counters
+    assert f"stress {mode}-sampler-100us-mixed:" in run.stdout
+    assert "signals from a sampler thread (--source sampler)" in (out / "report.md").read_text()
+
+
+def test_a_signal_source_for_thread_mode_is_refused_in_one_line(tmp_path: Path) -> None:
+    run = walkfuzz("stress", "--mode", "thread", "--source", "sampler", "--out",
+                   str(tmp_path / "out"))
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.strip().splitlines() == [
+        "walkfuzz stress: error: --source sampler is for --mode signal or queue: thread mode "
+        "has its own sampler thread"], run.stderr
+
+
 def test_stress_with_a_baseline_gives_its_slowdown(tmp_path: Path) -> None:
     out = tmp_path / "out"
     run = walkfuzz("stress", "--duration", "1s", "--baseline", "1s", "--out", str(out))

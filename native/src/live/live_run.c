@@ -251,6 +251,10 @@ static int check_config(const wf_live_config *c, char *err, size_t errlen) {
         snprintf(err, errlen, "unknown workload %d", c->workload);
     else if (c->workload == WF_LIVE_WORKLOAD_RECURSIVE && c->mode == WF_LIVE_MODE_QUEUE)
         snprintf(err, errlen, "the recursive workload runs in signal or thread mode");
+    else if (c->source > WF_LIVE_SOURCE_SAMPLER)
+        snprintf(err, errlen, "unknown signal source %u", c->source);
+    else if (c->source == WF_LIVE_SOURCE_SAMPLER && c->mode == WF_LIVE_MODE_THREAD)
+        snprintf(err, errlen, "thread mode has its own sampler thread: no source to choose");
     else return 0;
     return -1;
 }

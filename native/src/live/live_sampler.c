@@ -175,6 +175,7 @@ static void on_sigprof(int signo, siginfo_t *info, void *uc) {
             else sample_here(w, uc, entered);
             pace(w, info, entered);
             wf_live_pace_done(&w->pace, entered, wf_live_now_ns());
+            __atomic_store_n(&w->answered, w->answered + 1, __ATOMIC_RELEASE); /* the ticker's */
         }
     }
     errno = saved_errno;
@@ -217,6 +218,7 @@ void wf_live_guard_prepare(uint64_t budget_ns) {
 
 int wf_live_sampler_start(struct wf_live_run *run, char *err, size_t errlen) {
     if (run->cfg.mode == WF_LIVE_MODE_THREAD) return wf_live_sampler_thread_start(run, err, errlen);
+    if (run->cfg.source == WF_LIVE_SOURCE_SAMPLER) return wf_live_ticker_start(run, err, errlen);
     for (int i = 0; i < run->worker_count; i++)
         if (arm_timer(&run->workers[i], run->cfg.interval_ns, err, errlen) != 0) return -1;
     return 0;

@@ -18,7 +18,7 @@ from walkfuzz.engine.interrupt import stop_on_interrupt
 from walkfuzz.engine.progress import STATUS_EVERY
 from walkfuzz.targets.minivm.stress.drain import ERROR_NAMES, POLL_SECONDS, WINDOW_NAMES, Drain
 from walkfuzz.targets.minivm.stress.hits import RunClock
-from walkfuzz.targets.minivm.stress.options import MODES, WORKLOADS, StressOptions
+from walkfuzz.targets.minivm.stress.options import MODES, SOURCES, WORKLOADS, StressOptions
 from walkfuzz.targets.minivm.stress.signature import CLASS_NAMES
 from walkfuzz.targets.minivm.walker_library import ERROR_LEN, check_walker_library
 
@@ -168,7 +168,8 @@ def run_live(options: StressOptions,
         "interval_ns": options.interval_ns, "duration_ns": options.duration_ns,
         "baseline_ns": options.baseline_ns, "walk_budget_ns": options.walk_budget_ns,
         "safepoint_every": options.safepoint_every, "max_walks": options.max_walks,
-        "capture": int(options.capture), "stop_on_first": int(options.stop_on_first)})
+        "capture": int(options.capture), "stop_on_first": int(options.stop_on_first),
+        "source": SOURCES.index(options.source)})
     out = ffi.new("wf_live_result *")
     err = ffi.new("char[]", ERROR_LEN)
     if options.walker:  # loads the runtime a cov-built walker needs before C dlopens it

@@ -9,6 +9,9 @@ from typing import Any
 from walkfuzz.core.errors import UserError
 
 MODES = ("signal", "thread", "queue")
+# where signal and queue mode's signals come from: a timer per worker, or one sampler thread
+# that tgkills every worker (thread mode always has its own sampler thread)
+SOURCES = ("timers", "sampler")
 WORKLOADS = ("mixed", "interpreted", "compiled", "native", "deep", "calls", "recursive")
 MAX_THREADS = 16
 MIN_INTERVAL_NS = 1_000
@@ -39,12 +42,18 @@ class StressOptions:
     capture: bool = True               # capture failed samples as cases (docs/stress.md)
     stop_on_first: bool = False        # end the sampled phase at the first failed sample
     out: str | None = None             # where findings are saved as they happen (None: not)
+    source: str = "timers"             # signal, queue mode: SOURCES
 
     def check(self) -> None:
         if self.mode not in MODES:
             raise UserError(f"stress mode {self.mode!r} is not one of {', '.join(MODES)}")
         if self.workload not in WORKLOADS:
             raise UserError(f"workload {self.workload!r} is not one of {', '.join(WORKLOADS)}")
+        if self.source not in SOURCES:
+            raise UserError(f"source {self.source!r} is not one of {', '.join(SOURCES)}")
+        if self.mode == "thread" and self.source != "timers":
+            raise UserError(f"--source {self.source} is for --mode signal or queue: thread mode "
+                            "has its own sampler thread")
         if self.workload == "recursive" and self.mode == "queue":
             # the oracle counts the physical frames of a walk from the sampled instruction;
             # a queue element is walked later, from the frame the Enqueue chose
@@ -72,4 +81,5 @@ class StressOptions:
 
     @property
     def label(self) -> str:
-        return f"{self.mode}-{format_ns(self.interval_ns)}-{self.workload}"
+        source = "" if self.source == "timers" else f"-{self.source}"
+        return f"{self.mode}{source}-{format_ns(self.interval_ns)}-{self.workload}"

@@ -35,6 +35,15 @@ from walkfuzz.targets.minivm.stress.signature import HARNESS, TARGET
 from walkfuzz.targets.minivm.stress.summary import figures, slowdown
 
 
+def source_text(options: dict[str, Any]) -> str:
+    """Where the run's signals came from, in words."""
+    if options["mode"] == "thread":
+        return "the sampler thread, which walks"
+    if options.get("source", "timers") == "sampler":
+        return "a sampler thread (--source sampler)"
+    return "a timer per thread"
+
+
 def _stored(example: dict[str, Any]) -> Finding | None:
     """The finding the run saved for `example`, read back (None: it saved none)."""
     path = example.get("path")
@@ -73,8 +82,11 @@ def with_hits(groups: list[FindingGroup], result: dict[str, Any]) -> list[Findin
             group.details[HITS] = signatures[group.signature][HITS]
             group.take(Hits.from_json(signatures[group.signature][HITS]))
     known = {g.signature for g in groups}
-    command = " ".join(["walkfuzz", "stress", "--mode", result["options"]["mode"], "--workload",
-                        result["options"]["workload"], "--seed", str(result["options"]["seed"])])
+    options = result["options"]
+    source = options.get("source", "timers")
+    command = " ".join(["walkfuzz", "stress", "--mode", options["mode"],
+                        *([] if source == "timers" else ["--source", source]),
+                        "--workload", options["workload"], "--seed", str(options["seed"])])
     # why a captured sample was not saved as a case (the drain's case status), per signature
     unsaved = {e["signature"]: e["case"] for e in result["examples"]
                if e.get("case", "ok") != "ok" and "signature" in e}
@@ -131,7 +143,7 @@ def build_report(out_dir: Path, result: dict[str, Any], command: list[str], star
                    status=run_status(result))
     notes = [f"workload {options['workload']}, {len(result['methods'])} methods, seed "
              f"{options['seed']}, {len(result['per_worker'])} threads, interval "
-             f"{options['interval_ns']} ns",
+             f"{options['interval_ns']} ns, signals from {source_text(options)}",
              "oracle: every walk must equal the shadow stack, moved by one step for a sample "
              "in a transition window (docs/stress.md); no tolerance"]
     if result.get("stopped_early"):
