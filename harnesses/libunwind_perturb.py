@@ -18,12 +18,14 @@ import atheris  # type: ignore[import-untyped]
 from walkfuzz.engine.worker import Worker
 from walkfuzz.targets.native.extension import load
 from walkfuzz.targets.native.outcome import Namer, WalkOutcome, to_finding
+from walkfuzz.targets.native.walk_snapshot import WalkSnapshots
 
 worker = Worker.from_environment("perturb")
 native = load()
 namer = Namer(native)
 result = native.ffi.new("wf_uw_result *")
 fuzz_one = native.lib.wf_uw_fuzz_one
+snapshots = WalkSnapshots(native)  # a stored finding's walk, saved beside it
 
 
 @atheris.instrument_func
@@ -59,7 +61,8 @@ def one_input(data: bytes) -> None:
     kinds = outcome.kinds(namer) or ("none",)
     outcome_feedback(int(result.stop), int(result.frames), kinds[0], kinds[-1])
     if status != 0:
-        worker.report(to_finding(outcome, data, namer, "perturb"))
+        finding = to_finding(outcome, data, namer, "perturb")
+        snapshots.save(worker.report(finding), finding)
 
 
 if __name__ == "__main__":

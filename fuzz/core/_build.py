@@ -282,7 +282,7 @@ def make_unwind_builder(flavour: str) -> FFI:
     objects = [_compile_object(generated[gen.FP_FILE], [*common, *gen.FP_FLAGS]),
                _compile_object(generated[gen.NOFP_FILE], [*common, *gen.NOFP_FLAGS])]
     api = [INCLUDE / "wf_guard.h", UNWIND_DIR / "wf_unwind.h", UNWIND_DIR / "wf_uw_diff.h",
-           UNWIND_DIR / "wf_uw_companion.h"]
+           UNWIND_DIR / "wf_uw_companion.h", UNWIND_DIR / "wf_uw_snap.h"]
     builder = FFI()
     builder.cdef("\n".join(b for h in api for b in CDEF_BLOCK.findall(h.read_text())))
     shared = [ROOT / path for path in unwinder.shared]
@@ -290,9 +290,12 @@ def make_unwind_builder(flavour: str) -> FFI:
                generated[gen.TABLE_FILE], *sorted((SOURCE / "guard").glob("*.c"))]
     builder.set_source(
         module,
-        '#include "wf_unwind.h"\n#include "wf_uw_diff.h"\n#include "wf_uw_companion.h"\n',
+        '#include "wf_unwind.h"\n#include "wf_uw_diff.h"\n#include "wf_uw_companion.h"\n'
+        '#include "wf_uw_snap.h"\n',
         sources=[str(p) for p in sources],
-        include_dirs=[str(INCLUDE), str(UNWIND_DIR), *sorted({str(p.parent) for p in shared})],
+        # the snapshot folder for wf_snapshot.h: a finding's walk is saved in its file layout
+        include_dirs=[str(INCLUDE), str(UNWIND_DIR), str(NATIVE / "agents" / "snapshot"),
+                      *sorted({str(p.parent) for p in shared})],
         extra_compile_args=[*COMPILE_ARGS, *cflags],
         extra_link_args=[*ldflags, *unwinder.link_args],
         extra_objects=objects,

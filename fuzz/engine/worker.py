@@ -136,9 +136,10 @@ class Worker:
             raise SystemExit(f"cannot open the input journal {path.decode()}: {os.strerror(-rc)}")
         self.record = _no_journal
 
-    def report(self, finding: Finding) -> None:
-        """Save a finding (deduplicated); say so once per signature on stderr. A standalone
-        fuzzer raises it instead: libFuzzer's crash artifact is then the stored input."""
+    def report(self, finding: Finding) -> Path | None:
+        """Save a finding (deduplicated); say so once per signature on stderr. Returns its
+        directory when it was stored (a harness may keep more beside it). A standalone fuzzer
+        raises it instead: libFuzzer's crash artifact is then the stored input."""
         self.findings += 1
         if self.env.crash_on_finding:
             raise FindingCrash(f"walkfuzz {finding.kind} finding in {finding.location} "
@@ -146,6 +147,7 @@ class Worker:
         saved = self.sink.offer(finding)
         if saved is not None and self.sink.seen[finding.signature] == 1:
             print(f"walkfuzz: {finding.kind} finding saved in {saved}", file=sys.stderr)
+        return saved
 
     def fuzz(self, one_input: Callable[[bytes], None], argv: Sequence[str] | None = None,
              mutator: Callable[[bytes, int, int], bytes] | None = None,

@@ -27,6 +27,8 @@ from walkfuzz.engine.pool import STOP_GRACE, Supervisor
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.report.files import write_report
 from walkfuzz.targets.minivm.walker_library import check_walker_library
+from walkfuzz.targets.native.fresh_replay import PERTURB, check_reproducers
+from walkfuzz.targets.native.outcome import TARGET as LIBUNWIND
 from walkfuzz.targets.table import DEFAULT_TARGET, default_out, find_harness, list_harnesses
 
 TICK = 1.0  # seconds between samples
@@ -185,6 +187,8 @@ def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) 
     doc = build_report(out, spec, sessions, notes)
     if spec.target != DEFAULT_TARGET:  # its harness walks with the target's own walker
         doc.meta.walker = spec.target
+    if (spec.target, spec.harness) == (LIBUNWIND, PERTURB):  # inputs of a live walk
+        check_reproducers(doc.findings, LIBUNWIND)
     paths = write_report(out.root, doc)
     print(summary(doc.series, len(doc.findings), paths["html"]))
     if failure is not None:

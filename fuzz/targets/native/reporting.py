@@ -1,5 +1,6 @@
 """Run reports (walkfuzz.report.document) for the native target's fuzz and stress runs: the
-report names the unwinder as its walker, and its findings' target (libunwind or native)."""
+report names the unwinder as its walker, and its findings' target (libunwind or native). A fuzz
+run's reproducers are checked in fresh processes first (walkfuzz.targets.native.fresh_replay)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from walkfuzz.report.document import (
     group_findings,
 )
 from walkfuzz.report.files import write_report
+from walkfuzz.targets.native.fresh_replay import check_reproducers
 from walkfuzz.targets.native.fuzz import LibunwindFuzzResult
 from walkfuzz.targets.native.outcome import target_of
 from walkfuzz.targets.native.stress import LibunwindStressResult, percentile_ns
@@ -64,6 +66,7 @@ def fuzz_report(out_dir: Path, result: LibunwindFuzzResult, command: list[str],
         "jobs": result.jobs,
     }
     groups = group_findings(out_dir, result.findings, run_command=command)
+    check_reproducers(groups, result.unwinder)
     doc = RunReport(
         meta=_meta(command, result.unwinder, "perturb", started_at,
                    "interrupted" if result.interrupted else "completed"),

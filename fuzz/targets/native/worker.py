@@ -8,6 +8,8 @@ walkfuzz.engine.journal) before it runs, so that a death the guard cannot catch 
 while libunwind has signals blocked — leaves the input on disk. Findings are deduplicated
 by signature (a few examples stored, every hit counted with its time on the supervisor's run
 clock, walkfuzz.findings.finding.HitStore); counters go to `stats.json` every second.
+Each stored finding's walk is saved beside it as a snapshot
+(walkfuzz.targets.native.walk_snapshot).
 A watchdog hang is run once more before it is reported: on a loaded machine a walk of a few
 microseconds can be descheduled past the budget, and such hangs do not come back.
 """
@@ -37,6 +39,7 @@ from walkfuzz.targets.native.outcome import (
     to_finding,
 )
 from walkfuzz.targets.native.unwinders import DEFAULT, names
+from walkfuzz.targets.native.walk_snapshot import WalkSnapshots
 
 STATS_NAME = "stats.json"
 HARNESS = "perturb"
@@ -92,6 +95,7 @@ def run(out_dir: Path, worker_dir: Path, seed: int, seconds: float, budget_ms: f
     journal = CurrentInput(worker_dir / JOURNAL_NAME, native)
     namer = Namer(native)
     sink = FindingSink(out_dir, clock=clock)
+    snapshots = WalkSnapshots(native)
     stats = ffi.new("wf_uw_batch_stats *")
     result = ffi.new("wf_uw_result *")
     data = ffi.new(f"uint8_t[{INPUT_SIZE}]")
@@ -107,7 +111,8 @@ def run(out_dir: Path, worker_dir: Path, seed: int, seconds: float, budget_ms: f
             if outcome.stop == "hang" and lib.wf_uw_fuzz_one(data, INPUT_SIZE, result) != 2:
                 unconfirmed += 1  # a slow walk on a loaded machine, not a hang: not reported
             else:
-                sink.offer(to_finding(outcome, bytes(data), namer, HARNESS))
+                finding = to_finding(outcome, bytes(data), namer, HARNESS)
+                snapshots.save(sink.offer(finding), finding)
             result.status = 0
         if time.monotonic() >= next_stats:
             doc = stats_json(stats, seed, time.monotonic() - start, unconfirmed)

@@ -15,6 +15,7 @@
 
 #include "wf_uw_input.h"
 #include "wf_uw_perturb.h"
+#include "wf_uw_snap.h"
 #include "wf_uw_walk.h"
 #include "wf_ucontext.h"
 
@@ -73,6 +74,15 @@ static int verdict(wf_uw_result *out, const wf_uw_walk *walk) {
     return out->invalid == WF_UW_VALID ? WF_UW_OK : WF_UW_INVALID;
 }
 
+/* The lowest of walk_case's locals a perturbed register may point into: the snapshot of a
+   finding starts there at the latest. */
+static uintptr_t lowest_local(const void *a, const void *b, const void *c) {
+    uintptr_t low = (uintptr_t)a;
+    if ((uintptr_t)b < low) low = (uintptr_t)b;
+    if ((uintptr_t)c < low) low = (uintptr_t)c;
+    return low;
+}
+
 /* Below the bottom's frame: nothing here is part of the walked chain. */
 __attribute__((noinline)) static void walk_case(fuzz_state *st, const ucontext_t *captured) {
     const wf_uw_case *cs = st->cs;
@@ -99,6 +109,9 @@ __attribute__((noinline)) static void walk_case(fuzz_state *st, const ucontext_t
     out->frames = walk.frames;
     out->known_limit = beyond_limit(cs);
     out->status = verdict(out, &walk);
+    if (out->status != WF_UW_OK)
+        wf_uw_snapshot_take(&uc, captured, lowest_local(&uc, &fake_frame, &walk), env.stack_lo,
+                            env.stack_hi, cs, out);
 }
 
 WF_UW_GENERATED("wf_uw_bottom_code")

@@ -1,0 +1,141 @@
+"""Whether the reproducer a native run's report prints replays its finding: every group's
+stored input is replayed in a fresh process, as `walkfuzz replay --target native` replays it,
+and when it walks clean there, the snapshot saved beside it (walkfuzz.targets.native.walk_snapshot)
+is walked by the same unwinder in remote-memory mode, as `walkfuzz replay SNAPSHOT` walks it.
+
+    an input reproduces the signature     reproducer: walkfuzz replay --target ... INPUT
+    a snapshot gives the finding's kind   reproducer: walkfuzz replay --unwinder U SNAPSHOT
+    neither                               reproducer unchanged; `replay` says neither does
+
+The first that does, of the inputs then their snapshots, or for libdw (SNAPSHOT_FIRST) the
+snapshots then the inputs.
+
+A snapshot's walk is a remote-memory walk: its signature is `<unwinder>-remote:...` and its
+frames are named by module (walkfuzz.targets.native.snapshot.walk), so it matches the finding by
+kind, and a cycle by being a cycle; the group's `replay` detail names what it gave. Each replay
+is a child process: an input may kill the process that walks it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from walkfuzz.findings.finding import Finding
+from walkfuzz.report.document import FindingGroup
+from walkfuzz.targets.native.fuzz import death_location
+from walkfuzz.targets.native.outcome import qualified, target_of
+from walkfuzz.targets.native.snapshot.walk import UNWINDERS as SNAPSHOT_UNWINDERS
+from walkfuzz.targets.native.walk_snapshot import snapshot_of
+
+CHILD_SECONDS = 120.0  # a replay is one walk (and a symbolizer call); this is a stuck child
+JOBS = 2
+CYCLE = "check:cycle"
+PERTURB = "perturb"  # the harness of inputs walked live: perturbed contexts of known chains
+# Unwinders whose snapshot walk runs the code the live walk ran (libdw's walker is one file for
+# both, wf_snap_dw.c), only the memory read differs: their snapshot, which replays the same in
+# any process, comes before their input. libunwind's remote address space is another code path
+# than unw_init_local2's, so its input comes first.
+SNAPSHOT_FIRST = frozenset({"libdw"})
+
+
+def _child(argv: list[str]) -> tuple[int, dict[str, Any]]:
+    """A replay child's exit status and its JSON ({} when it printed none: it died)."""
+    try:
+        done = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True,
+                              timeout=CHILD_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        return -9, {}
+    try:
+        doc = json.loads(done.stdout)
+    except ValueError:
+        doc = {}
+    return done.returncode, doc if isinstance(doc, dict) else {}
+
+
+def input_signature(path: Path, unwinder: str) -> str | None:
+    """The signature the input gives in a fresh process (a death's, as `walkfuzz replay`
+    names it), None when it walks clean."""
+    status, doc = _child(["walkfuzz.targets.native.replay", "--unwinder", unwinder, str(path)])
+    if status < 0:
+        location = qualified(unwinder, death_location(status, stalled=False))
+        return Finding("crash", target_of(unwinder), PERTURB, location, (),
+                       path.read_bytes()).signature
+    signature = doc.get("signature")
+    return signature if isinstance(signature, str) else None
+
+
+def snapshot_walk(path: Path, unwinder: str) -> dict[str, Any] | None:
+    """The first walk of the snapshot at path by `unwinder` in a fresh process (verdict,
+    location, signature), None when the replay printed none."""
+    _, doc = _child(["walkfuzz.targets.native.snapshot.replay", "--unwinder", unwinder,
+                     str(path)])
+    walks = doc.get("walks")
+    return walks[0] if isinstance(walks, list) and walks and isinstance(walks[0], dict) else None
+
+
+def same_finding(group: FindingGroup, walk: dict[str, Any]) -> bool:
+    """Whether a snapshot's walk is the group's finding seen remotely: the same kind, and a
+    cycle when the group's is one."""
+    if walk.get("verdict") != group.kind or not walk.get("repeatable"):
+        return False
+    return str(walk.get("location", "")).endswith(CYCLE) == group.location.endswith(CYCLE)
+
+
+def _input_replays(group: FindingGroup, example: Path, unwinder: str) -> bool:
+    if input_signature(example, unwinder) != group.signature:
+        return False
+    argv = shlex.split(group.reproducer)
+    if argv and argv[-1] in group.examples:  # `walkfuzz replay ... INPUT`: name this input
+        argv[-1] = str(example)
+        group.reproducer = shlex.join(argv)
+    group.details["replay"] = "the input reproduces it in a fresh process"
+    return True
+
+
+def _snapshot_replays(group: FindingGroup, snapshot: Path, unwinder: str) -> bool:
+    walk = snapshot_walk(snapshot, unwinder)
+    if walk is None or not same_finding(group, walk):
+        return False
+    group.reproducer = shlex.join(["walkfuzz", "replay", "--unwinder", unwinder, str(snapshot)])
+    group.details["replay"] = ("the snapshot beside the input reproduces it in a fresh process, "
+                               f"walked in remote-memory mode: {walk.get('signature')}")
+    return True
+
+
+def _check(group: FindingGroup, unwinder: str) -> None:
+    examples = [Path(e) for e in group.examples if Path(e).is_file()]
+    if not examples or group.harness != PERTURB:  # a snapshot campaign's inputs are snapshots
+        return
+    snapshots = [s for s in map(snapshot_of, examples) if s.is_file()]
+    walkable = snapshots if unwinder in SNAPSHOT_UNWINDERS else []
+    inputs_first = unwinder not in SNAPSHOT_FIRST
+    for example in examples if inputs_first else ():
+        if _input_replays(group, example, unwinder):
+            return
+    for snapshot in walkable:
+        if _snapshot_replays(group, snapshot, unwinder):
+            return
+    for example in () if inputs_first else examples:
+        if _input_replays(group, example, unwinder):
+            return
+    if walkable:
+        why = "nor does the snapshot beside it"
+    elif snapshots:
+        why = (f"the snapshot beside it holds the walked stack, but remote-memory mode walks "
+               f"only {' and '.join(sorted(SNAPSHOT_UNWINDERS))}")
+    else:
+        why = "no snapshot beside it (its process died on it, or it was stored before snapshots)"
+    group.details["replay"] = f"the input does not reproduce it in a fresh process; {why}"
+
+
+def check_reproducers(groups: list[FindingGroup], unwinder: str) -> None:
+    """Replay every group's inputs (and snapshots) in fresh processes; set each reproducer
+    to the one that replays its finding, and its `replay` detail to what the replays gave."""
+    with ThreadPoolExecutor(JOBS) as pool:
+        list(pool.map(lambda group: _check(group, unwinder), groups))
