@@ -11,6 +11,7 @@ from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import output_file
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import ReplayError, sniff_harness
+from walkfuzz.triage.driver import NATIVE_NOT_MINIMIZED, NATIVE_TARGETS
 from walkfuzz.triage.inputs import Defaults, discover, resolve
 from walkfuzz.triage.minimize import DEFAULT_BUDGET, minimize
 
@@ -52,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     if spec.error:
         raise ReplayError(spec.error)
     if spec.target != "minivm":
+        if spec.target in NATIVE_TARGETS:
+            raise UserError(f"{args.file}: {NATIVE_NOT_MINIMIZED}")
         raise UserError(f"{args.file}: minimize works on minivm cases, not {spec.target!r} inputs")
     out = output_file(args.output or args.file.with_name(args.file.name + SUFFIX), "--output")
     data = args.file.read_bytes()

@@ -28,6 +28,7 @@ from walkfuzz.triage.driver import (
     DEFAULT_RUNS,
     FileError,
     Outcome,
+    notes,
     outcome_json,
     table,
     triage,
@@ -144,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
         outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error,
                          on_status=replay_progress(progress, len(specs)))
     print(table(outcome))
+    for line in notes(outcome):
+        print(f"note: {line}", file=sys.stderr)
     for path, stored, replayed in outcome.mismatched:
         print(f"note: {path}: stored signature {stored}, replayed as {replayed}", file=sys.stderr)
     if args.json:

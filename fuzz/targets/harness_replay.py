@@ -3,8 +3,10 @@
 minivm inputs go through the hot path (`wf_worker_run`: decode or generate, map, walk under
 the guard, check) with the walker named in the finding (or `--walker`); a live stress capture
 (harness `stress`: a case with section 11 EXPECTED) is walked again the way the live run
-walked it and judged by the live oracle (`wf_live_replay`); libunwind inputs
-through the libunwind target's own one-call replay (`wf_uw_fuzz_one`). Each replay gives a
+walked it and judged by the live oracle (`wf_live_replay`); the native target's inputs
+(targets libunwind and native) through its one-call replay (`wf_uw_fuzz_one`) on their unwinder,
+and its snapshots by remote-memory mode (walkfuzz.targets.native.snapshot.replayer). Each replay
+gives a
 `Replay`: the finding it reproduces (built exactly as the harness builds it, so signatures
 match the stored ones), its class on the walker scale (walkfuzz.findings.classify), or an error line
 for an input that cannot run (bad case file, missing walker library).
@@ -263,13 +265,15 @@ class MinivmReplayer:
 
 
 class LibunwindReplayer:
-    """Replays libunwind inputs with the target's one-call replay (`wf_uw_fuzz_one`)."""
+    """Replays the native target's inputs with its one-call replay (`wf_uw_fuzz_one`) on one
+    unwinder's extension (libunwind's by default; one per process: their symbols clash)."""
 
-    def __init__(self, hang_ns: int = DEFAULT_HANG_NS) -> None:
+    def __init__(self, hang_ns: int = DEFAULT_HANG_NS, unwinder: str = "") -> None:
         from walkfuzz.targets.native.extension import load
         from walkfuzz.targets.native.outcome import Namer
+        from walkfuzz.targets.native.unwinders import DEFAULT
 
-        self.native = load()
+        self.native = load(unwinder or DEFAULT)
         self.ffi, self.lib = self.native.ffi, self.native.lib
         self.lib.wf_uw_set_walk_budget_ns(hang_ns)
         self.result = self.ffi.new("wf_uw_result *")
@@ -281,7 +285,7 @@ class LibunwindReplayer:
         from walkfuzz.targets.native.outcome import WalkOutcome, to_finding
 
         if walker != "reference":
-            raise ReplayError(f"{source}: the libunwind target takes no --walker ({walker!r})")
+            raise ReplayError(f"{source}: the native target takes no --walker ({walker!r})")
         self.lib.wf_uw_fuzz_one(data, len(data), self.result)
         outcome = WalkOutcome.from_c(self.result)
         if outcome.finding_kind is None:

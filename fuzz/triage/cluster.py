@@ -54,6 +54,7 @@ class Member:
     runs: int
     stored_signature: str | None = None
     source: str | None = None  # `/path/file.c:LINE` of the fault, from debug info (symbolize)
+    unwinder: str = ""  # the native target's unwinder (its reproducer's --unwinder)
 
 
 @dataclass

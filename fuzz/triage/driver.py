@@ -10,6 +10,11 @@ its process (a fault that escaped the guard) is recorded as an `escaped-guard` c
 new process takes the rest of the slice, so one such input never stops a triage. Ctrl-C or
 SIGTERM stops the replays at once (they run in sessions of their own, so a terminal's Ctrl-C is
 not mistaken for a death); the inputs replayed until then make the outcome, marked interrupted.
+
+The native target's inputs are replayed per unwinder, each in processes of its own; one that
+does not give its stored finding walked a fresh process's stack, not the one the finding walked,
+so the snapshot saved beside it (walkfuzz.targets.native.walk_snapshot) is replayed in its stead
+and, when it gives a finding, the input's member is the snapshot's.
 """
 
 from __future__ import annotations
@@ -33,10 +38,17 @@ from walkfuzz.findings.finding import Finding
 from walkfuzz.findings.sanitizer_report import read_report
 from walkfuzz.report.document import SANITIZER_KINDS, replay_command
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
+from walkfuzz.targets.native.snapshot.walk import UNWINDERS as SNAPSHOT_UNWINDERS
+from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
+from walkfuzz.targets.native.walk_snapshot import SUFFIX as SNAPSHOT_SUFFIX
+from walkfuzz.targets.native.walk_snapshot import snapshot_of
 from walkfuzz.triage.cluster import Cluster, Member, cluster
 from walkfuzz.triage.inputs import Defaults, InputSpec, resolve
 
 DEFAULT_RUNS = 3
+NATIVE_TARGETS = ("libunwind", "native")
+PERTURB = "perturb"  # the native target's inputs walked live
+SNAPSHOT_HARNESS = "snapshot"  # its snapshots, walked in remote-memory mode
 ESCAPED = "escaped-guard"
 SCHEMA_VERSION = 1
 
@@ -67,6 +79,19 @@ class Outcome:
 
 
 # ---- replaying in child processes -----------------------------------------------------------
+
+
+def process_key(task: dict[str, Any]) -> tuple[bool, str]:
+    """Which replay processes may take `task`: a sanitizer's or not, and for the native target
+    its unwinder, or `snapshot` (each unwinder's library, and the snapshot extension's, must be
+    a process's only one: their unw_* and _Unwind_* symbols clash)."""
+    target = str(task.get("target") or "")
+    if target not in NATIVE_TARGETS:
+        return _sanitized(task), ""
+    if task.get("harness") == SNAPSHOT_HARNESS or \
+            Path(str(task["path"])).suffix == SNAPSHOT_SUFFIX:
+        return False, SNAPSHOT_HARNESS
+    return False, str(task.get("unwinder") or DEFAULT_UNWINDER)
 
 
 def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int,
@@ -142,13 +167,13 @@ def replay_all(specs: Sequence[InputSpec], runs: int = DEFAULT_RUNS, jobs: int =
     `on_status` gets each input's status report as it is done (from several threads)."""
     tasks = [{"id": i, **s.to_json()} for i, s in enumerate(specs)]
     jobs = max(1, min(jobs, len(tasks)))
-    # a slice is all sanitizer findings (their processes start with the runtime) or none
-    sanitized = [t for t in tasks if _sanitized(t)]
-    if sanitized:
+    if any(_sanitized(t) for t in tasks):
         sanitizer.ensure_built()
-    plain = [t for t in tasks if not _sanitized(t)]
-    slices = [part for group in (plain, sanitized) for i in range(jobs)
-              if (part := group[i::jobs])]
+    # a slice is the tasks of one process key: sanitizer findings (their processes start with
+    # the runtime) or none, one native unwinder's or snapshots'
+    keys = sorted({process_key(t) for t in tasks})
+    slices = [part for key in keys for i in range(jobs)
+              if (part := [t for t in tasks if process_key(t) == key][i::jobs])]
     stop = threading.Event()
     with ThreadPoolExecutor(jobs) as pool:
         futures = [pool.submit(_run_slice, part, runs, hang_ns, on_status, stop)
@@ -163,6 +188,50 @@ def replay_all(specs: Sequence[InputSpec], runs: int = DEFAULT_RUNS, jobs: int =
 
 
 # ---- from result lines to members --------------------------------------------------------------
+
+
+def _reproduced(spec: InputSpec, result: dict[str, Any] | None) -> bool:
+    finding = (result or {}).get("finding")
+    if not isinstance(finding, dict):
+        return "died" in (result or {})
+    return spec.stored_signature in (None, finding.get("signature"))
+
+
+def _snapshot_retries(specs: Sequence[InputSpec], results: Sequence[dict[str, Any] | None]
+                      ) -> dict[int, InputSpec]:
+    """The snapshots of the native inputs that replayed without their stored finding (a walk
+    of a fresh process's stack, not the one the finding walked), by input index."""
+    retries = {}
+    for i, (spec, result) in enumerate(zip(specs, results, strict=True)):
+        snapshot = snapshot_of(Path(spec.path))
+        if spec.target in NATIVE_TARGETS and spec.harness == PERTURB and result is not None \
+                and "error" not in result and not _reproduced(spec, result) \
+                and (spec.unwinder or DEFAULT_UNWINDER) in SNAPSHOT_UNWINDERS \
+                and snapshot.is_file():
+            retries[i] = InputSpec(str(snapshot), "native", SNAPSHOT_HARNESS, spec.walker,
+                                   unwinder=spec.unwinder or DEFAULT_UNWINDER)
+    return retries
+
+
+def _with_snapshots(specs: list[InputSpec], results: list[dict[str, Any] | None], runs: int,
+                    jobs: int, hang_ns: int
+                    ) -> tuple[list[InputSpec], list[dict[str, Any] | None], bool]:
+    """Inputs whose snapshot reproduced a finding where they did not are replaced by it (the
+    input's stored signature kept, so the change is reported)."""
+    retries = _snapshot_retries(specs, results)
+    if not retries:
+        return specs, results, False
+    # not counted on the progress line: it counts the inputs, replayed already
+    again, interrupted = replay_all(list(retries.values()), runs, jobs, hang_ns)
+    specs, results = list(specs), list(results)
+    for (i, spec), result in zip(retries.items(), again, strict=True):
+        if result is not None and "finding" in result:
+            result["why"] = (f"from the snapshot beside {Path(specs[i].path).name} (the input "
+                             f"walks clean in a fresh process): {result['why']}")
+            specs[i] = InputSpec(spec.path, spec.target, spec.harness, spec.walker,
+                                 specs[i].stored_signature, unwinder=spec.unwinder)
+            results[i] = result
+    return specs, results, interrupted
 
 
 def _member(spec: InputSpec, result: dict[str, Any]) -> Member:
@@ -191,7 +260,7 @@ def _member(spec: InputSpec, result: dict[str, Any]) -> Member:
         location=str(f["location"]), shape=tuple(f["shape"]), klass=str(result["class"]),
         why=str(result["why"]), reliable=reproduced == result["runs"], reproduced=reproduced,
         runs=int(result["runs"]), stored_signature=spec.stored_signature,
-        source=(f.get("details") or {}).get("source"))
+        source=(f.get("details") or {}).get("source"), unwinder=spec.unwinder or "")
 
 
 def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
@@ -205,6 +274,8 @@ def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
     resolved = [resolve(s, defaults) for s in specs]
     results, interrupted = (replay_all(resolved, runs, jobs, hang_ns, on_status) if resolved
                             else ([], False))
+    if not interrupted:
+        resolved, results, interrupted = _with_snapshots(resolved, results, runs, jobs, hang_ns)
     replayed = [(s, r) for s, r in zip(resolved, results, strict=True) if r is not None]
     members, errors, clean, mismatched = [], [], [], []
     for spec, result in replayed:
@@ -244,7 +315,7 @@ def reproducer(m: Member) -> str:
         stored = _stored_reproducer(m.path)
         if stored is not None:
             return stored
-    return replay_command(m.target, m.harness, m.walker, m.path, m.kind)
+    return replay_command(m.target, m.harness, m.walker, m.path, m.kind, m.unwinder)
 
 
 def cluster_json(c: Cluster) -> dict[str, object]:
@@ -284,6 +355,18 @@ def outcome_json(o: Outcome, command: list[str]) -> dict[str, object]:
         "runs_per_input": o.runs,
         "seconds": round(o.seconds, 3),
     }
+
+
+# Why a native input is left as it is, where a minivm case's minimal size is `walkfuzz minimize`'s.
+NATIVE_NOT_MINIMIZED = ("native inputs are not minimized: an input is a fixed 59-byte record (a "
+                        "chain and up to 4 perturbations) and a snapshot a captured stack; "
+                        "`walkfuzz minimize` shrinks minivm cases")
+
+
+def notes(o: Outcome) -> list[str]:
+    """Lines the table does not say: why the native target's groups keep their size."""
+    native = any(m.target in NATIVE_TARGETS for c in o.clusters for m in c.members)
+    return [NATIVE_NOT_MINIMIZED] if native else []
 
 
 def table(o: Outcome) -> str:

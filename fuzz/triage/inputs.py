@@ -13,7 +13,8 @@ Accepted arguments, each a file or a directory:
   - a file: one input; a `<sha1>.bin` of a findings directory brings its description.
 In a directory, what is plainly no input is skipped and `Found.skipped` says which file and
 why: a hidden file, a description next to its input, a log, a report, another JSON file or
-a crash's stack trace (`.summary`).
+a crash's stack trace (`.summary`), a native finding's snapshot beside its input (`.wfsnap`:
+the driver replays it when the input does not reproduce).
 An input without a description takes --target/--harness/--walker from the command line;
 a case file (magic "WFCS") needs no --harness (it is the `bytes` harness's input).
 """
@@ -30,6 +31,7 @@ from walkfuzz.engine.campaign import CAMPAIGN_FILE
 from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR, TIMEOUT_PREFIX
 from walkfuzz.report.files import REPORT_STEM
 from walkfuzz.targets.harness_replay import CASE_MAGIC, fuzzer_of_path, harness_of_path
+from walkfuzz.targets.native.walk_snapshot import SUFFIX as SNAPSHOT_SUFFIX
 
 ARTIFACT_PREFIXES = (CRASH_PREFIX, TIMEOUT_PREFIX, "oom-", "leak-")
 # Files of a directory that are no input, by suffix: why.
@@ -51,6 +53,7 @@ class InputSpec:
     walker: str | None = None
     stored_signature: str | None = None
     error: str | None = None  # known bad before replay (unreadable description)
+    unwinder: str | None = None  # the native target's: which unwinder walked it
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -72,9 +75,11 @@ def _described(binary: Path) -> InputSpec:
         if not isinstance(doc, dict):
             raise ValueError("not a JSON object")
         details = doc.get("details") or {}
-        walker = details.get("walker") if isinstance(details, dict) else None
+        details = details if isinstance(details, dict) else {}
+        walker, unwinder = details.get("walker"), details.get("unwinder")
         return InputSpec(str(binary), _text(doc, "target"), _text(doc, "harness"),
-                         walker if isinstance(walker, str) else None, _text(doc, "signature"))
+                         walker if isinstance(walker, str) else None, _text(doc, "signature"),
+                         unwinder=unwinder if isinstance(unwinder, str) else None)
     except (OSError, ValueError) as err:
         return InputSpec(str(binary), error=f"{description}: unreadable description: {err}")
 
@@ -105,6 +110,8 @@ def _not_input(path: Path) -> str | None:
         return "a hidden file"
     if _is_description(path):
         return "the description of the input next to it"
+    if path.suffix == SNAPSHOT_SUFFIX and path.with_suffix(".bin").is_file():
+        return "the snapshot of the walk of the input next to it (replayed when the input is not)"
     return NOT_INPUT_SUFFIXES.get(path.suffix)
 
 
@@ -216,4 +223,5 @@ def resolve(spec: InputSpec, defaults: Defaults) -> InputSpec:
         walker=defaults.walker or spec.walker or "reference",
         stored_signature=spec.stored_signature,
         error=spec.error,
+        unwinder=spec.unwinder,
     )

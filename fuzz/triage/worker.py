@@ -5,7 +5,8 @@ input to stdout. Before each input it writes a `{"begin": id}` line, so that whe
 kills the process (a fault the guard cannot catch) the driver knows which one did, records
 it, and starts a new process for the rest (walkfuzz.triage.driver).
 
-    task:   {"id": 3, "path": ..., "target": ..., "harness": ..., "walker": ...}
+    task:   {"id": 3, "path": ..., "target": ..., "harness": ..., "walker": ...,
+             "unwinder": ...}
     result: {"id": 3, "error": "..."}                           cannot run
             {"id": 3, "runs": 3, "signatures": [...]}          ran clean (all null)
             {"id": 3, "runs": 3, "signatures": [...], "finding": {...}, "class": ...,
@@ -28,29 +29,55 @@ from walkfuzz.targets.harness_replay import (
     ReplayError,
     sniff_harness,
 )
+from walkfuzz.targets.native.snapshot.format import is_snapshot
+from walkfuzz.targets.native.snapshot.replayer import SnapshotReplayer
 from walkfuzz.triage.stored import STORED_TARGETS, stored_result
 
 LIBUNWIND = "libunwind"
+NATIVE = "native"
+PERTURB = "perturb"
+SNAPSHOT = "snapshot"  # the native target's remote-memory harness: its inputs are snapshots
+Replayer = MinivmReplayer | LibunwindReplayer | SnapshotReplayer
 
 
 class Replayers:
-    """One replayer per target, created on first use (libunwind's module is optional)."""
+    """One replayer per target (and per unwinder of the native target), created on first use
+    (the native extensions are optional). The driver gives each unwinder, and snapshots,
+    processes of their own (process_key): their libraries' symbols clash in one process."""
 
     def __init__(self, hang_ns: int) -> None:
         self.hang_ns = hang_ns
-        self._made: dict[str, Any] = {}
+        self._made: dict[tuple[str, str], Replayer] = {}
 
-    def get(self, target: str, source: str) -> MinivmReplayer | LibunwindReplayer:
-        if target not in self._made:
+    def get(self, target: str, source: str, harness: str = "", unwinder: str = "") -> Replayer:
+        key = (target, SNAPSHOT if harness == SNAPSHOT else unwinder)
+        if key not in self._made:
             if target == "minivm":
-                self._made[target] = MinivmReplayer(self.hang_ns)
-            elif target == LIBUNWIND:
-                self._made[target] = LibunwindReplayer(self.hang_ns)
+                self._made[key] = MinivmReplayer(self.hang_ns)
+            elif target == NATIVE and harness == SNAPSHOT:
+                self._made[key] = SnapshotReplayer(self.hang_ns)
+            elif target in (LIBUNWIND, NATIVE):
+                self._made[key] = LibunwindReplayer(self.hang_ns, unwinder)
             else:
                 raise ReplayError(f"{source}: target {target!r} cannot be replayed by triage "
-                                  "(minivm and libunwind can)")
-        replayer: MinivmReplayer | LibunwindReplayer = self._made[target]
-        return replayer
+                                  "(minivm, libunwind and native can)")
+        return self._made[key]
+
+
+def native_harness(target: str, data: bytes) -> str | None:
+    """The harness of a native input that names none: a snapshot is known by its bytes."""
+    if target == LIBUNWIND:
+        return PERTURB
+    if target == NATIVE:
+        return SNAPSHOT if is_snapshot(data) else PERTURB
+    return None
+
+
+def _replay(replayer: Replayer, data: bytes, harness: str, task: dict[str, Any],
+            source: str) -> Replay:
+    if isinstance(replayer, SnapshotReplayer):
+        return replayer.run(data, str(task.get("unwinder") or ""), source)
+    return replayer.run(data, harness, str(task.get("walker") or "reference"), source)
 
 
 def replay_task(task: dict[str, Any], replayers: Replayers, runs: int) -> dict[str, Any]:
@@ -64,12 +91,11 @@ def replay_task(task: dict[str, Any], replayers: Replayers, runs: int) -> dict[s
         target = str(task.get("target") or "minivm")
         if target in STORED_TARGETS:
             return {**out, **stored_result(source)}
-        harness = task.get("harness") or (
-            "perturb" if target == LIBUNWIND else sniff_harness(data, source))
-        replayer = replayers.get(target, source)
-        replays: list[Replay] = [
-            replayer.run(data, str(harness), str(task.get("walker") or "reference"), source)
-            for _ in range(max(1, runs))]
+        harness = str(task.get("harness") or native_harness(target, data)
+                      or sniff_harness(data, source))
+        replayer = replayers.get(target, source, harness, str(task.get("unwinder") or ""))
+        replays: list[Replay] = [_replay(replayer, data, harness, task, source)
+                                 for _ in range(max(1, runs))]
     except (UserError, OSError) as err:
         out["error"] = str(err) if isinstance(err, UserError) else f"{source}: {err.strerror}"
         return out
