@@ -187,7 +187,8 @@ def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) 
     doc = build_report(out, spec, sessions, notes)
     if spec.target != DEFAULT_TARGET:  # its harness walks with the target's own walker
         doc.meta.walker = spec.target
-    if (spec.target, spec.harness) == (LIBUNWIND, PERTURB):  # inputs of a live walk
+    # inputs of a live walk; Ctrl-C asks for the report now, not for replays first
+    if (spec.target, spec.harness) == (LIBUNWIND, PERTURB) and session.status != "interrupted":
         check_reproducers(doc.findings, LIBUNWIND)
     paths = write_report(out.root, doc)
     print(summary(doc.series, len(doc.findings), paths["html"]))

@@ -5,6 +5,7 @@ against the documented one and the signature its replay names against the findin
 How a replay names a signature, per target (what `replayed_signatures` reads):
   minivm     `walkfuzz replay` prints a line `finding: KIND SIGNATURE` (none: `finding: none`)
   libunwind  `walkfuzz replay --target libunwind` prints JSON with "signature" (native too)
+  snapshot   `walkfuzz replay SNAPSHOT` prints JSON with "walks", a verdict each
   hotspot    `walkfuzz replay --target hotspot` prints JSON with "signatures" (hits by signature)
 A reproducer that reruns a whole run (a finding without input bytes) is checked by the report
 the rerun writes instead (`report_signatures`).
@@ -89,6 +90,23 @@ def check_replay(target: str, group: dict[str, Any]) -> subprocess.CompletedProc
     assert group["signature"] in replayed_signatures(target, done.stdout), \
         (group["signature"], done.stdout[-2000:])
     return done
+
+
+def is_snapshot_reproducer(command: str) -> bool:
+    """A native finding's reproducer that walks the snapshot saved beside its input
+    (walkfuzz.targets.native.fresh_replay: the input walks clean in a fresh process)."""
+    return command.startswith("walkfuzz replay --unwinder ") and command.endswith(".wfsnap")
+
+
+def check_snapshot_replay(group: dict[str, Any]) -> dict[str, Any]:
+    """Run a group's snapshot reproducer: documented status 1, a walk that is the group's kind
+    of finding, the same on both walks of the replay; returns that walk."""
+    done = run_reproducer(group["reproducer"])
+    assert done.returncode == REPLAY_FOUND, (group["reproducer"], done.stdout[-2000:],
+                                             done.stderr[-2000:])
+    walk: dict[str, Any] = json.loads(done.stdout)["walks"][0]
+    assert walk["verdict"] == group["kind"] and walk["repeatable"], walk
+    return walk
 
 
 def report_signatures(out: Path) -> set[str]:

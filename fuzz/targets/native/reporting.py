@@ -66,7 +66,8 @@ def fuzz_report(out_dir: Path, result: LibunwindFuzzResult, command: list[str],
         "jobs": result.jobs,
     }
     groups = group_findings(out_dir, result.findings, run_command=command)
-    check_reproducers(groups, result.unwinder)
+    if not result.interrupted:  # Ctrl-C asks for the report now, not for replays first
+        check_reproducers(groups, result.unwinder)
     doc = RunReport(
         meta=_meta(command, result.unwinder, "perturb", started_at,
                    "interrupted" if result.interrupted else "completed"),
