@@ -1,6 +1,7 @@
 """Triage of findings a triage process cannot replay: a HotSpot finding's replay is a JVM run
-of seconds (`walkfuzz replay --target hotspot FILE`), so triage groups such findings by the
-description stored next to each input instead, and says they were not replayed (runs 0).
+of seconds (`walkfuzz replay --target hotspot FILE`), a differential finding of the native
+target a replay in one process per unwinder, so triage groups such findings by the description
+stored next to each input instead, and says they were not replayed (runs 0).
 
     result: {"runs": 0, "signatures": [], "finding": <the description>, "class": ..., "why": ...}
 
@@ -14,19 +15,32 @@ import json
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings.classify import HANG_CLASS
+from walkfuzz.findings.classify import HANG_CLASS, fault_class
 from walkfuzz.report.document import replay_command
 from walkfuzz.targets.harness_replay import ReplayError
 
 STORED_TARGETS = ("hotspot",)
+# A differential finding is judged across several unwinders' processes at once (its replay is
+# `walkfuzz replay --target native --unwinder A,B FILE`, one fresh process per unwinder): not
+# a replay of one process, so grouped by its description too.
+STORED_HARNESSES = (("native", "differential"),)
 JVM_FAULT_CLASS = "jvm-fault"
+DEATH_CLASS = "process-death"  # a native worker died on it: no fault address was kept
 
 
 def _class(doc: dict[str, Any]) -> str:
     if doc.get("kind") == "hang":
         return HANG_CLASS
     if doc.get("kind") == "invalid-trace":  # location check:shadow:<class> or check:gst-<kind>
-        return str(doc.get("location", "")).rsplit(":", 1)[-1] or "invalid-trace"
+        return str(doc.get("location", "")).rsplit(":", 1)[-1].strip() or "invalid-trace"
+    if doc.get("target") == "native":
+        details = doc.get("details")
+        address = details.get("fault_address") if isinstance(details, dict) else None
+        if not isinstance(address, str):
+            return DEATH_CLASS
+        si_code = details.get("si_code") if isinstance(details, dict) else 0
+        # the regions are those of the process that found it, gone: the address alone
+        return fault_class(int(address, 16), si_code if isinstance(si_code, int) else 0, ())[0]
     return JVM_FAULT_CLASS
 
 

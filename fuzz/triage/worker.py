@@ -31,7 +31,7 @@ from walkfuzz.targets.harness_replay import (
 )
 from walkfuzz.targets.native.snapshot.format import is_snapshot
 from walkfuzz.targets.native.snapshot.replayer import SnapshotReplayer
-from walkfuzz.triage.stored import STORED_TARGETS, stored_result
+from walkfuzz.triage.stored import STORED_HARNESSES, STORED_TARGETS, stored_result
 
 LIBUNWIND = "libunwind"
 NATIVE = "native"
@@ -89,7 +89,7 @@ def replay_task(task: dict[str, Any], replayers: Replayers, runs: int) -> dict[s
             raise ReplayError(str(task["error"]))
         data = Path(source).read_bytes()
         target = str(task.get("target") or "minivm")
-        if target in STORED_TARGETS:
+        if target in STORED_TARGETS or (target, task.get("harness")) in STORED_HARNESSES:
             return {**out, **stored_result(source)}
         harness = str(task.get("harness") or native_harness(target, data)
                       or sniff_harness(data, source))
