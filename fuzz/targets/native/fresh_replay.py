@@ -7,6 +7,9 @@ is walked by the same unwinder in remote-memory mode, as `walkfuzz replay SNAPSH
     a snapshot gives the finding's kind   reproducer: walkfuzz replay --unwinder U SNAPSHOT
     neither                               reproducer unchanged; `replay` says neither does
 
+A watchdog hang or a stall is not checked (the replays run without a watchdog: such a walk may
+not end); a cycle is, the recorder ends it.
+
 The first that does, of the inputs then their snapshots, or for libdw (SNAPSHOT_FIRST) the
 snapshots then the inputs.
 
@@ -33,7 +36,7 @@ from walkfuzz.targets.native.outcome import qualified, target_of
 from walkfuzz.targets.native.snapshot.walk import UNWINDERS as SNAPSHOT_UNWINDERS
 from walkfuzz.targets.native.walk_snapshot import snapshot_of
 
-CHILD_SECONDS = 120.0  # a replay is one walk (and a symbolizer call); this is a stuck child
+CHILD_SECONDS = 60.0  # a replay is one walk (and a symbolizer call); this is a stuck child
 JOBS = 2
 CYCLE = "check:cycle"
 PERTURB = "perturb"  # the harness of inputs walked live: perturbed contexts of known chains
@@ -111,6 +114,10 @@ def _snapshot_replays(group: FindingGroup, snapshot: Path, unwinder: str) -> boo
 def _check(group: FindingGroup, unwinder: str) -> None:
     examples = [Path(e) for e in group.examples if Path(e).is_file()]
     if not examples or group.harness != PERTURB:  # a snapshot campaign's inputs are snapshots
+        return
+    if group.kind == "hang" and not group.location.endswith(CYCLE):
+        group.details["replay"] = ("not checked: a watchdog hang or a stall; `walkfuzz replay` "
+                                   "runs the walk without a watchdog, so it may not end")
         return
     snapshots = [s for s in map(snapshot_of, examples) if s.is_file()]
     walkable = snapshots if unwinder in SNAPSHOT_UNWINDERS else []
