@@ -16,6 +16,7 @@ and the latest last sighting.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -179,6 +180,9 @@ def _relocated(group: FindingGroup, relocate: Callable[[str], str]) -> str:
     text = group.reproducer
     for example in group.examples:
         text = text.replace(example, relocate(example))
+        # a file saved beside the input (a native finding's snapshot) moved with it
+        old, new = Path(example).parent, Path(relocate(example)).parent
+        text = text.replace(f"{old}{os.sep}", f"{new}{os.sep}")
     return text
 
 
