@@ -1,45 +1,40 @@
 """Whether the reproducer a native run's report prints replays its finding: every group's
 stored input is replayed in a fresh process, as `walkfuzz replay --target native` replays it,
 and when it walks clean there, the snapshot saved beside it (walkfuzz.targets.native.walk_snapshot)
-is walked by the same unwinder in remote-memory mode, as `walkfuzz replay SNAPSHOT` walks it.
+is walked by the same unwinder in remote-memory mode, as `walkfuzz replay SNAPSHOT` walks it,
+each in a child process as those replays run it (walkfuzz.targets.native.child).
 
     an input reproduces the signature     reproducer: walkfuzz replay --target ... INPUT
     a snapshot gives the finding's kind   reproducer: walkfuzz replay --unwinder U SNAPSHOT
     neither                               reproducer unchanged; `replay` says neither does
 
-A watchdog hang or a stall is not checked (the replays run without a watchdog: such a walk may
-not end); a cycle is, the recorder ends it.
-
 The first that does, of the inputs then their snapshots, or for libdw (SNAPSHOT_FIRST) the
-snapshots then the inputs.
+snapshots then the inputs. A watchdog hang or a stall is not checked (the replays run without a
+watchdog: such a walk may not end); a cycle is, the recorder ends it.
 
 A snapshot's walk is a remote-memory walk: its signature is `<unwinder>-remote:...` and its
 frames are named by module (walkfuzz.targets.native.snapshot.walk), so it matches the finding by
-kind, and a cycle by being a cycle; the group's `replay` detail names what it gave. Each replay
-is a child process: an input may kill the process that walks it.
+kind, and a cycle by being a cycle; the group's `replay` detail names what it gave.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings.finding import Finding
 from walkfuzz.report.document import FindingGroup
-from walkfuzz.targets.native.fuzz import death_location
-from walkfuzz.targets.native.outcome import qualified, target_of
+from walkfuzz.targets.native.child import walk_in_child
+from walkfuzz.targets.native.fuzz import death_finding
 from walkfuzz.targets.native.snapshot.walk import UNWINDERS as SNAPSHOT_UNWINDERS
 from walkfuzz.targets.native.walk_snapshot import snapshot_of
+from walkfuzz.targets.native.worker import HARNESS
 
-CHILD_SECONDS = 60.0  # a replay is one walk (and a symbolizer call); this is a stuck child
 JOBS = 2
 CYCLE = "check:cycle"
-PERTURB = "perturb"  # the harness of inputs walked live: perturbed contexts of known chains
+PERTURB = HARNESS  # the harness of inputs walked live: perturbed contexts of known chains
 # Unwinders whose snapshot walk runs the code the live walk ran (libdw's walker is one file for
 # both, wf_snap_dw.c), only the memory read differs: their snapshot, which replays the same in
 # any process, comes before their input. libunwind's remote address space is another code path
@@ -47,38 +42,31 @@ PERTURB = "perturb"  # the harness of inputs walked live: perturbed contexts of 
 SNAPSHOT_FIRST = frozenset({"libdw"})
 
 
-def _child(argv: list[str]) -> tuple[int, dict[str, Any]]:
-    """A replay child's exit status and its JSON ({} when it printed none: it died)."""
+def _doc(stdout: str) -> dict[str, Any]:
     try:
-        done = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True,
-                              timeout=CHILD_SECONDS, check=False)
-    except subprocess.TimeoutExpired:
-        return -9, {}
-    try:
-        doc = json.loads(done.stdout)
+        doc = json.loads(stdout)
     except ValueError:
-        doc = {}
-    return done.returncode, doc if isinstance(doc, dict) else {}
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def input_signature(path: Path, unwinder: str) -> str | None:
     """The signature the input gives in a fresh process (a death's, as `walkfuzz replay`
     names it), None when it walks clean."""
-    status, doc = _child(["walkfuzz.targets.native.replay", "--unwinder", unwinder, str(path)])
-    if status < 0:
-        location = qualified(unwinder, death_location(status, stalled=False))
-        return Finding("crash", target_of(unwinder), PERTURB, location, (),
-                       path.read_bytes()).signature
-    signature = doc.get("signature")
+    end = walk_in_child("walkfuzz.targets.native.replay", ["--unwinder", unwinder, str(path)],
+                        capture=True)
+    if end.died is not None:
+        return death_finding(unwinder, path.read_bytes(), end.returncode).signature
+    signature = _doc(end.stdout).get("signature")
     return signature if isinstance(signature, str) else None
 
 
 def snapshot_walk(path: Path, unwinder: str) -> dict[str, Any] | None:
     """The first walk of the snapshot at path by `unwinder` in a fresh process (verdict,
-    location, signature), None when the replay printed none."""
-    _, doc = _child(["walkfuzz.targets.native.snapshot.replay", "--unwinder", unwinder,
-                     str(path)])
-    walks = doc.get("walks")
+    location, signature), None when the replay printed none (it died)."""
+    end = walk_in_child("walkfuzz.targets.native.snapshot.replay",
+                        ["--unwinder", unwinder, str(path)], capture=True)
+    walks = _doc(end.stdout).get("walks")
     return walks[0] if isinstance(walks, list) and walks and isinstance(walks[0], dict) else None
 
 
