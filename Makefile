@@ -18,8 +18,8 @@ NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*/*.[ch] native/testi
   native/walkers/reference/*.[ch]) \
   fuzz/core/_build.py
 
-.PHONY: help setup build test lint format format-check bench fuzz clean test-start test-core \
-  test-asan test-prepare
+.PHONY: help setup build build-asan test lint format format-check bench fuzz clean test-start \
+  test-core test-asan test-prepare
 
 help:
 	@sed -n '2,6p' Makefile | sed 's/^# *//'
@@ -119,11 +119,12 @@ test: test-start test-prepare test-core test-asan
 test-start:
 	@mkdir -p build && rm -f build/test-summary.txt
 
-# Lint and every build product the suites load, PREPARE_JOBS at a time: each flavour is one
-# compiler process after another, and the builds and lint do not depend on each other.
+# Lint and every build product the suites load (the ASan flavours too), PREPARE_JOBS at a time:
+# each flavour is one compiler process after another, and the builds and lint do not depend on
+# each other. Built here, none is built again, or first, by a test or a later suite.
 PREPARE_JOBS ?= 2
 test-prepare:
-	@$(MAKE) --no-print-directory --output-sync=target -j$(PREPARE_JOBS) lint build .stamp-asan
+	@$(MAKE) --no-print-directory --output-sync=target -j$(PREPARE_JOBS) lint build build-asan
 
 # `build` (not just .stamp-build): the mk/*.mk areas add their extensions and libraries to it,
 # and a test whose module is missing would otherwise skip instead of run.
@@ -132,15 +133,20 @@ CORE_JOBS ?= auto
 test-core: build
 	@$(RUN_PYTEST) core -- $(PYTEST) -n $(CORE_JOBS) tests/unit tests/native
 
-.stamp-asan: .stamp-build $(NATIVE_SOURCES)
+# The flavours built by fuzz/core/_build.py alone need only the pip packages (it loads no
+# walkfuzz module): they compile alongside .stamp-build's. The mk/*.mk areas add theirs to
+# build-asan.
+.stamp-asan: .stamp-pip $(NATIVE_SOURCES)
 	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py asan
 	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py testing-asan
 	@touch $@
 
+build-asan: .stamp-asan
+
 # All of tests/native, but for the tests an mk/*.mk adds to ASAN_DESELECT (test ids), each
 # with its reason there; the README names them. Across CORE_JOBS workers, as test-core.
 ASAN_DESELECT :=
-test-asan: build .stamp-asan
+test-asan: build build-asan
 	@$(RUN_PYTEST) asan -- env $(ASAN_TEST_ENV) $(PYTEST) -n $(CORE_JOBS) \
 	  $(addprefix --deselect=,$(ASAN_DESELECT)) tests/native
 

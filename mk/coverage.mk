@@ -14,3 +14,11 @@ COVERAGE_CORPORA = $(wildcard $(filter-out corpora/libunwind_% corpora/hotspot_%
 
 coverage: .stamp-build
 	@$(WALKFUZZ) coverage --target minivm $(COVERAGE_CORPORA) --out $(COVERAGE_OUT)
+
+# The source-coverage core (fuzz/_native_srccov*.so), part of `make build` so that the coverage
+# tests of test-core find it built (`walkfuzz coverage` also builds it when missing or stale).
+.stamp-srccov: .stamp-pip $(NATIVE_SOURCES)
+	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py srccov
+	@touch $@
+
+build: .stamp-srccov

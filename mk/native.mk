@@ -18,7 +18,7 @@ UNWIND_SOURCES := $(wildcard native/agents/native/*.c native/agents/native/*.h \
 
 .PHONY: build-native build-libunwind test-native test-libunwind bench-libunwind bench-native
 
-.stamp-unwind: .stamp-build $(UNWIND_SOURCES)
+.stamp-unwind: .stamp-pip $(UNWIND_SOURCES)
 	$(PY) fuzz/core/_build.py unwinders
 	@touch $@
 
@@ -33,11 +33,13 @@ build: .stamp-unwind
 # guard's handlers go over ASan's and catch the faults the unwinder takes on perturbed contexts;
 # only the supervisor test turns ASan's SIGSEGV handler off in its workers (handle_segv=0), since
 # the death it simulates (a fault while libunwind blocks signals) bypasses every handler.
-.stamp-unwind-asan: .stamp-build $(UNWIND_SOURCES)
+.stamp-unwind-asan: .stamp-pip $(UNWIND_SOURCES)
 	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py unwinders-asan
 	@touch $@
 
-test-asan: .stamp-unwind-asan
+# In `make test`'s prepare step: test-core's libunwind sanitizer campaign runs on _unwind_asan
+# too, and would otherwise build it itself (walkfuzz.core.sanitizer.ensure_built).
+build-asan: .stamp-unwind-asan
 
 test-native: .stamp-unwind
 	@$(RUN_PYTEST) native -- $(PYTEST) $(wildcard tests/native/test_native_*.py)

@@ -13,18 +13,18 @@ SNAPSHOT_SOURCES := $(wildcard native/agents/snapshot/*.[ch] native/src/guard/*.
 
 .PHONY: build-snapshot test-snapshot bench-snapshot clean-snapshot
 
-.stamp-snapshot: .stamp-build $(SNAPSHOT_SOURCES)
+.stamp-snapshot: .stamp-pip $(SNAPSHOT_SOURCES)
 	$(PY) fuzz/core/_build.py snapshot
 	@touch $@
 
 build-snapshot: .stamp-snapshot
 build: .stamp-snapshot
 
-.stamp-snapshot-asan: .stamp-build $(SNAPSHOT_SOURCES)
+.stamp-snapshot-asan: .stamp-pip $(SNAPSHOT_SOURCES)
 	CC=clang LDSHARED="clang -shared" $(PY) fuzz/core/_build.py snapshot-asan
 	@touch $@
 
-test-asan: .stamp-snapshot-asan
+build-asan: .stamp-snapshot-asan
 
 # The native target's libdw unwinder (built with every unwinder by mk/native.mk) shares
 # remote-memory mode's Dwfl walker, native/agents/snapshot/wf_snap_dw.c.

@@ -13,6 +13,7 @@ the rerun writes instead (`report_signatures`).
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import os
@@ -21,6 +22,13 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+from tests.opt_outs import skip_if_opted_out
+from tests.shared_runs import once
+from walkfuzz.core.errors import UserError
+from walkfuzz.targets.hotspot.jdk import find_jdk
 
 ROOT = Path(__file__).resolve().parents[2]
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
@@ -84,7 +92,12 @@ def replayed_signatures(target: str, stdout: str) -> set[str]:
 
 def check_replay(target: str, group: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     """Run a group's `walkfuzz replay` reproducer: documented status 1, the same signature."""
-    done = run_reproducer(group["reproducer"])
+    return check_replayed(target, group, run_reproducer(group["reproducer"]))
+
+
+def check_replayed(target: str, group: dict[str, Any],
+                   done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    """`done`, the run of a group's reproducer: documented status 1, the same signature."""
     assert done.returncode == REPLAY_FOUND, (group["reproducer"], done.stdout[-2000:],
                                              done.stderr[-2000:])
     assert group["signature"] in replayed_signatures(target, done.stdout), \
@@ -112,3 +125,56 @@ def check_snapshot_replay(group: dict[str, Any]) -> dict[str, Any]:
 def report_signatures(out: Path) -> set[str]:
     """The signatures a (re)run wrote into out/report.json."""
     return {g["signature"] for g in json.loads((out / "report.json").read_text())["findings"]}
+
+
+# A guarded fault came within the first half second of every run measured on a busy 2-core
+# machine (docs/targets.md); runs of HOTSPOT_RUN_SECONDS, each a fresh JVM with its own seed,
+# repeat until one finds a fault, up to a cap far above that. A run is long enough for its
+# most frequent fault to be the one every JVM meets (the reproducer test replays that one).
+HOTSPOT_JDK = "17"
+HOTSPOT_RUN_SECONDS = 10
+HOTSPOT_MAX_RUNS = 10
+
+
+class HotspotCampaign:
+    """The first of a series of `walkfuzz fuzz --target hotspot` runs whose report has a crash
+    group, made once per test session (tests/shared_runs.py), and the replays of its
+    reproducers, each also run once per session."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self.factory = factory
+        self.out = Path(once(factory, "hotspot-fuzz", hotspot_runs)["out"])
+
+    def replay(self, reproducer: str) -> subprocess.CompletedProcess[str]:
+        """The reproducer run as a user runs it (run_reproducer)."""
+        def run(_: Path) -> dict[str, Any]:
+            done = run_reproducer(reproducer)
+            return {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+
+        key = hashlib.sha1(reproducer.encode()).hexdigest()
+        done = once(self.factory, f"hotspot-replay-{key}", run)
+        return subprocess.CompletedProcess(shlex.split(reproducer), done["returncode"],
+                                           done["stdout"], done["stderr"])
+
+
+def hotspot_runs(root: Path) -> dict[str, Any]:
+    """Runs of the HotSpot fuzz campaign under `root` until one's report has a crash group
+    (its folder, "out"); each run's JVM alive at its end, its exit status 1 with findings, 0
+    without."""
+    skip_if_opted_out("hotspot")
+    try:
+        jdk = find_jdk(HOTSPOT_JDK).label
+    except UserError as err:
+        pytest.fail(f"no JDK {HOTSPOT_JDK} (make setup installs openjdk-17-jdk-headless): {err}")
+    for seed in range(1, HOTSPOT_MAX_RUNS + 1):
+        out = root / f"seed-{seed}"
+        done = walkfuzz("fuzz", "--target", "hotspot", "--jdk", jdk, "--time",
+                        str(HOTSPOT_RUN_SECONDS), "--seed", str(seed), "--out", str(out))
+        report = json.loads((out / "report.json").read_text())
+        assert report["counters"]["jvm_alive_at_end"] is True, done.stderr[-2000:]
+        assert done.returncode == (FUZZ_FOUND if report["findings"] else 0), \
+            done.stderr[-2000:]
+        if any(g["kind"] == "crash" for g in report["findings"]):
+            return {"out": str(out)}
+    raise AssertionError(f"no guarded fault in {HOTSPOT_MAX_RUNS} runs of "
+                         f"{HOTSPOT_RUN_SECONDS} s of perturbed AsyncGetCallTrace calls")

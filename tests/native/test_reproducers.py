@@ -26,7 +26,9 @@ from tests.native.reproducers import (
     STRESS_FAILED,
     TIMEOUT,
     TRIAGE_FOUND,
+    HotspotCampaign,
     check_replay,
+    check_replayed,
     check_snapshot_replay,
     is_snapshot_reproducer,
     replayed_signatures,
@@ -37,6 +39,7 @@ from tests.native.reproducers import (
     walkfuzz,
 )
 from tests.opt_outs import skip_if_opted_out
+from tests.shared_runs import once
 from walkfuzz.core.errors import UserError
 from walkfuzz.findings.finding import load_findings
 from walkfuzz.targets.minivm import planted
@@ -50,21 +53,23 @@ MINIVM_BUGS = [("inlined-scope-order", "layouts"), ("missing-bounds-check", "lay
                ("depth-off-by-one", "layouts")]
 
 
-def _minivm_campaign(root: Path, bug: str, harness: str) -> Path:
-    out = root / bug
-    if not (out / "report.json").exists():
+def _minivm_campaign(factory: pytest.TempPathFactory, bug: str, harness: str) -> Path:
+    def run(folder: Path) -> dict[str, str]:
+        out = folder / "out"
         walker = planted.build(planted.planted_bug(bug), "cov")
         done = walkfuzz("fuzz", "--target", "minivm", "--harness", harness, "--walker",
                         str(walker), "--stop-on-first", "--time", FIND_CAP, "--out", str(out))
         assert done.returncode == FUZZ_FOUND, done.stderr[-2000:]
-    return out
+        return {"out": str(out)}
+
+    return Path(once(factory, f"minivm-{bug}", run)["out"])
 
 
 @pytest.fixture(scope="module")
 def minivm_campaign(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]:
-    """A planted bug's campaign output, run once per bug for the tests of this module."""
-    root = tmp_path_factory.mktemp("campaigns")
-    return lambda bug, harness: _minivm_campaign(root, bug, harness)
+    """A planted bug's campaign output, run once per bug for the tests of this module, on
+    whichever xdist worker asks first (tests/shared_runs.py)."""
+    return lambda bug, harness: _minivm_campaign(tmp_path_factory, bug, harness)
 
 
 @pytest.mark.parametrize(("bug", "harness"), MINIVM_BUGS, ids=[b for b, _ in MINIVM_BUGS])
@@ -203,21 +208,18 @@ def _run_until(found: Callable[[Path], list[dict[str, Any]]], command: Callable[
     pytest.fail(f"nothing found in {ROUNDS} runs of {command(root)}")
 
 
-def test_hotspot_fuzz_reproducer_faults_again_with_the_signature(tmp_path: Path) -> None:
+def test_hotspot_fuzz_reproducer_faults_again_with_the_signature(
+        hotspot_campaign: Callable[[], HotspotCampaign]) -> None:
     """The record of the most frequent fault, applied alone in a fresh JVM. Perturbations
     relative to a base the agent finds in every JVM replay (docs/hotspot.md); the most
-    frequent fault has been `fp set stack_hi-k` on both JDKs."""
-    jdk = _jdk()
-
-    def crashes(out: Path) -> list[dict[str, Any]]:
-        return [g for g in report_groups(out) if g["kind"] == "crash"]
-
-    _, groups = _run_until(crashes, lambda out: ["fuzz", "--target", "hotspot", "--jdk", jdk,
-                                                 "--time", "10", "--out", str(out)],
-                           tmp_path, (0, FUZZ_FOUND))
+    frequent fault has been `fp set stack_hi-k` on both JDKs. The runs are the session's
+    (tests/native/conftest.py), shared with tests/native/test_targets_e2e.py."""
+    campaign = hotspot_campaign()
+    groups = [g for g in report_groups(campaign.out) if g["kind"] == "crash"]
     top = max(groups, key=lambda g: g["count"])
     assert top["reproducer"].startswith("walkfuzz replay --target hotspot --harness perturb ")
-    replay = check_replay("hotspot", top)
+    replay = campaign.replay(top["reproducer"])
+    check_replayed("hotspot", top, replay)
     assert json.loads(replay.stdout)["reproduced"] is True
 
 

@@ -7,10 +7,11 @@ import json
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from tests.native.reproducers import HotspotCampaign
 from tests.opt_outs import skip_if_opted_out
-from walkfuzz.targets.hotspot.jdk import find_jdk
 from walkfuzz.targets.native.extension import load as load_unwind
 
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
@@ -60,31 +61,15 @@ def test_libunwind_campaign_finds_faults_and_its_reproducer_runs(tmp_path: Path)
     assert json.loads(replay.stdout)["case"]["perturbations"]
 
 
-# A guarded fault came within the first half second of every run measured on a busy 2-core
-# machine (docs/targets.md); short runs, each a fresh JVM with its own seed, repeat until one
-# finds a fault, up to a cap far above that.
-HOTSPOT_RUN_SECONDS = 4
-HOTSPOT_MAX_RUNS = 10
-
-
-def test_hotspot_fuzz_finds_faults_and_its_reproducer_runs(tmp_path: Path) -> None:
-    skip_if_opted_out("hotspot")
-    find_jdk("17")  # no usable JDK 17: a JdkError naming it
-    for seed in range(1, HOTSPOT_MAX_RUNS + 1):
-        out = tmp_path / f"seed-{seed}"
-        done = fuzz(out, "--target", "hotspot", "--jdk", "17", "--time", str(HOTSPOT_RUN_SECONDS),
-                    "--seed", str(seed), timeout=180)
-        report = json.loads((out / "report.json").read_text())
-        assert report["counters"]["jvm_alive_at_end"] is True, done.stderr[-2000:]
-        assert done.returncode == (1 if report["findings"] else 0), done.stderr[-2000:]
-        if any(g["kind"] == "crash" for g in report["findings"]):
-            break
-    else:
-        raise AssertionError(f"no guarded fault in {HOTSPOT_MAX_RUNS} runs of "
-                             f"{HOTSPOT_RUN_SECONDS} s of perturbed AsyncGetCallTrace calls")
-    crashes = [g for g in assert_layout(out) if g["kind"] == "crash"]
+def test_hotspot_fuzz_finds_faults_and_its_reproducer_runs(
+        hotspot_campaign: Callable[[], HotspotCampaign]) -> None:
+    """The session's HotSpot runs (tests/native/conftest.py), shared with
+    tests/native/test_reproducers.py: each run's JVM alive at the end and its exit status 1
+    with findings, 0 without, until one has a guarded fault."""
+    campaign = hotspot_campaign()
+    crashes = [g for g in assert_layout(campaign.out) if g["kind"] == "crash"]
     assert all(str(g["reproducer"]).startswith("walkfuzz replay --target hotspot")
                for g in crashes)
-    replay = run_reproducer(str(crashes[0]["reproducer"]))  # a fresh JVM, 10 s
+    replay = campaign.replay(str(crashes[0]["reproducer"]))  # a fresh JVM, 10 s
     assert replay.returncode in (0, 1), replay.stderr[-2000:]
     assert json.loads(replay.stdout)["stored_signature"] == crashes[0]["signature"]

@@ -38,6 +38,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -89,16 +90,30 @@ class Hunts:
         self.root = root
         self.pool = ThreadPoolExecutor(PARALLEL)
         self.started: dict[tuple[str, str], Future[Hunt]] = {}
+        self.lock = threading.Lock()  # start() is called from the pool's threads too
+        self.closed = False
 
     def start(self, bug: planted.PlantedBug, flavour: str = "cov",
               runs_cap: int | None = None) -> Future[Hunt]:
         key = (bug.name, flavour)
-        if key not in self.started:
-            cap = runs_cap if runs_cap is not None else RUNS_CAP[bug.name]
-            self.started[key] = self.pool.submit(
-                hunt_bug, bug, self.root / f"{bug.name}-{flavour}", cap, flavour=flavour,
-                seeds=bug.seeded, libfuzzer_seed=SEED)
-        return self.started[key]
+        with self.lock:
+            if key not in self.started:
+                cap = runs_cap if runs_cap is not None else RUNS_CAP[bug.name]
+                self.started[key] = self.pool.submit(
+                    hunt_bug, bug, self.root / f"{bug.name}-{flavour}", cap, flavour=flavour,
+                    seeds=bug.seeded, libfuzzer_seed=SEED)
+            return self.started[key]
+
+    def start_blind_after(self, bug: planted.PlantedBug) -> None:
+        """The blind campaign of a deep bug, queued once its guided one found the bug (its
+        budget depends on it), not when its test comes: it runs beside the other campaigns."""
+        def queue(guided: Future[Hunt]) -> None:
+            if self.closed or guided.cancelled() or guided.exception() is not None:
+                return
+            if guided.result().execs is not None:
+                self.start(bug, "plain", blind_budget(guided.result()))
+
+        self.start(bug).add_done_callback(queue)
 
     def run(self, bug: planted.PlantedBug, flavour: str = "cov",
             runs_cap: int | None = None) -> Hunt:
@@ -109,18 +124,29 @@ class Hunts:
                 if f.done() and not f.cancelled() and f.exception() is None]
 
 
+def blind_budget(guided: Hunt) -> int:
+    """Inputs of the plain build's campaign: BLIND_FACTOR times what the guided one needed."""
+    assert guided.execs is not None
+    return max(BLIND_FACTOR * guided.execs, BLIND_MIN)
+
+
 def reference_for(harness: str) -> planted.PlantedBug:
     return dataclasses.replace(planted.REFERENCE, name=f"reference-{harness}", harness=harness)
 
 
-@pytest.fixture(scope="module")
+# autouse: the campaigns start with the module's first test, and run beside the seed replays
+# of the tests before the first that waits for one (one process each: a core would idle).
+@pytest.fixture(scope="module", autouse=True)
 def hunts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hunts]:
     found = Hunts(tmp_path_factory.mktemp("hunts"))
     for name in sorted(RUNS_CAP, key=lambda n: -RUNS_CAP[n]):  # the long ones first
         found.start(planted.planted_bug(name))
     for harness in HARNESSES:
         found.start(reference_for(harness), runs_cap=CLEAN_RUNS)
+    for name in DEEP:
+        found.start_blind_after(planted.planted_bug(name))
     yield found
+    found.closed = True
     found.pool.shutdown(cancel_futures=True)
     TIMES_FILE.parent.mkdir(parents=True, exist_ok=True)
     TIMES_FILE.write_text(json.dumps({
@@ -183,7 +209,7 @@ def test_coverage_feedback_finds_what_blind_mutation_does_not(name: str, hunts: 
     bug = planted.planted_bug(name)
     guided = hunts.run(bug)
     assert guided.found is not None and guided.execs is not None
-    budget = max(BLIND_FACTOR * guided.execs, BLIND_MIN)
+    budget = blind_budget(guided)
     blind = hunts.run(bug, "plain", runs_cap=budget)
     assert blind.found is None, f"found without coverage feedback: {blind.found}"
     assert blind.total_execs >= budget

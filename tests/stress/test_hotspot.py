@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.opt_outs import skip_if_opted_out
+from tests.shared_runs import once
 from walkfuzz.findings.finding import load_findings
 from walkfuzz.targets.hotspot.agent_build import build_agent
 from walkfuzz.targets.hotspot.campaign import (
@@ -61,19 +63,9 @@ def _fuzz_special_values(jdk: str, tmp_path: Path,
     return hs, out
 
 
-def test_fuzz_catches_faults_and_jvm_survives(jdk: str, tmp_path: Path) -> None:
-    def enough(hs: HotspotRun, out: Path) -> bool:
-        calls = hs.counters["asgct_calls"]
-        return isinstance(calls, int) and calls > 10_000
-    hs, out = _fuzz_special_values(jdk, tmp_path, enough)
-    c = hs.counters
-    assert c["jvm_alive_at_end"] is True
-    assert enough(hs, out), c["asgct_calls"]
-    assert isinstance(c["faults"], int) and c["faults"] > 0
-    crashes = [f for f in load_findings(out) if f.kind == "crash"]
-    assert crashes and all(f.location.startswith("libjvm.so!") for f in crashes)
-    assert all(decode(f.data).version == 2 for f in crashes)
-    assert hs.report["json"].exists()
+def _many_calls(counters: dict[str, object]) -> bool:
+    calls = counters["asgct_calls"]
+    return isinstance(calls, int) and calls > 10_000
 
 
 def _fp_misaligned_below_stack_top(record: bytes) -> bool:
@@ -84,15 +76,43 @@ def _fp_misaligned_below_stack_top(record: bytes) -> bool:
         0 < below <= 64 and below % 8 != 0
 
 
+def _stack_top_inputs(out: Path) -> list[Path]:
+    return sorted(p for p in out.glob("findings/crash.*/*.bin")
+                  if _fp_misaligned_below_stack_top(p.read_bytes()))
+
+
+def _special_values(jdk: str, factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, Path]:
+    """The special-value fuzzing both tests below judge, run once per JDK and test session
+    (tests/shared_runs.py), until it did enough for both: its counters, output folder and
+    JSON report."""
+    def run(folder: Path) -> dict[str, Any]:
+        hs, out = _fuzz_special_values(
+            jdk, folder, lambda hs, out: _many_calls(hs.counters) and bool(_stack_top_inputs(out)))
+        return {"counters": hs.counters, "out": str(out), "report": str(hs.report["json"])}
+
+    made = once(factory, f"hotspot-special-values-{jdk}", run)
+    return made["counters"], Path(made["out"]), Path(made["report"])
+
+
+def test_fuzz_catches_faults_and_jvm_survives(
+        jdk: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    c, out, report = _special_values(jdk, tmp_path_factory)
+    assert c["jvm_alive_at_end"] is True
+    assert _many_calls(c), c["asgct_calls"]
+    assert isinstance(c["faults"], int) and c["faults"] > 0
+    crashes = [f for f in load_findings(out) if f.kind == "crash"]
+    assert crashes and all(f.location.startswith("libjvm.so!") for f in crashes)
+    assert all(decode(f.data).version == 2 for f in crashes)
+    assert report.exists()
+
+
 def test_relative_stack_top_finding_replays_in_a_fresh_jvm(
-        jdk: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        jdk: str, tmp_path_factory: pytest.TempPathFactory,
+        capsys: pytest.CaptureFixture[str]) -> None:
     """The most frequent fault (docs/hotspot.md): found in one JVM, it faults again with the
     same signature in another, whose thread stacks sit at other addresses."""
-    def inputs(out: Path) -> list[Path]:
-        return sorted(p for p in out.glob("findings/crash.*/*.bin")
-                      if _fp_misaligned_below_stack_top(p.read_bytes()))
-    _, out = _fuzz_special_values(jdk, tmp_path, lambda hs, out: bool(inputs(out)))
-    found = inputs(out)
+    _, out, _ = _special_values(jdk, tmp_path_factory)
+    found = _stack_top_inputs(out)
     assert found, f"no 'fp set stack_hi-k' finding in {DURATIONS_S} s of special values"
     for seconds in DURATIONS_S[:2]:  # the fresh JVM, busy, may need longer to meet it again
         capsys.readouterr()
