@@ -2,8 +2,9 @@
 # one extension per unwinder (walkfuzz._unwind for libunwind, walkfuzz._unwind_<name> for the
 # others), its tests and its benchmark.
 #   make build-native      build fuzz/_unwind*.so of every unwinder this machine can build
-#                          (also part of `make build`; the ASan flavours are built by
-#                          `make test-asan`); `make build-libunwind` is its old name
+#                          (also part of `make build`; the ASan flavours by `make
+#                          build-asan`, in `make test`'s prepare step); `make build-libunwind`
+#                          is its old name
 #   make test-native       tests/native/test_native_*.py (`make test` runs them in test-core
 #                          and again, against the ASan flavours, in test-asan)
 #   make bench-libunwind   perturbed walks/s and ns per unw_step (part of `make bench`)

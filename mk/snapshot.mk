@@ -2,7 +2,8 @@
 # walkfuzz._snapshot (libunwind's generic library and libdw; libunwind-dev, libdw-dev), its tests
 # and its benchmark.
 #   make build-snapshot   fuzz/_snapshot*.so (part of `make build`; the ASan flavour
-#                         fuzz/_snapshot_asan*.so is built by `make test-asan`)
+#                         fuzz/_snapshot_asan*.so by `make build-asan`, in `make test`'s
+#                         prepare step)
 #   make test-snapshot    tests/native/test_snapshot_*.py (`make test` runs them in test-core,
 #                         the in-process ones again against the ASan flavour in test-asan)
 #   make bench-snapshot   snapshot walks/s per unwinder (part of `make bench`)
