@@ -3,7 +3,8 @@
 Measured on the 2-core development machine (docs/native.md): 100% of ~20k samples in 3 s
 matched in each mode (a few dozen through the tolerated top-frame window). The test allows
 0.1% invalid traces, so that one odd sample on a loaded machine does not fail it, while a
-walker that mishandles the signal frame (every sample loses a frame) fails at once.
+walker that mishandles the signal frame (every sample loses a frame) fails at once; the same
+0.1% for walks that stop before the root (one, `end`, was seen in ~15 ASan runs under load).
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ def test_samples_at_100us_match_the_shadow_stack(mode: str) -> None:
     assert c["walked"] == c["delivered"] > 1000
     assert c["faults"] == 0
     assert result.match_rate >= MIN_MATCH_RATE, result.kept[:3]
-    assert c["stops"]["root"] >= c["walked"] - c["hangs"], c["stops"]  # every walk: the root
+    # every walk ends at the root but the odd samples the match rate allows (a walk that
+    # stopped early is one of them: its trace lacks the root); a mishandled signal frame fails
+    short = c["walked"] - c["hangs"] - c["stops"]["root"]
+    assert short <= (1 - MIN_MATCH_RATE) * c["walked"], (c["stops"], result.kept[:3])
     assert percentile_ns(result.latency_hist, 0.5) > 0
 
 
