@@ -22,14 +22,26 @@ class _Parser(argparse.ArgumentParser):
                   f"walkfuzz: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_modules() -> list[str]:
+    """The modules of walkfuzz.commands that are a subcommand each (`build_walker` is
+    `walkfuzz build-walker`)."""
+    return sorted(info.name for info in pkgutil.iter_modules(commands.__path__)
+                  if not info.name.startswith("_"))  # a helper of the commands, not one
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or, when the command line `argv` starts with one, of
+    that one alone: each command's module imports what it runs (most of walkfuzz, for some),
+    and a command should start paying only for its own. --help, --version and a misspelt
+    command get every subcommand."""
     parser = _Parser(prog="walkfuzz", description="Fuzz and stress-test stack walkers.")
     parser.add_argument("--version", action="version", version=f"walkfuzz {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):  # a helper of the commands, not one
-            continue
-        module = importlib.import_module(f"walkfuzz.commands.{info.name}")
+    modules = command_modules()
+    by_command = {name.replace("_", "-"): name for name in modules}
+    named = by_command.get(argv[0]) if argv else None
+    for module_name in [named] if named is not None else modules:
+        module = importlib.import_module(f"walkfuzz.commands.{module_name}")
         before = set(sub.choices)
         module.register(sub)
         for name in set(sub.choices) - before:
@@ -38,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)

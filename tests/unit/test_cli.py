@@ -106,6 +106,22 @@ def test_every_command_is_discovered() -> None:
     assert ("doctor",) in COMMANDS
 
 
+def test_a_command_imports_its_own_module_and_help_lists_every_command() -> None:
+    """`walkfuzz merge ...` imports no other command's module (each imports what it runs);
+    `walkfuzz --help` still names every command."""
+    others = [f"walkfuzz.commands.{m}" for m in cli.command_modules() if m != "merge"]
+    probe = ("import sys; from walkfuzz import cli; cli.build_parser(['merge']); "
+             f"print(sorted(set({others!r}) & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert done.stdout == "[]\n", done.stdout
+    helped = subprocess.run([sys.executable, "-m", "walkfuzz.cli", "--help"], capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert helped.returncode == 0, helped.stderr
+    listed = {line.split()[0] for line in helped.stdout.splitlines() if line.startswith("    ")}
+    assert {name for (name, *_) in COMMANDS} <= listed, helped.stdout
+
+
 def test_unknown_top_level_flag_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     status, lines = error_lines(capsys, ["--no-such-flag"])
     assert status == 2
