@@ -127,6 +127,25 @@ def report_signatures(out: Path) -> set[str]:
     return {g["signature"] for g in json.loads((out / "report.json").read_text())["findings"]}
 
 
+# `walkfuzz fuzz --target libunwind --stop-on-first` ends at its first finding, a guarded fault
+# within a second of walking with the plain build, mostly (docs/targets.md): the time is a cap.
+LIBUNWIND_FIND_CAP = "900"
+
+
+def libunwind_campaign(factory: pytest.TempPathFactory) -> Path:
+    """The output of a libunwind campaign run until its first finding (exit status 1), as a
+    user runs it (the default build, whatever flavour the test session has), made once per
+    test session (tests/shared_runs.py): test_reproducers.py and test_targets_e2e.py check it."""
+    def run(root: Path) -> dict[str, str]:
+        out = root / "out"
+        done = walkfuzz("fuzz", "--target", "libunwind", "--stop-on-first", "--time",
+                        LIBUNWIND_FIND_CAP, "--out", str(out))
+        assert done.returncode == FUZZ_FOUND, done.stderr[-2000:]
+        return {"out": str(out)}
+
+    return Path(once(factory, "libunwind-fuzz", run)["out"])
+
+
 # A guarded fault came within the first half second of every run measured on a busy 2-core
 # machine (docs/targets.md); runs of HOTSPOT_RUN_SECONDS, each a fresh JVM with its own seed,
 # repeat until one finds a fault, up to a cap far above that. A run is long enough for its

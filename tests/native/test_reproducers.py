@@ -159,13 +159,11 @@ def _check_libunwind_replays(out: Path) -> None:
     assert reproduced > 0, [g["signature"] for g in groups]
 
 
-def test_libunwind_fuzz_reproducers_replay(tmp_path: Path) -> None:
+def test_libunwind_fuzz_reproducers_replay(libunwind_fuzz: Callable[[], Path]) -> None:
+    """The session's campaign until its first finding (tests/native/conftest.py), shared with
+    tests/native/test_targets_e2e.py."""
     _needs_unwind()
-    out = tmp_path / "out"
-    done = walkfuzz("fuzz", "--target", "libunwind", "--stop-on-first", "--time", FIND_CAP,
-                    "--out", str(out))
-    assert done.returncode == FUZZ_FOUND, done.stderr[-2000:]
-    _check_libunwind_replays(out)
+    _check_libunwind_replays(libunwind_fuzz())
 
 
 def test_libunwind_runner_reproducers_replay(tmp_path: Path) -> None:

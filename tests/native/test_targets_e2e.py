@@ -17,11 +17,6 @@ from walkfuzz.targets.native.extension import load as load_unwind
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
 
 
-def fuzz(tmp_path: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*WALKFUZZ, "fuzz", *args, "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=timeout)
-
-
 def assert_layout(out: Path) -> list[dict[str, object]]:
     """findings/<signature>/<sha1>.{bin,json}, crash-<sha1> per stored crash, report.*;
     returns the report's finding groups."""
@@ -43,19 +38,18 @@ def run_reproducer(command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*WALKFUZZ, *argv[1:]], capture_output=True, text=True, timeout=180)
 
 
-def test_libunwind_campaign_finds_faults_and_its_reproducer_runs(tmp_path: Path) -> None:
+def test_libunwind_campaign_finds_faults_and_its_reproducer_runs(
+        libunwind_fuzz: Callable[[], Path]) -> None:
+    """The session's campaign until its first finding, exit status 1 (tests/native/conftest.py),
+    shared with tests/native/test_reproducers.py."""
     skip_if_opted_out("libunwind")
     load_unwind()  # not built: an error naming the module, never a skip
-    # Until the first finding (a guarded fault, mostly, within a second of walking with the
-    # plain build; ASan's is many times slower), with a generous cap.
-    done = fuzz(tmp_path, "--target", "libunwind", "--stop-on-first", "--time", "120",
-                timeout=300)
-    assert done.returncode == 1, done.stderr[-2000:]
-    group = assert_layout(tmp_path)[0]
+    out = libunwind_fuzz()
+    group = assert_layout(out)[0]
     assert group["kind"] in ("crash", "hang", "invalid-trace"), group
     # the report names the walker the harness ran, not minivm's reference walker
-    assert json.loads((tmp_path / "report.json").read_text())["meta"]["walker"] == "libunwind"
-    assert "| walker | libunwind |" in (tmp_path / "report.md").read_text()
+    assert json.loads((out / "report.json").read_text())["meta"]["walker"] == "libunwind"
+    assert "| walker | libunwind |" in (out / "report.md").read_text()
     replay = run_reproducer(str(group["reproducer"]))
     assert replay.returncode in (0, 1), replay.stderr[-2000:]
     assert json.loads(replay.stdout)["case"]["perturbations"]

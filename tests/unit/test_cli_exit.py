@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.opt_outs import skip_if_opted_out
+from tests.shared_runs import once
 from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS, INTERRUPTED
 from walkfuzz.targets.minivm.planted import build, planted_bug
 from walkfuzz.targets.table import target_names
@@ -92,11 +93,16 @@ def planted_walker() -> Path:
 
 @pytest.fixture(scope="module")
 def found_stress(tmp_path_factory: pytest.TempPathFactory, planted_walker: Path) -> Path:
-    """A stress run's output folder with findings."""
-    out = tmp_path_factory.mktemp("found") / "stress"
-    done = walkfuzz("stress", "--walker", planted_walker, *SHORT_STRESS, "--out", out)
-    assert done.returncode == FINDINGS, done.stderr[-2000:]
-    return out
+    """A stress run's output folder with findings, made once per session on whichever xdist
+    worker asks first (tests/shared_runs.py); the tests only read it."""
+
+    def make(folder: Path) -> dict[str, str]:
+        out = folder / "stress"
+        done = walkfuzz("stress", "--walker", planted_walker, *SHORT_STRESS, "--out", out)
+        assert done.returncode == FINDINGS, done.stderr[-2000:]
+        return {"out": str(out)}
+
+    return Path(once(tmp_path_factory, "found-stress", make)["out"])
 
 
 # ---- stress ----------------------------------------------------------------------------------

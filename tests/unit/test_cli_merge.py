@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tests.shared_runs import once
 from walkfuzz.core.exit_status import BAD_INPUT, FINDINGS
 from walkfuzz.report.document import HOST_LABEL_ENV
 from walkfuzz.targets.minivm.planted import build, planted_bug
@@ -56,21 +57,26 @@ def contents(directory: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def campaigns(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """Two layouts campaigns (another libFuzzer seed each, on two "hosts") on a walker whose
-    every compiled frame walks wrong, and their merge."""
-    walker = build(planted_bug("frame-size-off-by-one"), "cov")
-    base = tmp_path_factory.mktemp("campaigns")
-    outs = []
-    for seed, host in enumerate(HOSTS, start=1):
-        out = base / host
-        done = walkfuzz("fuzz", "--harness", "layouts", "--walker", walker, "--runs", "300",
-                        "--out", out, "--", f"-seed={seed}", env={HOST_LABEL_ENV: host})
+    every compiled frame walks wrong, and their merge: made once per session, on whichever
+    xdist worker asks first (tests/shared_runs.py); the tests only read them."""
+
+    def make(base: Path) -> dict[str, list[str]]:
+        walker = build(planted_bug("frame-size-off-by-one"), "cov")
+        outs = []
+        for seed, host in enumerate(HOSTS, start=1):
+            out = base / host
+            done = walkfuzz("fuzz", "--harness", "layouts", "--walker", walker, "--runs", "300",
+                            "--out", out, "--", f"-seed={seed}", env={HOST_LABEL_ENV: host})
+            assert done.returncode == FINDINGS, done.stderr[-2000:]
+            outs.append(out)
+        merged = base / "merged"
+        done = walkfuzz("merge", *outs, "--out", merged)
         assert done.returncode == FINDINGS, done.stderr[-2000:]
-        outs.append(out)
-    merged = base / "merged"
-    done = walkfuzz("merge", *outs, "--out", merged)
-    assert done.returncode == FINDINGS, done.stderr[-2000:]
-    assert "Traceback" not in done.stderr
-    return outs[0], outs[1], merged
+        assert "Traceback" not in done.stderr
+        return {"folders": [str(p) for p in (*outs, merged)]}
+
+    a, b, merged = map(Path, once(tmp_path_factory, "merge-campaigns", make)["folders"])
+    return a, b, merged
 
 
 def features(corpus: Path, walker: str) -> int:
@@ -97,8 +103,10 @@ def test_merged_corpus_keeps_every_feature_of_the_union_in_fewer_inputs(
     kept = contents(merged / "corpus")
     assert kept and kept <= contents(union)
     walker = json.loads((a / "campaign.json").read_text())["spec"]["walker"]
-    # the same corpus reaches the same features on every run (test_harness_determinism.py)
-    assert features(merged / "corpus", walker) == features(union, walker)
+    # the same corpus reaches the same features on every run (test_harness_determinism.py);
+    # run on a copy: the merged folder is the session's, which other workers read meanwhile
+    kept_copy = shutil.copytree(merged / "corpus", tmp_path / "kept" / "corpus")
+    assert features(kept_copy, walker) == features(union, walker)
     stats = [json.loads(line) for line in (merged / "stats.jsonl").read_text().splitlines()]
     assert stats[-1]["corpus"] == len(kept)
 
@@ -154,20 +162,24 @@ def test_an_input_of_the_merged_corpus_replays_on_the_campaigns_harness(
 @pytest.fixture(scope="module")
 def stress_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path]:
     """Two stress runs, one per host label, on a walker that walks compiled frames wrong,
-    and their merge."""
-    walker = build(planted_bug("frame-size-off-by-one"), "plain")
-    base = tmp_path_factory.mktemp("stress")
-    outs = []
-    for seed, host in enumerate(HOSTS, start=1):
-        out = base / host
-        done = walkfuzz("stress", "--walker", walker, *SHORT_STRESS, "--seed", str(seed),
-                        "--out", out, env={HOST_LABEL_ENV: host})
+    and their merge: made once per session, as `campaigns`."""
+
+    def make(base: Path) -> dict[str, list[str]]:
+        walker = build(planted_bug("frame-size-off-by-one"), "plain")
+        outs = []
+        for seed, host in enumerate(HOSTS, start=1):
+            out = base / host
+            done = walkfuzz("stress", "--walker", walker, *SHORT_STRESS, "--seed", str(seed),
+                            "--out", out, env={HOST_LABEL_ENV: host})
+            assert done.returncode == FINDINGS, done.stderr[-2000:]
+            outs.append(out)
+        merged = base / "merged"
+        done = walkfuzz("merge", *outs, "--out", merged)
         assert done.returncode == FINDINGS, done.stderr[-2000:]
-        outs.append(out)
-    merged = base / "merged"
-    done = walkfuzz("merge", *outs, "--out", merged)
-    assert done.returncode == FINDINGS, done.stderr[-2000:]
-    return outs, merged
+        return {"folders": [str(p) for p in (*outs, merged)]}
+
+    a, b, merged = map(Path, once(tmp_path_factory, "merge-stress-runs", make)["folders"])
+    return [a, b], merged
 
 
 def test_stress_figures_are_summed_and_kept_per_host(

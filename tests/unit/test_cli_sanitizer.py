@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared_runs import once
 from tests.unit.test_cli_exit import one_error_line, report_of, walkfuzz
 from walkfuzz.core.exit_status import CLEAN, FINDINGS, MISSING_TOOL
 from walkfuzz.engine.pool import SANITIZER_REPORT_SUFFIX
@@ -33,8 +34,13 @@ def walker(tmp: Path, bug: str, flavour: str) -> Path:
 
 @pytest.fixture(scope="module")
 def overflow_walkers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    tmp = tmp_path_factory.mktemp("walkers")
-    return {f: walker(tmp, "WF_FIXTURE_HEAP_OVERFLOW", f) for f in ("asan", "cov")}
+    """The heap-overflow walker's two flavours, built once per session on whichever xdist
+    worker asks first (tests/shared_runs.py)."""
+
+    def make(tmp: Path) -> dict[str, str]:
+        return {f: str(walker(tmp, "WF_FIXTURE_HEAP_OVERFLOW", f)) for f in ("asan", "cov")}
+
+    return {f: Path(p) for f, p in once(tmp_path_factory, "overflow-walkers", make).items()}
 
 
 def findings_of(out: Path) -> list[dict[str, object]]:

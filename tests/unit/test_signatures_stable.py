@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared_runs import once
 from walkfuzz.core.paths import ROOT
 from walkfuzz.core.symbolize import Frame, Place
 from walkfuzz.findings.finding import FINDINGS_DIR, load_findings
@@ -53,17 +54,22 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture(scope="module")
 def walkers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The planted walker as plain, as cov, and the plain one copied under another name."""
-    folder = tmp_path_factory.mktemp("walkers")
-    built = {}
-    for flavour in ("plain", "cov"):
-        out = folder / f"planted-{flavour}.so"
-        done = cli("build-walker", *SOURCES, *PLANTED, "--flavour", flavour, "-o", str(out))
-        assert done.returncode == 0, done.stderr
-        built[flavour] = out
-    built["copy"] = folder / "someone-elses-name.so"
-    shutil.copyfile(built["plain"], built["copy"])
-    return built
+    """The planted walker as plain, as cov, and the plain one copied under another name:
+    built once per session on whichever xdist worker asks first (tests/shared_runs.py)."""
+
+    def make(folder: Path) -> dict[str, str]:
+        built = {}
+        for flavour in ("plain", "cov"):
+            out = folder / f"planted-{flavour}.so"
+            done = cli("build-walker", *SOURCES, *PLANTED, "--flavour", flavour, "-o", str(out))
+            assert done.returncode == 0, done.stderr
+            built[flavour] = str(out)
+        built["copy"] = str(folder / "someone-elses-name.so")
+        shutil.copyfile(built["plain"], built["copy"])
+        return built
+
+    made = once(tmp_path_factory, "signatures-walkers", make)
+    return {name: Path(path) for name, path in made.items()}
 
 
 @pytest.fixture(scope="module")
