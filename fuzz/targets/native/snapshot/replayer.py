@@ -36,7 +36,9 @@ class SnapshotReplayer:
             raise ReplayError(f"{source}: unwinder {name!r} walks no snapshot (remote-memory "
                               f"mode has {', '.join(sorted(UNWINDERS))})")
         fmt.decode(data, source)  # one line naming what is wrong, before C says "bad snapshot"
-        walker = self.walkers.setdefault(name, Walker(self.native, name))
+        if name not in self.walkers:
+            self.walkers[name] = Walker(self.native, name)
+        walker = self.walkers[name]
         walk = walker.walk(data)
         if walk.stop == "bad-snapshot":
             raise CaseFormatError(source, walk.error)
