@@ -38,17 +38,17 @@ from walkfuzz.findings.finding import Finding
 from walkfuzz.findings.sanitizer_report import read_report
 from walkfuzz.report.document import SANITIZER_KINDS, replay_command
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
-from walkfuzz.targets.native.snapshot.walk import HARNESS as SNAPSHOT_HARNESS
 from walkfuzz.targets.native.snapshot.walk import UNWINDERS as SNAPSHOT_UNWINDERS
 from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
 from walkfuzz.targets.native.walk_snapshot import SUFFIX as SNAPSHOT_SUFFIX
 from walkfuzz.targets.native.walk_snapshot import snapshot_of
-from walkfuzz.targets.native.worker import HARNESS as PERTURB
 from walkfuzz.triage.cluster import Cluster, Member, cluster
 from walkfuzz.triage.inputs import Defaults, InputSpec, resolve
 
 DEFAULT_RUNS = 3
 NATIVE_TARGETS = ("libunwind", "native")
+PERTURB = "perturb"  # the native target's inputs walked live
+SNAPSHOT_HARNESS = "snapshot"  # its snapshots, walked in remote-memory mode
 ESCAPED = "escaped-guard"
 SCHEMA_VERSION = 1
 

@@ -31,12 +31,12 @@ from walkfuzz.targets.harness_replay import (
 )
 from walkfuzz.targets.native.snapshot.format import is_snapshot
 from walkfuzz.targets.native.snapshot.replayer import SnapshotReplayer
-from walkfuzz.targets.native.snapshot.walk import HARNESS as SNAPSHOT
-from walkfuzz.targets.native.worker import HARNESS as PERTURB
 from walkfuzz.triage.stored import STORED_HARNESSES, STORED_TARGETS, stored_result
 
 LIBUNWIND = "libunwind"
 NATIVE = "native"
+PERTURB = "perturb"
+SNAPSHOT = "snapshot"  # the native target's remote-memory harness: its inputs are snapshots
 Replayer = MinivmReplayer | LibunwindReplayer | SnapshotReplayer
 
 

@@ -109,11 +109,16 @@ def _check(group: FindingGroup, unwinder: str) -> None:
         return
     snapshots = [s for s in map(snapshot_of, examples) if s.is_file()]
     walkable = snapshots if unwinder in SNAPSHOT_UNWINDERS else []
-    inputs = [(_input_replays, example) for example in examples]
-    remote = [(_snapshot_replays, snapshot) for snapshot in walkable]
-    tries = remote + inputs if unwinder in SNAPSHOT_FIRST else inputs + remote
-    if any(replays(group, path, unwinder) for replays, path in tries):
-        return
+    inputs_first = unwinder not in SNAPSHOT_FIRST
+    for example in examples if inputs_first else ():
+        if _input_replays(group, example, unwinder):
+            return
+    for snapshot in walkable:
+        if _snapshot_replays(group, snapshot, unwinder):
+            return
+    for example in () if inputs_first else examples:
+        if _input_replays(group, example, unwinder):
+            return
     if walkable:
         why = "nor does the snapshot beside it"
     elif snapshots:

@@ -36,9 +36,7 @@ class SnapshotReplayer:
             raise ReplayError(f"{source}: unwinder {name!r} walks no snapshot (remote-memory "
                               f"mode has {', '.join(sorted(UNWINDERS))})")
         fmt.decode(data, source)  # one line naming what is wrong, before C says "bad snapshot"
-        if name not in self.walkers:
-            self.walkers[name] = Walker(self.native, name)
-        walker = self.walkers[name]
+        walker = self.walkers.setdefault(name, Walker(self.native, name))
         walk = walker.walk(data)
         if walk.stop == "bad-snapshot":
             raise CaseFormatError(source, walk.error)
