@@ -11,6 +11,9 @@ reach it only through the table, which imports these modules of it when an actio
     replay.py   replay(args) -> int        `walkfuzz replay --target T FILE`
                 process_key(stored) -> str which triage replay process may run `stored`
                                            ("" any; inputs whose libraries clash get their own)
+                alternatives(stored)       what else was saved beside an input that gives its
+                  -> list[StoredInput]     finding when the input itself runs clean (a native
+                                           finding's stack snapshot); [] for most targets
                 Replayer(hang_ns, key)     one stored input run again in this process, the way
                   .run(data, stored)       it ran when found: `walkfuzz replay`, triage and the
                                            reproducer check alike
@@ -79,3 +82,5 @@ class ReplayModule(Protocol):
     def replay(self, args: argparse.Namespace) -> int: ...
 
     def process_key(self, stored: StoredInput) -> str: ...
+
+    def alternatives(self, stored: StoredInput) -> list[StoredInput]: ...
