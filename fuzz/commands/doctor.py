@@ -25,6 +25,7 @@ from typing import Any
 from walkfuzz.core import native
 from walkfuzz.core.errors import WalkfuzzError
 from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.engine.child import PIPE, kill_group, run_child, start_child, walkfuzz_command
 from walkfuzz.targets.native.unwinders import names as unwinder_names
 
 PROBE_TIMEOUT_S = 20
@@ -90,8 +91,7 @@ def print_checks(checks: list[Check]) -> None:
 def first_line(command: list[str]) -> str | None:
     """First line a command prints (stdout, else stderr), or None if it cannot run."""
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-                              check=False)
+        done = run_child(command, timeout=PROBE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired):
         return None
     text = (done.stdout.strip() or done.stderr.strip()).splitlines()
@@ -260,8 +260,8 @@ def libunwind_header_check() -> Check:
     if shutil.which("cc") is None:
         return Check("libunwind.h", False, "cc not on PATH", LIBUNWIND_DISABLES)
     try:
-        done = subprocess.run(["cc", "-M", "-x", "c", "-"], input="#include <libunwind.h>\n",
-                              capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False)
+        done = run_child(["cc", "-M", "-x", "c", "-"], stdin="#include <libunwind.h>\n",
+                         timeout=PROBE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as err:
         return Check("libunwind.h", False, f"cc -M failed ({err})", LIBUNWIND_DISABLES)
     headers = [w for w in done.stdout.split() if w.endswith("/libunwind.h")]
@@ -282,9 +282,8 @@ def unwinder_checks() -> list[Check]:
     """Each unwinder of the native target: its extension loads and walks a known chain, each in
     a process of its own (walkfuzz.targets.native.probe; the unwinders' symbols clash in one),
     all at once."""
-    probes = {name: subprocess.Popen([sys.executable, "-m", "walkfuzz.targets.native.probe",
-                                      name], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True) for name in unwinder_names()}
+    probes = {name: start_child(walkfuzz_command("walkfuzz.targets.native.probe", name),
+                                stdout=PIPE, stderr=PIPE) for name in unwinder_names()}
     return [_unwinder_check(name, process) for name, process in probes.items()]
 
 
@@ -293,7 +292,7 @@ def _unwinder_check(name: str, process: subprocess.Popen[str]) -> Check:
     try:
         out, err = process.communicate(timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        process.kill()
+        kill_group(process)
         process.communicate()
         return Check(label, False, f"its probe did not end in {PROBE_TIMEOUT_S} s", disables)
     lines = (out.strip() or err.strip() or "no output").splitlines()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from pathlib import Path
 from walkfuzz.core import sanitizer
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.native import HARNESS_FLAVOUR, Flavour
+from walkfuzz.engine.child import python_command, run_child
 from walkfuzz.engine.corpus import entries
 from walkfuzz.engine.pool import DEFAULT_TIMEOUT
 from walkfuzz.engine.worker import WorkerEnv
@@ -59,11 +59,10 @@ def merge_corpora(harness: MergeHarness, corpora: Sequence[Path], dest: Path) ->
     if not corpora:
         return MergedCorpus(0, 0, 0)
     with tempfile.TemporaryDirectory(prefix="walkfuzz-merge-") as scratch:
-        argv = [sys.executable, str(harness.script), "-merge=1",
-                f"-artifact_prefix={scratch}/", f"-max_len={harness.max_len}",
-                f"-timeout={DEFAULT_TIMEOUT}", str(dest), *map(str, corpora)]
-        run = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                             errors="replace", cwd=scratch, env=_environ(harness, Path(scratch)))
+        argv = python_command(str(harness.script), "-merge=1", f"-artifact_prefix={scratch}/",
+                              f"-max_len={harness.max_len}", f"-timeout={DEFAULT_TIMEOUT}",
+                              str(dest), *map(str, corpora))
+        run = run_child(argv, stdin="", cwd=scratch, env=_environ(harness, Path(scratch)))
     found = _SUMMARY.search(run.stderr)
     if run.returncode != 0 or found is None:
         tail = " | ".join(run.stderr.strip().splitlines()[-LOG_TAIL:])

@@ -5,11 +5,11 @@ the result, the parent still reads it, and the run's findings and report are kep
     child:   with stop_on_interrupt(lib.wf_..._request_stop) as received:
                  ... the run, on a thread of its own, the main thread polling ...
              result["interrupted"] = bool(received)
-    parent:  run_child(argv, timeout, on_status, graceful=True)   (walkfuzz.engine.progress,
-             which waits with `wait` here)
+    parent:  run_child(argv, timeout=..., on_status=..., graceful=True)
+             (walkfuzz.engine.child, which waits with `wait` here)
 
-A terminal's Ctrl-C reaches both (one process group); a SIGTERM (a CI job's timeout) reaches
-the parent only, which passes it on as SIGINT.
+A terminal's Ctrl-C and a SIGTERM (a CI job's timeout) reach the parent only (the child leads
+a process group of its own), which passes them on as SIGINT.
 """
 
 from __future__ import annotations

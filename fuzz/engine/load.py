@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.child import DEVNULL, kill_group, python_command, start_child
 
 MAX_LOAD = 64
 _HOG = (
@@ -33,18 +33,15 @@ def check_load(n: int) -> int:
 
 
 @contextmanager
-def cpu_load(n: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+def cpu_load(n: int) -> Iterator[list[subprocess.Popen[str]]]:
     """Run n CPU-hog processes for the duration of the block."""
-    hogs = [subprocess.Popen([sys.executable, "-c", _HOG], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for _ in range(check_load(n))]
+    hogs = [start_child(python_command("-c", _HOG), stdin=DEVNULL, stdout=DEVNULL,
+                        stderr=DEVNULL) for _ in range(check_load(n))]
     try:
         yield hogs
     finally:
         for hog in hogs:
-            hog.kill()
-        for hog in hogs:
-            hog.wait()
+            kill_group(hog)
 
 
 def cores() -> int:

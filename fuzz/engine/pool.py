@@ -21,15 +21,12 @@ When a worker exits on its own with a non-zero status, in order:
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
-import signal
 import subprocess
-import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
@@ -37,6 +34,14 @@ from typing import Generic, NamedTuple, TypeVar
 from walkfuzz.core import sanitizer
 from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.campaign import CampaignDir, CampaignSpec, Sample
+from walkfuzz.engine.child import (
+    DEVNULL,
+    STDOUT,
+    kill_group,
+    python_command,
+    start_child,
+    terminate,
+)
 from walkfuzz.engine.corpus import entries
 from walkfuzz.engine.journal import JOURNAL_NAME, read_execs, read_journal
 from walkfuzz.engine.libfuzzer_log import LogTail, Status, parse_error, parse_status
@@ -48,16 +53,9 @@ ARTIFACT_KINDS = {"crash-": "crash", "timeout-": "hang", "oom-": "crash"}
 STOP_GRACE = 5.0  # seconds a worker gets to exit after SIGTERM before SIGKILL
 LOG_TAIL_LINES = 30  # lines of a dead worker's log kept in its finding
 DEFAULT_TIMEOUT = 25  # libFuzzer -timeout (s) unless the user gives one; the C guard is faster
-PR_SET_PDEATHSIG = 1
 MIN_SESSION_LEFT = 1.0  # don't restart a worker with less than this much time left
 SANITIZER_REPORT_SUFFIX = ".sanitizer.txt"  # a sanitizer finding's report, beside its input
 START_FAILURES = 3  # a worker dying this many times in a row before its first input is fatal
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: SIGTERM when the supervisor goes away."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 class WorkerCommand(NamedTuple):
@@ -68,32 +66,13 @@ class WorkerCommand(NamedTuple):
     env: Mapping[str, str] | None = None  # None: this process's environment
 
 
-def spawn(command: WorkerCommand) -> subprocess.Popen[bytes]:
+def spawn(command: WorkerCommand) -> subprocess.Popen[str]:
     """Start a worker process: no stdin, output appended to its log, a session of its own (a
     terminal's Ctrl-C reaches the supervisor, which stops it), SIGTERM when the supervisor
     goes away."""
     with command.log.open("ab") as log:
-        return subprocess.Popen(
-            list(command.argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            env=None if command.env is None else dict(command.env), start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
-
-
-def terminate(processes: Iterable[subprocess.Popen[bytes]], grace: float = STOP_GRACE) -> None:
-    """SIGTERM every process still running, SIGKILL those still running `grace` seconds later;
-    returns once all have exited."""
-    processes = list(processes)
-    for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    for process in processes:
-        try:
-            process.wait(max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        return start_child(command.argv, stdin=DEVNULL, stdout=log, stderr=STDOUT,
+                           env=command.env, own_group=True, die_with_parent=True)
 
 
 @dataclass
@@ -101,7 +80,7 @@ class PoolSlot:
     """One slot of a WorkerPool; a supervisor's own per-slot state extends it."""
 
     index: int
-    process: subprocess.Popen[bytes] | None = field(default=None, kw_only=True)
+    process: subprocess.Popen[str] | None = field(default=None, kw_only=True)
     lives: int = field(default=0, kw_only=True)  # started so far
     stop_requested: bool = field(default=False, kw_only=True)
     done: bool = field(default=False, kw_only=True)  # ended, not to be restarted
@@ -146,8 +125,7 @@ class WorkerPool(Generic[SlotT]):
     def kill(self, slot: SlotT) -> None:
         """SIGKILL a slot's process that makes no progress (it is reaped as any other)."""
         if slot.process is not None:
-            slot.process.kill()
-            slot.process.wait()
+            kill_group(slot.process)
 
     def stop(self) -> None:
         """End every running process (SIGTERM, STOP_GRACE, SIGKILL); their slots are marked
@@ -155,7 +133,7 @@ class WorkerPool(Generic[SlotT]):
         running = [s for s in self.slots if s.process is not None and s.process.poll() is None]
         for slot in running:
             slot.stop_requested = True
-        terminate(s.process for s in running if s.process is not None)
+        terminate((s.process for s in running if s.process is not None), STOP_GRACE)
 
     def running(self) -> int:
         return sum(1 for s in self.slots if s.process is not None)
@@ -247,10 +225,8 @@ class Supervisor:
         defaults = [f"-max_len={self.spec.max_len}", "-print_final_stats=1", "-reload=1"]
         if not any(f.startswith("-timeout=") for f in user):
             defaults.append(f"-timeout={DEFAULT_TIMEOUT}")
-        return [
-            sys.executable, self.spec.script, f"-artifact_prefix={slot.directory}/",
-            *defaults, *self._budget_flags(slot), *user, str(self.out.corpus),
-        ]
+        return python_command(self.spec.script, f"-artifact_prefix={slot.directory}/",
+                              *defaults, *self._budget_flags(slot), *user, str(self.out.corpus))
 
     def _command(self, slot: WorkerSlot) -> WorkerCommand:
         """The next life of `slot`: a fresh journal, a header line in the log."""

@@ -9,38 +9,29 @@ line that wraps cannot be rewritten in place with a carriage return), prints wha
 says meanwhile above it instead of through it, and restores the cursor however the run ends.
 
 A run in a child process reports its counts with `report_status` (a `STATUS_PREFIX` line on
-its stderr, every STATUS_EVERY seconds) and the parent starts it with `run_child`, which
-hands each report to a callback and returns the child's output without those lines. Ctrl-C
-or SIGTERM during a child run either stops the child gracefully (its result still read,
-walkfuzz.engine.interrupt), or, for a child in a session of its own, kills it once the
-caller's stop event is set.
+its stderr, every STATUS_EVERY seconds); the parent runs it with walkfuzz.engine.child's
+`run_child`, which hands each report (`status_of`) to a callback and returns the child's
+output without those lines.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from types import TracebackType
-from typing import IO, Any, TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
-
-from walkfuzz.engine import interrupt
 
 LOG_EVERY = 10.0  # seconds between appended lines, unless WALKFUZZ_PROGRESS_EVERY says
 EVERY_VARIABLE = "WALKFUZZ_PROGRESS_EVERY"
 REDRAW_EVERY = 0.2  # seconds between redraws of the line in place
 STATUS_EVERY = 0.5  # seconds between a child's status reports
 STATUS_PREFIX = "walkfuzz-status "
-READER_GRACE = 5.0  # seconds to wait for the rest of a finished child's output
-STOP_POLL_SECONDS = 0.2  # how often a child run with a stop event looks at it
 
 
 def human(value: float) -> str:
@@ -135,74 +126,13 @@ def report_status(counts: Mapping[str, object], stream: TextIO | None = None) ->
     out.flush()
 
 
-def _pump(source: IO[str], sink: list[str],
-          on_status: Callable[[dict[str, Any]], None] | None) -> None:
-    for line in source:
-        if on_status is not None and line.startswith(STATUS_PREFIX):
-            try:
-                status = json.loads(line[len(STATUS_PREFIX):])
-            except ValueError:
-                status = None  # a line cut short by the child's death
-            if isinstance(status, dict):
-                on_status(status)
-                continue
-        sink.append(line)
-
-
-def run_child(argv: Sequence[str], timeout: float | None,
-              on_status: Callable[[dict[str, Any]], None], *, graceful: bool = False,
-              stop: threading.Event | None = None,
-              env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run `argv`, handing each status report on its stderr to `on_status` as it comes (on
-    another thread); its output without them. subprocess.TimeoutExpired after `timeout`
-    seconds (None: no limit; the child is killed).
-
-    On Ctrl-C or SIGTERM here (KeyboardInterrupt): with `graceful` the child is told to stop
-    (walkfuzz.engine.interrupt: it ends its run early and prints its result) and its output is
-    returned, the interrupt passed on only if the child could not make a result of it;
-    otherwise the child is killed and the interrupt passed on. With `stop` the child runs in
-    a session of its own (a terminal's Ctrl-C does not reach it: its death would pass for the
-    input's) and is killed once `stop` is set, from any thread; its output until then is
-    returned. `env`: the child's environment (None: this process's)."""
-    proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=stop is not None,
-                            env=None if env is None else dict(env))
-    assert proc.stdout is not None and proc.stderr is not None
-    out: list[str] = []
-    err: list[str] = []
-    readers = [threading.Thread(target=_pump, args=(proc.stdout, out, None), daemon=True),
-               threading.Thread(target=_pump, args=(proc.stderr, err, on_status), daemon=True)]
-    for reader in readers:
-        reader.start()
+def status_of(line: str) -> dict[str, Any] | None:
+    """The counts of a `report_status` line, None for any other line or for a report cut
+    short by the child's death."""
+    if not line.startswith(STATUS_PREFIX):
+        return None
     try:
-        if stop is not None:
-            _wait_or_stop(proc, timeout, stop)
-        elif graceful:
-            interrupt.wait(proc, timeout)
-        else:
-            proc.wait(timeout=timeout)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        for reader in readers:  # the pipes close with the child (unless it left a grandchild)
-            reader.join(READER_GRACE)
-    return subprocess.CompletedProcess(list(argv), proc.returncode, "".join(out), "".join(err))
-
-
-def _wait_or_stop(proc: subprocess.Popen[str], timeout: float | None,
-                  stop: threading.Event) -> None:
-    """Wait for `proc`, killing it once `stop` is set (TimeoutExpired after `timeout`)."""
-    started = time.monotonic()
-    while True:
-        try:
-            proc.wait(timeout=STOP_POLL_SECONDS)
-            return
-        except subprocess.TimeoutExpired:
-            if stop.is_set():
-                proc.kill()
-                proc.wait()
-                return
-            if timeout is not None and time.monotonic() - started > timeout:
-                raise subprocess.TimeoutExpired(proc.args, timeout) from None
+        status = json.loads(line[len(STATUS_PREFIX):])
+    except ValueError:
+        return None
+    return status if isinstance(status, dict) else None

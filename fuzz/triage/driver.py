@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import threading
 import time
@@ -33,7 +32,7 @@ from typing import Any
 
 from walkfuzz.core import sanitizer
 from walkfuzz.core.exit_status import describe_exit
-from walkfuzz.engine.progress import run_child
+from walkfuzz.engine.child import run_child, walkfuzz_command
 from walkfuzz.findings.finding import Finding
 from walkfuzz.findings.sanitizer_report import read_report
 from walkfuzz.report.document import SANITIZER_KINDS, replay_command
@@ -130,9 +129,9 @@ def _replay_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int,
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
             json.dump({"tasks": pending, "runs": runs, "hang_ns": hang_ns}, spec)
         try:
-            # in a session of its own, killed once `stop` is set
-            child = run_child([sys.executable, "-m", "walkfuzz.triage.worker", spec.name],
-                              None, on_status, stop=stop, env=env)
+            # its process group killed once `stop` is set
+            child = run_child(walkfuzz_command("walkfuzz.triage.worker", spec.name),
+                              on_status=on_status, stop=stop, env=env)
         finally:
             os.unlink(spec.name)
         began, done = None, set()

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz.engine.progress import STATUS_PREFIX, report_status, run_child
+from walkfuzz.engine.child import run_child
+from walkfuzz.engine.progress import STATUS_PREFIX, report_status
 
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +105,7 @@ def test_a_child_s_status_reports_reach_the_parent_and_leave_its_stderr() -> Non
     code = ("from walkfuzz.engine.progress import report_status; import sys; "
             "report_status({'walked': 1}); print('said', file=sys.stderr); "
             "report_status({'walked': 2}); print('result')")
-    done = run_child([sys.executable, "-c", code], 60, seen.append)
+    done = run_child([sys.executable, "-c", code], timeout=60, on_status=seen.append)
     assert done.returncode == 0
     assert seen == [{"walked": 1}, {"walked": 2}]
     assert (done.stdout, done.stderr) == ("result\n", "said\n")

@@ -8,8 +8,6 @@ is what it did until then, marked interrupted.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping
@@ -17,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.child import PIPE, kill_group, start_child, terminate
 from walkfuzz.targets.hotspot.jdk import Jdk
 from walkfuzz.targets.hotspot.workload import CompiledWorkload
 
@@ -124,8 +123,7 @@ def run_jvm(
     (run_dir / "command.txt").write_text(" ".join(argv) + "\n")
     budget = (millis / 1000.0 if iterations == 0 else 600.0) + SHUTDOWN_GRACE_S
     start = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=run_dir)
+    proc = start_child(argv, stdout=PIPE, stderr=PIPE, cwd=run_dir)
     try:
         watchdog = _watch(proc, out, start, budget, hang_timeout, on_tick)
         interrupted = False
@@ -167,7 +165,7 @@ def _watch(proc: subprocess.Popen[str], out: Path, start: float, budget: float,
         watchdog = ("unresponsive" if now - last_change > hang_timeout
                     else "overran" if now - start > budget else None)
         if watchdog:
-            os.kill(proc.pid, signal.SIGKILL)
+            kill_group(proc)
             return watchdog
     return None
 
@@ -175,9 +173,4 @@ def _watch(proc: subprocess.Popen[str], out: Path, start: float, budget: float,
 def _stop(proc: subprocess.Popen[str]) -> None:
     """End an interrupted JVM: SIGTERM (its shutdown lets the agent finish its output; a
     terminal's Ctrl-C reached it already), SIGKILL if it is still there INTERRUPT_GRACE_S on."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(INTERRUPT_GRACE_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    terminate([proc], INTERRUPT_GRACE_S)

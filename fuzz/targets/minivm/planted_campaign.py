@@ -35,12 +35,12 @@ from pathlib import Path
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED
 from walkfuzz.core.paths import ROOT
+from walkfuzz.engine.child import DEVNULL, run_child, start_child, terminate, walkfuzz_command
 from walkfuzz.engine.libfuzzer_log import parse_status
-from walkfuzz.engine.pool import terminate
 from walkfuzz.findings.finding import Finding, load_findings
 from walkfuzz.targets.minivm import planted
 
-WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]
+WALKFUZZ = walkfuzz_command("walkfuzz.cli")
 POLL = 0.5  # seconds between looks at the findings directory
 STOP_WAIT = 60.0  # seconds the stopped campaign gets to write its report
 LOG_WAIT = 60.0  # seconds a stored finding may take to reach the worker's log (a busy machine)
@@ -118,8 +118,7 @@ def hunt_bug(bug: planted.PlantedBug, out: Path, runs_cap: int, *, flavour: str 
     argv = campaign_argv(bug, out, runs_cap, flavour, seeds, libfuzzer_seed)
     log = out.with_name(out.name + ".log")
     with log.open("w") as stderr:
-        process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                   stderr=stderr)
+        process = start_child(argv, cwd=ROOT, stdout=DEVNULL, stderr=stderr)
         try:
             _watch(bug, hunt, process)
             if hunt.found is not None:
@@ -139,7 +138,7 @@ def hunt_bug(bug: planted.PlantedBug, out: Path, runs_cap: int, *, flavour: str 
     return hunt
 
 
-def _watch(bug: planted.PlantedBug, hunt: Hunt, process: subprocess.Popen[bytes]) -> None:
+def _watch(bug: planted.PlantedBug, hunt: Hunt, process: subprocess.Popen[str]) -> None:
     """Look at each new signature until one is the bug or the campaign ends."""
     seen: set[str] = set()
     progress = (-1, time.monotonic())  # inputs run, and since when
@@ -159,7 +158,7 @@ def _watch(bug: planted.PlantedBug, hunt: Hunt, process: subprocess.Popen[bytes]
         time.sleep(POLL)
 
 
-def _await_logged(log: Path, signature: str, process: subprocess.Popen[bytes]) -> None:
+def _await_logged(log: Path, signature: str, process: subprocess.Popen[str]) -> None:
     """Wait until the worker's log names the stored finding (it saves the input first, then
     logs it): stopped in between, the campaign would leave no count of inputs to it."""
     deadline = time.monotonic() + LOG_WAIT
@@ -275,10 +274,9 @@ def replay(walker: Path, harness: str, files: Sequence[Path], runs: int = 1,
     left = list(files)
     outcomes: dict[Path, list[Outcome]] = {}
     while left:
-        argv = [sys.executable, "-m", "walkfuzz.targets.minivm.planted_campaign", "replay",
-                str(walker),
-                harness, str(runs), str(hang_ns), *map(str, left)]
-        child = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
+        argv = walkfuzz_command("walkfuzz.targets.minivm.planted_campaign", "replay",
+                                str(walker), harness, str(runs), str(hang_ns), *map(str, left))
+        child = run_child(argv, cwd=ROOT)
         running = None
         for line in child.stdout.splitlines():
             doc = json.loads(line)

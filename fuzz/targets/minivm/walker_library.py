@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from walkfuzz.core import native, sanitizer
 from walkfuzz.core.errors import WalkerLibraryError
+from walkfuzz.engine.child import run_child, walkfuzz_command
 
 ELF_MAGIC = b"\x7fELF"
 # Bytes of the buffer for every C call that fills an error line (`char *err, size_t errlen`):
@@ -91,8 +91,8 @@ def _check_in_sanitizer_process(library: Path, shown: str) -> None:
     """Load `library` in a child started as a sanitizer worker is (the runtime preloaded), with
     the plain core: the check needs no sanitizer build of the core."""
     env = {**os.environ, **sanitizer.environ(None), native.FLAVOUR_ENV: "plain"}
-    done = subprocess.run([sys.executable, "-m", __name__, str(library), shown],
-                          capture_output=True, text=True, env=env, timeout=CHECK_TIMEOUT)
+    done = run_child(walkfuzz_command(__name__, str(library), shown), env=env,
+                     timeout=CHECK_TIMEOUT)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         raise WalkerLibraryError(last.removeprefix(f"{CHILD_PREFIX}: "))

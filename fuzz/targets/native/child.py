@@ -7,15 +7,11 @@ fuzz supervisors name a worker's death (`death_location`), never a traceback of 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from walkfuzz.core.exit_status import describe_exit
-
-# Every exit status is the child's own verdict: only a signal is a death.
-ANY_EXIT = range(256)
+from walkfuzz.engine.child import ANY_EXIT, run_child, walkfuzz_command
 
 
 def death_location(status: int, stalled: bool) -> str:
@@ -45,7 +41,5 @@ def walk_in_child(module: str, args: Sequence[str], *, verdicts: Container[int] 
     """Run `python -m module args` in a fresh process and wait for it. It died when it ended
     any other way than exiting with one of `verdicts` (the statuses its own main returns).
     `capture`: keep its stdout and stderr (else they are this process's)."""
-    done = subprocess.run([sys.executable, "-m", module, *args], capture_output=capture,
-                          text=True, check=False)
-    died = None if done.returncode in verdicts else describe_exit(done.returncode)
-    return ChildEnd(done.returncode, done.stdout or "", done.stderr or "", died)
+    done = run_child(walkfuzz_command(module, *args), capture=capture)
+    return ChildEnd(done.returncode, done.stdout, done.stderr, done.death(verdicts))

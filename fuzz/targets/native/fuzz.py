@@ -17,13 +17,13 @@ The processes are walkfuzz.engine.pool's WorkerPool, as a campaign's are.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.engine.child import walkfuzz_command
 from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
 from walkfuzz.engine.pool import PoolSlot, WorkerCommand, WorkerPool
 from walkfuzz.findings.finding import (
@@ -142,11 +142,10 @@ class _Run:
         slot.last_execs, slot.last_progress, slot.stalled = 0, time.monotonic(), False
         self.directories.append(slot.directory)
         seconds = max(0.0, self.deadline - time.monotonic())
-        argv = [sys.executable, "-m", "walkfuzz.targets.native.worker",
-                "--out", str(self.out_dir),
-                "--worker-dir", str(slot.directory), "--seed", str(slot.seed),
-                "--seconds", f"{seconds:.3f}", "--budget-ms", str(self.budget_ms),
-                "--clock", self.clock.to_text(), "--unwinder", self.unwinder]
+        argv = walkfuzz_command("walkfuzz.targets.native.worker", "--out", str(self.out_dir),
+                                "--worker-dir", str(slot.directory), "--seed", str(slot.seed),
+                                "--seconds", f"{seconds:.3f}", "--budget-ms", str(self.budget_ms),
+                                "--clock", self.clock.to_text(), "--unwinder", self.unwinder)
         return WorkerCommand(argv, slot.directory / "log")
 
     def kill_stalled(self, now: float) -> None:

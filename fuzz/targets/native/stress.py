@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.engine.child import run_child, walkfuzz_command
 from walkfuzz.engine.interrupt import stop_on_interrupt
-from walkfuzz.engine.progress import STATUS_EVERY, human, report_status, run_child
+from walkfuzz.engine.progress import STATUS_EVERY, human, report_status
 from walkfuzz.findings.finding import Finding, Hits, RunClock
 from walkfuzz.targets.native.extension import load
 from walkfuzz.targets.native.outcome import INVALID_NAMES, STOP_NAMES, Namer, qualified, target_of
@@ -303,11 +304,11 @@ def run_libunwind_stress(cfg: StressConfig,
     """Run the stress job in a child process and return what its samples found; `on_status`
     gets the child's counts so far while it runs (progress_of)."""
     cfg.check()
-    argv = [sys.executable, "-m", "walkfuzz.targets.native.stress", json.dumps(cfg.__dict__)]
+    argv = walkfuzz_command("walkfuzz.targets.native.stress", json.dumps(cfg.__dict__))
     timeout = cfg.seconds + cfg.baseline_seconds + CHILD_GRACE
     try:
         # graceful: a Ctrl-C or SIGTERM still gets the result, marked interrupted
-        done = run_child(argv, timeout, on_status or (lambda status: None), graceful=True)
+        done = run_child(argv, timeout=timeout, on_status=on_status, graceful=True)
     except subprocess.TimeoutExpired:
         return LibunwindStressResult(cfg, {}, [], [], [], 0.0, died=-int(signal.SIGKILL))
     if done.returncode != 0:

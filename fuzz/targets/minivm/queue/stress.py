@@ -10,12 +10,11 @@ of hanging it.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from walkfuzz.core.native import load_testing
+from walkfuzz.engine.child import python_command, run_child
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.queue.cases import base_case, physical_frames
 
@@ -73,8 +72,7 @@ def run_in_child(params: StressParams, timeout_s: float = 60.0) -> dict[str, int
     """`run` in a child process; subprocess.TimeoutExpired if it does not finish in time."""
     code = ("import json, sys; from walkfuzz.targets.minivm.queue.stress import StressParams, run; "
             "print(json.dumps(run(StressParams(**json.loads(sys.argv[1])))))")
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(asdict(params))],
-                          capture_output=True, text=True, timeout=timeout_s, check=False)
+    done = run_child(python_command("-c", code, json.dumps(asdict(params))), timeout=timeout_s)
     if done.returncode != 0:
         raise RuntimeError(f"queue stress child exited {done.returncode}: {done.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from walkfuzz.core.errors import UserError, WalkfuzzError
-from walkfuzz.engine.progress import run_child
+from walkfuzz.engine.child import run_child, walkfuzz_command
 from walkfuzz.targets.minivm.stress.options import StressOptions
 
 GRACE_SECONDS = 60.0  # beyond the run's own length, before the child is killed
@@ -26,11 +25,11 @@ def run_minivm_stress(options: StressOptions,
     `on_status` gets the child's counts so far while it runs (live.progress_of)."""
     options.check()
     seconds = (options.duration_ns + options.baseline_ns) / 1e9 + GRACE_SECONDS
-    command = [sys.executable, "-m", "walkfuzz.targets.minivm.stress.child",
-               json.dumps(options.to_json())]
+    command = walkfuzz_command("walkfuzz.targets.minivm.stress.child",
+                               json.dumps(options.to_json()))
     try:
         # graceful: a Ctrl-C or SIGTERM still gets the result, marked interrupted
-        child = run_child(command, seconds, on_status or (lambda status: None), graceful=True)
+        child = run_child(command, timeout=seconds, on_status=on_status, graceful=True)
     except subprocess.TimeoutExpired as err:
         raise StressChildError(f"stress child ({options.label}) still running after "
                                f"{seconds:.0f} s; killed") from err

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import select
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from walkfuzz.core.errors import MissingDependencyError
+from walkfuzz.engine.child import PIPE, kill_group, start_child, walkfuzz_command
 from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
 from walkfuzz.findings.finding import (
     Finding,
@@ -93,14 +93,13 @@ class _Worker:
         self.directory = self.out_dir / "workers" / self.unwinder / f"life-{self.lives}"
         self.directory.mkdir(parents=True, exist_ok=True)
         self.lives += 1
-        argv = [sys.executable, "-m", "walkfuzz.targets.native.differential.worker",
-                "--unwinder", self.unwinder, "--dir", str(self.directory),
-                "--out", str(self.out_dir), "--budget-ms", str(self.budget_ms),
-                "--run-unwinders", ",".join(self.run_unwinders),
-                "--clock", self.clock.to_text()]
+        argv = walkfuzz_command("walkfuzz.targets.native.differential.worker",
+                                "--unwinder", self.unwinder, "--dir", str(self.directory),
+                                "--out", str(self.out_dir), "--budget-ms", str(self.budget_ms),
+                                "--run-unwinders", ",".join(self.run_unwinders),
+                                "--clock", self.clock.to_text())
         with open(self.directory / "log", "w") as log:
-            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            stderr=log, text=True)
+            self.process = start_child(argv, stdin=PIPE, stdout=PIPE, stderr=log)
         if self.reply(START_SECONDS) != "ready":
             self.end()
             said = (self.directory / "log").read_text(errors="replace").strip().splitlines()
@@ -129,9 +128,7 @@ class _Worker:
     def end(self) -> int:
         """Kill it if it still runs; its exit status."""
         assert self.process is not None
-        if self.process.poll() is None:
-            self.process.kill()
-        return self.process.wait()
+        return kill_group(self.process)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
