@@ -9,6 +9,7 @@ import argparse
 import json
 from typing import Any
 
+from walkfuzz.commands._flags import add_json, add_walker
 from walkfuzz.core.duration import Seconds
 from walkfuzz.targets.minivm import walk_speed
 from walkfuzz.targets.minivm.case import native as case_native
@@ -33,8 +34,7 @@ def register(subparsers: Any) -> None:
         "check each walk against the true trace, and time them as a profiler calls them: ns "
         "per physical frame (next to a bare frame-pointer chain over the same memory) and "
         "per frame returned.")
-    p.add_argument("--walker", action="append", default=[], metavar="PATH.so",
-                   help="a walker library to time next to the reference (repeatable)")
+    add_walker(p, "to time next to the reference walker", repeatable=True)
     p.add_argument("--stack", action="append", choices=sorted(walk_speed.STACKS),
                    help="a stack to walk (repeatable; default: all)")
     p.add_argument("--rounds", type=_rounds, default=5, metavar="N",
@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
                    help="go on with rounds until T per stack has passed, to meet a "
                    "spell without neighbours on a shared machine (default 2; at most 600; "
                    "a bare number is seconds)")
-    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    add_json(p, "the figures")
     p.set_defaults(func=run)
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from walkfuzz.commands._flags import add_harness, add_out, add_target, add_walker
 from walkfuzz.targets.coverage.run import CoverageRequest, measure_coverage
 from walkfuzz.targets.coverage.table import render
-from walkfuzz.targets.table import DEFAULT_TARGET, target_arg, target_help
 
 # What --help shows under "examples" (walkfuzz.commands._help).
 EXAMPLES = (
@@ -36,12 +36,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("corpus", type=Path, nargs="+", metavar="CORPUS",
                    help="corpus folder, replayed by the harness it is named after "
                         "(corpora/queue) or that its campaign ran (reports/fuzz-bytes/corpus)")
-    p.add_argument("--target", type=target_arg, default=DEFAULT_TARGET, help=target_help())
-    p.add_argument("--harness", help="replay every CORPUS with this harness instead")
-    p.add_argument("--walker", metavar="PATH.so", help="walker library (default: reference)")
-    p.add_argument("--out", type=Path, help="output directory (default reports/coverage-HARNESS "
-                   "for corpora of one harness, reports/coverage-minivm for several; "
-                   "created if missing)")
+    add_target(p)
+    add_harness(p, "to replay every CORPUS with instead")
+    add_walker(p, "to replay with (default: the reference walker)")
+    add_out(p, "reports/coverage-HARNESS for corpora of one harness, reports/coverage-minivm "
+            "for several")
     p.set_defaults(func=run)
 
 

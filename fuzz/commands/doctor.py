@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.commands._flags import add_json
 from walkfuzz.core import native
 from walkfuzz.core.errors import WalkfuzzError
 from walkfuzz.core.exit_status import describe_exit
@@ -55,7 +56,7 @@ def register(subparsers: Any) -> None:
         "doctor", help="show what is installed and what a missing piece disables",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
-    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    add_json(parser, "the checks")
     parser.set_defaults(func=run)
 
 

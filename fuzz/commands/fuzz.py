@@ -20,16 +20,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from walkfuzz.commands._flags import add_harness, add_out, add_target, add_unwinder, add_walker
 from walkfuzz.core.duration import Nanoseconds, Seconds
 from walkfuzz.core.sanitizer import SANITIZERS
 from walkfuzz.targets.fuzz import ENGINES
 from walkfuzz.targets.table import (
-    DEFAULT_TARGET,
-    UNWINDER_HELP,
     runner_for,
-    target_arg,
-    target_help,
-    unwinder_arg,
 )
 
 # What --help shows under "examples" (walkfuzz.commands._help).
@@ -55,12 +51,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Fuzz a target; findings, corpus and a report go to --out. A campaign run "
         "again with the same --out resumes.",
     )
-    p.add_argument("--target", type=target_arg, default=DEFAULT_TARGET, help=target_help())
-    p.add_argument("--walker", metavar="PATH.so", help="a walker library to fuzz instead of "
-                   "the reference walker (minivm only)")
-    p.add_argument("--harness", help="harness name, or path of a harness script (required for "
-                   "minivm; libunwind: perturb, the default; hotspot: perturb)")
-    p.add_argument("--unwinder", type=unwinder_arg, metavar="NAME", help=UNWINDER_HELP)
+    add_target(p)
+    add_walker(p, "to fuzz instead of the reference walker")
+    add_harness(p, "name, or path of a harness script (required for minivm; libunwind: "
+                "perturb, the default; hotspot: perturb)")
+    add_unwinder(p)
     p.add_argument("--engine", choices=ENGINES,
                    help="libunwind: libfuzzer (default; a coverage-guided campaign) or "
                    "generator (the C generator stream in supervised worker processes); "
@@ -95,10 +90,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "500ms; a bare number is seconds)")
     p.add_argument("--no-seeds", action="store_true",
                    help="do not import the shipped seeds (corpora/HARNESS/); only --corpus")
-    p.add_argument("--out", type=Path, help="output directory (default reports/fuzz-HARNESS for "
-                   "minivm, reports/fuzz-libunwind-generator for that engine, "
-                   "reports/fuzz-native-UNWINDER for native, "
-                   "reports/fuzz-TARGET otherwise; created if missing)")
+    add_out(p, "reports/fuzz-HARNESS for minivm, reports/fuzz-libunwind-generator for that "
+            "engine, reports/fuzz-native-UNWINDER for native, reports/fuzz-TARGET otherwise")
     p.add_argument("--stop-on-first", action="store_true", help="stop at the first new finding")
     p.add_argument("--max-len", type=int, metavar="B",
                    help="largest input in bytes (default 4096; 16384 for the bytes harness)")

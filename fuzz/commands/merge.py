@@ -16,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from walkfuzz.commands._flags import add_out
 from walkfuzz.core.exit_status import judged
 from walkfuzz.targets.merge import CAMPAIGN, merge_outputs
 
@@ -36,9 +37,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "sighting kept) or stress folders (figures summed, one breakdown per host).")
     p.add_argument("inputs", type=Path, nargs="+", metavar="DIR",
                    help="output folders of `walkfuzz fuzz` or `walkfuzz stress`")
-    p.add_argument("--out", type=Path, help="the merged folder, new or empty (default "
-                   "reports/merge-HARNESS for minivm campaigns, reports/merge-MODE for minivm "
-                   "stress runs, reports/merge-TARGET otherwise; created if missing)")
+    add_out(p, "reports/merge-HARNESS for minivm campaigns, reports/merge-MODE for minivm "
+            "stress runs, reports/merge-TARGET otherwise", what="the merged folder, new or empty")
     p.set_defaults(func=run)
 
 

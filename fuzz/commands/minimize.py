@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from walkfuzz.commands._flags import add_harness, add_walker
 from walkfuzz.commands.triage import walker_path
 from walkfuzz.core.duration import Seconds
 from walkfuzz.core.errors import UserError
@@ -36,10 +37,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "the input's size, the input's own bytes shrunk: never larger than the input.")
     p.add_argument("file", type=Path, metavar="FILE", help="a finding input, crash file or case")
     p.add_argument("-o", "--output", type=Path, help=f"output file (default FILE{SUFFIX})")
-    p.add_argument("--harness", help="harness of an input without a description (a case file "
-                   "needs none)")
-    p.add_argument("--walker", metavar="PATH.so", help="walker library (default: the one in "
-                   "the finding's description, else the reference)")
+    add_harness(p, "of an input without a description (a case file needs none)")
+    add_walker(p, "to replay on (default: the one in the finding's description, else the "
+               "reference walker)")
     p.add_argument("--budget", type=Seconds("s"), default=DEFAULT_BUDGET, metavar="T",
                    help="time budget (default %(default)gs; a bare number is seconds)")
     p.set_defaults(func=run)

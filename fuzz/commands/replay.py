@@ -21,17 +21,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.commands._flags import add_harness, add_json, add_target, add_unwinder, add_walker
 from walkfuzz.core import sanitizer
 from walkfuzz.core.sanitizer import SANITIZERS
 from walkfuzz.targets.native.snapshot.format import is_snapshot_file
 from walkfuzz.targets.native.snapshot.replay import replay_and_judge, unwinders_of
 from walkfuzz.targets.table import (
-    DEFAULT_TARGET,
-    UNWINDER_HELP,
     runner_for,
-    target_arg,
-    target_help,
-    unwinder_arg,
 )
 
 # What --help shows under "examples" (walkfuzz.commands._help).
@@ -53,16 +49,14 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("replay", help="run one input again: a case, a finding, a record")
     p.add_argument("file", help="a case file (corpus entry, finding, crash-*), or the input of "
                    "a libunwind or hotspot finding")
-    p.add_argument("--json", action="store_true", help="minivm: print the whole report as JSON")
-    p.add_argument("--walker", metavar="PATH.so", help="minivm: walk with this walker library")
-    p.add_argument("--unwinder", type=unwinder_arg, metavar="NAME", help=UNWINDER_HELP)
-    p.add_argument("--target", type=target_arg, default=DEFAULT_TARGET,
-                   help=f"target of FILE; {target_help()}")
-    p.add_argument("--harness",
-                   help="harness that made FILE: bytes (a case file, the default), or a "
-                   "generator harness (registers, layouts) whose input is first turned into "
-                   "the case it generates; a live stress capture (stress) is known by its "
-                   "bytes. libunwind and hotspot: perturb (their only one)")
+    add_json(p, "the whole report", target="minivm")
+    add_walker(p, "to walk FILE with")
+    add_unwinder(p)
+    add_target(p, of="FILE")
+    add_harness(p, "that made FILE: bytes (a case file, the default), or a generator harness "
+                "(registers, layouts) whose input is first turned into the case it generates; "
+                "a live stress capture (stress) is known by its bytes. libunwind and hotspot: "
+                "perturb (their only one)")
     p.add_argument("--sanitizer", choices=SANITIZERS,
                    help="minivm: replay on the sanitizer build (ASan and UBSan), as a "
                    "`walkfuzz fuzz --sanitizer` campaign ran it; reports print it for its findings")

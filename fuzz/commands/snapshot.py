@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.commands._flags import add_out
 from walkfuzz.commands._help import finish
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import output_dir, output_file
@@ -55,8 +56,7 @@ def register(subparsers: Any) -> None:
                               description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = p.add_subparsers(dest="snapshot_command", metavar="capture|core", required=True)
     cap = sub.add_parser("capture", help="live samples of known chains, with their truth")
-    cap.add_argument("--out", type=Path, metavar="DIR",
-                     help=f"the folder of the snapshots (default {DEFAULT_OUT})")
+    add_out(cap, str(DEFAULT_OUT), what="the folder of the snapshots")
     group = cap.add_mutually_exclusive_group()
     group.add_argument("--count", type=int, default=4,
                        help="chains to sample, depths 1, 2, ... (default 4)")

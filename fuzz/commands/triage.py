@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.commands._flags import add_harness, add_json, add_target, add_walker
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS, INTERRUPTED
@@ -23,7 +24,6 @@ from walkfuzz.engine.progress import Progress
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.targets.minivm.walker_library import check_walker_library
-from walkfuzz.targets.table import target_arg, target_help
 from walkfuzz.triage.driver import (
     DEFAULT_RUNS,
     FileError,
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "group exact matches and cluster near-duplicates (docs/triage.md). Accepts walkfuzz "
         "output directories, directories of libFuzzer crash-* files, and single files.")
     add_input_arguments(p)
-    p.add_argument("--json", type=Path, metavar="FILE", help="write the groups as JSON")
+    add_json(p, "the groups", to_file=True)
     p.add_argument("--sarif", type=Path, metavar="FILE", help="write a SARIF 2.1.0 log")
     p.set_defaults(func=run)
 
@@ -61,11 +61,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def add_input_arguments(p: argparse.ArgumentParser, required: bool = True) -> None:
     """Arguments shared with `walkfuzz regress`."""
     p.add_argument("paths", type=Path, nargs="+" if required else "*", metavar="DIR|FILE")
-    p.add_argument("--target", type=target_arg, help="target of inputs without a description "
-                   f"(default minivm); {target_help(None)}")
-    p.add_argument("--harness", help="harness of inputs without a description (a case file "
-                   "needs none: it is the bytes harness's input)")
-    p.add_argument("--walker", metavar="PATH.so", help="replay every input on this walker")
+    add_target(p, of="inputs without a description (default minivm)", default=None)
+    add_harness(p, "of inputs without a description (a case file needs none: it is the bytes "
+                "harness's input)")
+    add_walker(p, "to replay every input on")
     p.add_argument("--runs", type=int, default=DEFAULT_RUNS,
                    help=f"replays per input, for reliability (default {DEFAULT_RUNS})")
     p.add_argument("-j", "--jobs", type=int, default=2, help="replay processes (default 2)")

@@ -163,12 +163,6 @@ def unwinder_arg(text: str) -> str:
     return text
 
 
-UNWINDER_HELP = ("--target native: the unwinder that walks, one of "
-                 f"{', '.join(unwinder_names())} (default {DEFAULT_UNWINDER}); each runs in "
-                 "worker processes of its own. `all` or a comma list: the differential oracle, "
-                 "every one of them on the same inputs (docs/native-unwinders.md)")
-
-
 def target_help(default: str | None = DEFAULT_TARGET) -> str:
     """--target's help: every target of the table with its one line."""
     return "; ".join(f"{t.name}{' (default)' if t.name == default else ''}: {t.about}"

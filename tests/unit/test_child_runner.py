@@ -96,7 +96,8 @@ def test_a_stop_kills_the_child_s_process_group(tmp_path: Path) -> None:
 
 
 def test_a_death_by_a_signal_is_named() -> None:
-    done = run_child(python_command("-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"))
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+    done = run_child(python_command("-c", code))
     assert done.returncode == -signal.SIGSEGV
     assert done.died == "SIGSEGV"
 

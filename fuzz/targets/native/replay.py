@@ -15,7 +15,7 @@ from typing import Any
 from walkfuzz.targets.native.case import decode
 from walkfuzz.targets.native.extension import load
 from walkfuzz.targets.native.outcome import Namer, WalkOutcome, to_finding
-from walkfuzz.targets.native.unwinders import DEFAULT, names
+from walkfuzz.targets.native.unwinders import DEFAULT, add_unwinder_flag
 
 
 def replay(data: bytes, unwinder: str = DEFAULT) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def replay(data: bytes, unwinder: str = DEFAULT) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="walkfuzz.targets.native.replay")
-    parser.add_argument("--unwinder", choices=names(), default=DEFAULT)
+    add_unwinder_flag(parser)
     parser.add_argument("file", type=Path)
     args = parser.parse_args(argv)
     doc = replay(args.file.read_bytes(), args.unwinder)

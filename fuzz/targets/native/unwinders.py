@@ -13,6 +13,8 @@ library only.
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,3 +102,23 @@ def names() -> tuple[str, ...]:
 
 def get(name: str) -> Unwinder | None:
     return UNWINDERS.get(name)
+
+
+def unwinder_help(choices: Sequence[str] | None = None, default: str | None = None) -> str:
+    """The one help text of --unwinder, the command's and a child process's: the unwinder that
+    walks, one of `choices` (None: every one)."""
+    listed = ", ".join(names() if choices is None else choices)
+    return f"the unwinder that walks, one of {listed}" + (f" (default {default})"
+                                                          if default else "")
+
+
+def add_unwinder_flag(parser: argparse.ArgumentParser, choices: Sequence[str] | None = None, *,
+                      repeat: bool = False, required: bool = False) -> None:
+    """--unwinder of a child process's parser (the command's is walkfuzz.commands._flags'):
+    one of `choices` (None: every one), DEFAULT when not given; `repeat`: any number of them,
+    None when not given; `required`: no default."""
+    listed = list(names() if choices is None else choices)
+    default = None if repeat or required else DEFAULT
+    parser.add_argument("--unwinder", choices=listed, action="append" if repeat else "store",
+                        default=default, required=required,
+                        help=unwinder_help(listed, default))

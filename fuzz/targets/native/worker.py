@@ -38,7 +38,7 @@ from walkfuzz.targets.native.outcome import (
     WalkOutcome,
     to_finding,
 )
-from walkfuzz.targets.native.unwinders import DEFAULT, names
+from walkfuzz.targets.native.unwinders import DEFAULT, add_unwinder_flag
 from walkfuzz.targets.native.walk_snapshot import WalkSnapshots
 
 STATS_NAME = "stats.json"
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, required=True)
     parser.add_argument("--budget-ms", type=float, default=50.0)
     parser.add_argument("--clock", type=RunClock.from_text, help="the run's clock (to_text)")
-    parser.add_argument("--unwinder", choices=names(), default=DEFAULT)
+    add_unwinder_flag(parser)
     args = parser.parse_args(argv)
     return run(args.out, args.worker_dir, args.seed, args.seconds, args.budget_ms, args.clock,
                args.unwinder)

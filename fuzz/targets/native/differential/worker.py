@@ -36,6 +36,7 @@ from walkfuzz.targets.native.case import INPUT_SIZE
 from walkfuzz.targets.native.differential.rows import HARNESS, ROW, TARGET
 from walkfuzz.targets.native.extension import load
 from walkfuzz.targets.native.outcome import Namer, WalkOutcome, to_finding
+from walkfuzz.targets.native.unwinders import add_unwinder_flag
 
 ROWS_NAME = "rows.bin"
 INPUTS_NAME = "inputs.bin"
@@ -126,7 +127,7 @@ def serve(worker: _Worker) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="walkfuzz.targets.native.differential.worker")
-    parser.add_argument("--unwinder", required=True)
+    add_unwinder_flag(parser, required=True)
     parser.add_argument("--dir", type=Path, required=True)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--budget-ms", type=float, default=50.0)

@@ -28,6 +28,7 @@ from walkfuzz.targets.native.snapshot.walk import (
     describe,
     to_finding,
 )
+from walkfuzz.targets.native.unwinders import add_unwinder_flag
 
 REPEATS = 2
 
@@ -79,7 +80,7 @@ def status(doc: dict[str, Any]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m walkfuzz.targets.native.snapshot.replay")
-    parser.add_argument("--unwinder", action="append", choices=sorted(UNWINDERS))
+    add_unwinder_flag(parser, sorted(UNWINDERS), repeat=True)
     parser.add_argument("file", type=Path)
     args = parser.parse_args(argv)
     try:
