@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from walkfuzz.core.errors import MissingDependencyError, UserError
 from walkfuzz.core.paths import ROOT
+from walkfuzz.engine.child import python_command, run_child
 
 LLVM_VERSIONS = ("-14", "")  # Debian names the tools llvm-cov-14; plain names as a fallback
 # Generated cffi glue and build trees are not the code under test.
@@ -83,9 +83,8 @@ def srccov_module() -> Path:
         if shutil.which("clang") is None:
             raise MissingDependencyError("clang not found on PATH (needed for the srccov build)")
         env = {**os.environ, "CC": "clang", "LDSHARED": "clang -shared"}
-        build = subprocess.run(
-            [sys.executable, str(ROOT / "fuzz" / "core" / "_build.py"), "srccov"],
-            env=env, capture_output=True, text=True, check=False)
+        build = run_child(python_command(str(ROOT / "fuzz" / "core" / "_build.py"), "srccov"),
+                          env=env)
         if build.returncode != 0:
             raise UserError(f"srccov build failed: {build.stderr.strip().splitlines()[-1:]}")
         return _built()[-1]

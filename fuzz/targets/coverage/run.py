@@ -23,14 +23,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import ROOT, output_dir
+from walkfuzz.engine.child import python_command, run_child
 from walkfuzz.engine.progress import Progress
 from walkfuzz.engine.worker import WorkerEnv
 from walkfuzz.targets.coverage import llvm
@@ -82,11 +81,11 @@ def replay(corpus: CorpusInput, target: str, walker: str, profiles: Path) -> Non
     """Run each input of `corpus` once on the srccov build, raw profiles into `profiles`."""
     profiles.mkdir(parents=True)
     env = WorkerEnv(profiles.parent.parent / "replay", None, target, walker, "srccov")
-    done = subprocess.run(
-        [sys.executable, str(corpus.harness.script), "-runs=0", str(corpus.folder.resolve())],
+    done = run_child(
+        python_command(str(corpus.harness.script), "-runs=0", str(corpus.folder.resolve())),
         env={**os.environ, **env.to_environ(),
              "LLVM_PROFILE_FILE": str(profiles / "%p-%m.profraw")},
-        capture_output=True, text=True, timeout=REPLAY_TIMEOUT, check=False,
+        timeout=REPLAY_TIMEOUT,
     )
     if not list(profiles.glob("*.profraw")):
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
