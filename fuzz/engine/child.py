@@ -120,12 +120,17 @@ def terminate(processes: Iterable[subprocess.Popen[Any]], grace: float) -> None:
 
 def _pump(source: IO[str], sink: list[str],
           on_status: Callable[[dict[str, Any]], None] | None) -> None:
+    """Each line of `source` into `sink`; with `on_status`, a status report to it instead."""
     for line in source:
         status = status_of(line) if on_status is not None else None
         if status is not None and on_status is not None:
             on_status(status)
         else:
             sink.append(line)
+
+
+def _ignore(status: dict[str, Any]) -> None:
+    """A status report nobody asked for: still no line of the child's stderr."""
 
 
 def _feed(sink: IO[str], text: str) -> None:
@@ -142,9 +147,9 @@ def run_child(argv: Sequence[str], *, timeout: float | None = None,
               stdin: str | None = None, capture: bool = True) -> ChildRun:
     """Run `argv` in a process group of its own to its end. `capture`: its stdout and stderr
     read as they come (else they are this process's), each status report on its stderr
-    handed to `on_status` (on another thread) and left out of the output. `stdin`: this text
-    and then its end ("": nothing; None: this process's stdin). subprocess.TimeoutExpired
-    after `timeout` seconds (None: no limit; the group is killed).
+    handed to `on_status` (on another thread; None: dropped) and left out of its stderr.
+    `stdin`: this text and then its end ("": nothing; None: this process's stdin).
+    subprocess.TimeoutExpired after `timeout` seconds (None: no limit; the group is killed).
 
     On Ctrl-C or SIGTERM here (KeyboardInterrupt): with `graceful` the child is told to stop
     (walkfuzz.engine.interrupt: it ends its run early and prints its result) and its output is
@@ -160,8 +165,8 @@ def run_child(argv: Sequence[str], *, timeout: float | None = None,
     if capture:
         assert proc.stdout is not None and proc.stderr is not None
         threads += [threading.Thread(target=_pump, args=(proc.stdout, out, None), daemon=True),
-                    threading.Thread(target=_pump, args=(proc.stderr, err, on_status),
-                                     daemon=True)]
+                    threading.Thread(target=_pump, args=(proc.stderr, err,
+                                                         on_status or _ignore), daemon=True)]
     if stdin is not None:
         assert proc.stdin is not None
         threads.append(threading.Thread(target=_feed, args=(proc.stdin, stdin),

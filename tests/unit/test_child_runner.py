@@ -151,3 +151,10 @@ def test_walkfuzz_s_own_children_run_in_this_interpreter() -> None:
     assert command[:3] == [sys.executable, "-m", "walkfuzz.cli"]
     done = run_child(command, timeout=120)
     assert done.returncode == 0 and "usage: walkfuzz" in done.stdout
+
+
+def test_a_status_report_nobody_asked_for_is_no_line_of_stderr() -> None:
+    code = ("import sys; from walkfuzz.engine.progress import report_status; "
+            "report_status({'walked': 1}); print('said', file=sys.stderr)")
+    done = run_child(python_command("-c", code), timeout=120)
+    assert done.stderr == "said\n"
