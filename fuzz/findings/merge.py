@@ -1,6 +1,6 @@
 """Findings of several output folders made one folder's: every stored input copied under its
 signature (an input stored in two folders is one file: its name is the SHA-1 of its bytes),
-and each signature's hits merged (walkfuzz.findings.finding.Hits.merge: the counts summed, the
+and each signature's hits merged (walkfuzz.findings.hits.Hits.merge: the counts summed, the
 earliest first hit and the latest last hit, by wall time).
 
 A merged folder's clock starts at the earliest start among its inputs (`since`): hits are
@@ -13,16 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from walkfuzz.findings.finding import (
-    CRASH_PREFIX,
-    FINDINGS_DIR,
-    TIMEOUT_PREFIX,
-    Hits,
-    HitStore,
-    RunClock,
-    load_hits,
-    write_atomic,
-)
+from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR, TIMEOUT_PREFIX
+from walkfuzz.findings.hits import Hits, HitStore, RunClock, load_hits
+from walkfuzz.findings.store import write_atomic
 
 
 def copy_findings(source: Path, out: Path) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from walkfuzz.findings.finding import update_descriptions, write_atomic
+from walkfuzz.findings.store import update_descriptions, write_atomic
 from walkfuzz.report.document import RunReport, complete_times
 from walkfuzz.report.html import render_html
 from walkfuzz.report.markdown import render_markdown

@@ -34,8 +34,8 @@ from walkfuzz.engine.campaign import (
 )
 from walkfuzz.engine.corpus import entries
 from walkfuzz.engine.corpus_merge import MergedCorpus, MergeHarness, merge_corpora
-from walkfuzz.findings.finding import write_atomic
 from walkfuzz.findings.merge import copy_findings, merged_hits, write_hits
+from walkfuzz.findings.store import write_atomic
 from walkfuzz.report.document import RunReport, host_label
 from walkfuzz.report.files import REPORT_STEM, load_report, write_report
 from walkfuzz.report.merge import HOST_PREFIX, add_row, host_rows, merge_reports, relocator

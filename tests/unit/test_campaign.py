@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from walkfuzz.findings.finding import load_findings
+from walkfuzz.findings.store import load_findings
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY = ROOT / "tests" / "fixtures" / "toy_harness.py"

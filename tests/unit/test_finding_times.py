@@ -17,17 +17,9 @@ from pathlib import Path
 import pytest
 
 from walkfuzz.engine.worker import WorkerEnv
-from walkfuzz.findings.finding import (
-    Finding,
-    FindingFileWarning,
-    FindingSink,
-    Hits,
-    HitStore,
-    RunClock,
-    load_findings,
-    load_hits,
-    save_finding,
-)
+from walkfuzz.findings.finding import Finding, FindingFileWarning
+from walkfuzz.findings.hits import Hits, HitStore, RunClock, load_hits
+from walkfuzz.findings.store import FindingSink, load_findings, save_finding
 from walkfuzz.report.document import RunMeta, RunReport, group_findings
 from walkfuzz.report.files import write_report
 

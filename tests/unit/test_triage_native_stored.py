@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from walkfuzz.findings.finding import Finding, FindingSink
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.store import FindingSink
 from walkfuzz.triage.driver import table, triage
 from walkfuzz.triage.inputs import discover
 

@@ -9,7 +9,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from walkfuzz.findings.finding import FindingSink, RunClock, stored_findings
+from walkfuzz.findings.hits import RunClock
+from walkfuzz.findings.store import FindingSink, stored_findings
 from walkfuzz.report.document import (
     CounterValue,
     Histogram,

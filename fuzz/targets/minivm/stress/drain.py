@@ -1,6 +1,6 @@
 """Draining a live run's captures while it runs (wf_live_drain, native/src/live/live_capture.c):
 each failed sample the handler captured becomes a case file, a description and a finding,
-saved under the output directory at once — the case bytes first, as walkfuzz.findings.finding saves
+saved under the output directory at once — the case bytes first, as walkfuzz.findings.store saves
 every finding — so a run that dies later has lost nothing.
 
 wf_live_run runs on another Python thread (cffi releases the GIL during a C call); this side
@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings.finding import save_finding
+from walkfuzz.findings.store import save_finding
 from walkfuzz.targets.minivm.stress.hits import RunClock, signature_hits, write_hits
 from walkfuzz.targets.minivm.stress.signature import FAULT, HANG, class_name, live_finding, located
 

@@ -22,7 +22,7 @@ import execnet
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED
-from walkfuzz.findings.finding import write_atomic
+from walkfuzz.findings.store import write_atomic
 from walkfuzz.report.document import RunReport
 from walkfuzz.report.files import write_report
 from walkfuzz.report.merge import HOST_PREFIX, merge_reports

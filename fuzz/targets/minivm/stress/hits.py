@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings.finding import finding_dir, write_atomic
+from walkfuzz.findings.store import finding_dir, write_atomic
 from walkfuzz.targets.minivm.stress.signature import key_signature
 
 HITS = "hits"
@@ -74,7 +74,7 @@ def write_hits(out_dir: Path, signature: str, hits: Mapping[str, Any]) -> None:
         try:
             doc = json.loads(description.read_text())
         except (OSError, ValueError):
-            continue  # walkfuzz.findings.finding.load_findings names unreadable descriptions
+            continue  # walkfuzz.findings.store.load_findings names unreadable descriptions
         if isinstance(doc, dict) and doc.get(HITS) != hits:
             doc[HITS] = dict(hits)
             write_atomic(description, json.dumps(doc, indent=1, default=str).encode())

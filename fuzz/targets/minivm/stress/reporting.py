@@ -21,7 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings.finding import Finding, Hits, save_finding
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.hits import Hits
+from walkfuzz.findings.store import save_finding
 from walkfuzz.report.document import (
     FindingGroup,
     Histogram,

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings.finding import Finding, save_finding
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.store import save_finding
 from walkfuzz.report.document import RunMeta, RunReport, group_findings, host_info, host_label
 from walkfuzz.report.files import write_report
 from walkfuzz.report.merge import merge_reports

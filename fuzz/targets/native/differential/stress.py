@@ -25,7 +25,9 @@ from typing import Any
 
 from walkfuzz.core.exit_status import FINDINGS, INTERRUPTED, judged
 from walkfuzz.engine.progress import Progress
-from walkfuzz.findings.finding import Finding, FindingSink, RunClock, load_findings
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.hits import RunClock
+from walkfuzz.findings.store import FindingSink, load_findings
 from walkfuzz.report.document import CounterValue, RunMeta, RunReport, group_findings
 from walkfuzz.report.files import write_report
 from walkfuzz.targets.native.differential.judge import FP
