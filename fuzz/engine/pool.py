@@ -41,7 +41,7 @@ from walkfuzz.engine.corpus import entries
 from walkfuzz.engine.journal import JOURNAL_NAME, read_execs, read_journal
 from walkfuzz.engine.libfuzzer_log import LogTail, Status, parse_error, parse_status
 from walkfuzz.engine.worker import WorkerEnv
-from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.finding import Finding, death_location
 from walkfuzz.findings.hits import RunClock
 from walkfuzz.findings.sanitizer_report import SanitizerReport, read_report
 from walkfuzz.findings.store import FindingSink, write_atomic
@@ -377,7 +377,7 @@ class Supervisor:
 
     def _save(self, slot: WorkerSlot, kind: str, reason: str, data: bytes, rc: int,
               report: SanitizerReport | None = None) -> None:
-        location = report.location if report else f"worker:{reason.split(' after ')[0]}"
+        location = report.location if report else death_location(reason.split(" after ")[0])
         finding = Finding(
             kind=report.kind if report else kind,  # type: ignore[arg-type]
             target=self.spec.target, harness=self.spec.harness, location=location, shape=(),

@@ -39,6 +39,17 @@ def artifact_name(finding: Finding) -> str:
     return f"{TIMEOUT_PREFIX if finding.kind == 'hang' else CRASH_PREFIX}{finding.sha1}"
 
 
+# The location of a finding whose process died on its input, and how it died: a fuzz worker's
+# or a replay's child alike (`process-death:SIGSEGV`). Findings stored before it was one name
+# say `worker:SIGSEGV` for a fuzz worker; they load as they are (a location is its text).
+DEATH_LOCATION = "process-death"
+
+
+def death_location(how: str) -> str:
+    """`process-death:SIGSEGV` for a process that died of SIGSEGV (`how`: describe_exit's)."""
+    return f"{DEATH_LOCATION}:{how}"
+
+
 # How many frame kinds before the failure belong to its origin: the kind of the frame where
 # it failed. Deeper context splits one bug into many signatures (triage clusters further).
 SHAPE_TAIL = 1

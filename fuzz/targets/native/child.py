@@ -13,6 +13,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.findings.finding import death_location as finding_death_location
 
 # Every exit status is the child's own verdict: only a signal is a death.
 ANY_EXIT = range(256)
@@ -22,7 +23,7 @@ def death_location(status: int, stalled: bool) -> str:
     """The location of a finding whose process died (or stalled) on it."""
     if stalled:
         return "process-stall"
-    return f"process-death:{describe_exit(status)}"
+    return finding_death_location(describe_exit(status))
 
 
 @dataclass(frozen=True)
