@@ -144,13 +144,19 @@ class HitStore:
 
     def add(self, signature: str, hits: Hits) -> Hits:
         """Count hits that happened earlier (a run read afterwards); returns the total."""
+        if self._pid != os.getpid():
+            self._open()
+        previous = self._hits.get(signature)
+        return self.put(signature, hits if previous is None else previous.merge(hits))
+
+    def put(self, signature: str, total: Hits) -> Hits:
+        """This process's hits of `signature` are `total` (counted elsewhere, as the live
+        stress run's C side counts them, and read again as they grow); returns it."""
         encoded = signature.encode()
         if len(encoded) > _HITS_SIGNATURE_BYTES:
             raise ValueError(f"signature {signature!r} is longer than a hits slot")
         if self._pid != os.getpid():
             self._open()
-        previous = self._hits.get(signature)
-        total = hits if previous is None else previous.merge(hits)
         self._hits[signature] = total
         slot = self._slots.get(signature)
         if slot is None:
@@ -183,6 +189,14 @@ class HitStore:
         need = len(_HITS_MAGIC) + (slot + 1) * _HITS_SLOT.size
         if need > len(self._map):
             self._map.resize(max(need, 2 * len(self._map)))
+
+
+def write_hits(out_dir: Path, hits: Mapping[str, Hits]) -> None:
+    """Store `hits` in out_dir's hits/ as one process's (hits counted before, e.g. merged from
+    other folders)."""
+    store = HitStore(out_dir, RunClock.start())
+    for signature, h in sorted(hits.items()):
+        store.add(signature, h)
 
 
 def _read_hits(path: Path) -> dict[str, Hits]:

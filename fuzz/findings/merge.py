@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR, TIMEOUT_PREFIX
-from walkfuzz.findings.hits import Hits, HitStore, RunClock, load_hits
+from walkfuzz.findings.hits import Hits, load_hits
 from walkfuzz.findings.store import write_atomic
 
 
@@ -60,8 +60,6 @@ def rebased(hits: Hits, since: float) -> Hits:
                    last_s=max(0.0, hits.last_at - since))
 
 
-def write_hits(out: Path, hits: Mapping[str, Hits], since: float) -> None:
-    """Store `hits` in out's hits/ as one process's, on the merged clock."""
-    store = HitStore(out, RunClock.start())
-    for signature, h in sorted(hits.items()):
-        store.add(signature, rebased(h, since))
+def rebased_all(hits: Mapping[str, Hits], since: float) -> dict[str, Hits]:
+    """Every signature's `hits` on the merged clock (rebased)."""
+    return {signature: rebased(h, since) for signature, h in hits.items()}

@@ -94,7 +94,7 @@ class Histogram:
 class FindingGroup:
     """All findings of one signature: how often and when it was hit, one description, where
     the inputs are. Times: seconds since the start of the run (`*_s`), Unix seconds (`*_at`);
-    None only until write_report fills them."""
+    None only until write_report fills them (complete_times)."""
 
     signature: str
     kind: str

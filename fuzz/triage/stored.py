@@ -5,7 +5,7 @@ stored next to each input instead, and says they were not replayed (runs 0).
 
     result: {"runs": 0, "signatures": [], "finding": <the description>, "class": ..., "why": ...}
 
-The reproducer named is the description's (write_report keeps the report's there: a replay of
+The reproducer named is the description's (a run keeps the report's there as it ends: a replay of
 the record, or for a finding without one the command of the run that found it).
 """
 

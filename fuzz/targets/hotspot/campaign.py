@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from walkfuzz.core.paths import ROOT
+from walkfuzz.engine.run_report import write_run_report
 from walkfuzz.findings.finding import Finding
 from walkfuzz.findings.hits import RunClock
 from walkfuzz.findings.store import FindingSink, stored_findings
 from walkfuzz.report.document import Histogram, RunMeta, RunReport, group_findings
-from walkfuzz.report.files import write_report
 from walkfuzz.targets.hotspot import results
 from walkfuzz.targets.hotspot.agent_build import build_agent
 from walkfuzz.targets.hotspot.jdk import Jdk, build_jdk, find_jdk
@@ -138,7 +138,7 @@ def _write(out_dir: Path, hs: HotspotRun, mode: str, clock: RunClock, argv: list
         findings=groups,
         notes=notes,
     )
-    hs.report = write_report(out_dir, doc)
+    hs.report = write_run_report(out_dir, doc)
 
 
 def _common_counters(jdk: Jdk, run: JvmRun) -> dict[str, object]:
