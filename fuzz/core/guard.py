@@ -100,7 +100,7 @@ class Fault:
         """The one JSON form of a fault, in finding details, reports and replay output alike:
         every field of the record, addresses as hex strings, and the si_code by name."""
         doc: dict[str, object] = asdict(self)
-        for key in _ADDRESS_KEYS:
+        for key in _HEX_FIELDS:
             doc[key] = hex(getattr(self, key))
         return {**doc, "code": self.code}
 
@@ -140,7 +140,7 @@ def native_fault(record: Any) -> Fault | None:
     return Fault.from_native(record) if int(record.kind) in _KINDS else None
 
 
-_ADDRESS_KEYS = ("address", "pc", "last_sp", "last_fp", "last_pc")
+_HEX_FIELDS = ("address", "pc", "last_sp", "last_fp", "last_pc")  # written as hex strings
 _KIND_NAMES: dict[str, FaultKind] = {name: name for name in _KINDS.values()}
 
 
