@@ -31,7 +31,7 @@ from pathlib import Path
 
 import walkfuzz
 from walkfuzz.core.symbolize import locate_in_object
-from walkfuzz.findings.finding import load_hits
+from walkfuzz.findings.hits import load_hits
 from walkfuzz.targets.native.differential.report import ns_per_step, per_million
 from walkfuzz.targets.native.differential.run import DiffResult, run_differential
 from walkfuzz.targets.native.extension import available

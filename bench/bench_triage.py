@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "fixtu
 
 import planted_corpus
 
-from walkfuzz.findings.finding import save_finding
+from walkfuzz.findings.store import save_finding
 from walkfuzz.targets.harness_replay import MinivmReplayer
 from walkfuzz.triage.driver import triage
 from walkfuzz.triage.inputs import discover

@@ -26,6 +26,7 @@ from walkfuzz.commands._flags import add_json
 from walkfuzz.core import native
 from walkfuzz.core.errors import WalkfuzzError
 from walkfuzz.core.exit_status import describe_exit
+from walkfuzz.core.guard import native_fault
 from walkfuzz.engine.child import PIPE, kill_group, run_child, start_child, walkfuzz_command
 from walkfuzz.targets.native.unwinders import names as unwinder_names
 
@@ -173,7 +174,8 @@ def crash_guard_check() -> Check:
     result, fault = ffi.new("intptr_t *"), ffi.new("wf_fault *")
     status = lib.wf_guard_call(ffi.cast("wf_guarded_fn", read), ffi.cast("void *", 0x10),
                                result, fault)
-    works = status == 1 and fault.signo == 11 and fault.addr == 0x10
+    caught = native_fault(fault)
+    works = status == 1 and caught is not None and (caught.signo, caught.address) == (11, 0x10)
     detail = "catches a SIGSEGV at 0x10" if works else f"guarded read of 0x10 gave {status}"
     return Check("crash guard", works, detail, disables, essential=True)
 

@@ -10,7 +10,7 @@ from walkfuzz.commands.triage import walker_path
 from walkfuzz.core.duration import Seconds
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import output_file
-from walkfuzz.findings.finding import write_atomic
+from walkfuzz.findings.store import write_atomic
 from walkfuzz.targets.harness_replay import ReplayError, sniff_harness
 from walkfuzz.triage.driver import NATIVE_NOT_MINIMIZED, NATIVE_TARGETS
 from walkfuzz.triage.inputs import Defaults, discover, resolve

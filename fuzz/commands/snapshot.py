@@ -17,7 +17,7 @@ from walkfuzz.commands._flags import add_out
 from walkfuzz.commands._help import finish
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import output_dir, output_file
-from walkfuzz.findings.finding import write_atomic
+from walkfuzz.findings.store import write_atomic
 from walkfuzz.targets.native.snapshot.capture import MAX_DEPTH, capture_chain, capture_seeds
 from walkfuzz.targets.native.snapshot.core import from_core
 from walkfuzz.targets.table import REPORTS_DIR

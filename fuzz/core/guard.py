@@ -13,6 +13,7 @@ fault record. This module turns that record into a `Fault` and lets Python run a
 from __future__ import annotations
 
 import signal
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -21,6 +22,8 @@ from walkfuzz.core.errors import UserError, WalkfuzzError
 from walkfuzz.core.exit_status import signal_name
 
 FaultKind = Literal["signal", "hang"]
+# A fault's address in JSON: its key, then those older finding descriptions and reports used.
+ADDRESS_KEYS = ("address", "addr", "fault_address")
 _KINDS: dict[int, FaultKind] = {1: "signal", 2: "hang"}  # wf_fault_kind
 
 # si_code names (<asm-generic/siginfo.h>); the positive ones depend on the signal.
@@ -94,8 +97,76 @@ class Fault:
         return f"{head}; {self.frames} frames, last sp {self.last_sp:#x} pc {self.last_pc:#x}"
 
     def to_json(self) -> dict[str, object]:
-        """JSON-able fields, for finding details and reports."""
-        return {**asdict(self), "code": self.code}
+        """The one JSON form of a fault, in finding details, reports and replay output alike:
+        every field of the record, addresses as hex strings, and the si_code by name."""
+        doc: dict[str, object] = asdict(self)
+        for key in _HEX_FIELDS:
+            doc[key] = hex(getattr(self, key))
+        return {**doc, "code": self.code}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, object]) -> Fault:
+        """Inverse of to_json; also reads the keys older finding descriptions and reports
+        used (`addr`, `fault_address`, `frames_before_fault`, `signal` as a number).
+        ValueError naming the field that is wrong."""
+        given = doc.get("kind", "signal")
+        kind = _KINDS.get(given) if isinstance(given, int) else _KIND_NAMES.get(str(given))
+        if kind is None:
+            raise ValueError(f"fault kind {given!r} is not one of {tuple(_KIND_NAMES)}")
+        signo = _number(doc, ("signo",), 0)
+        named = doc.get("signal")
+        if isinstance(named, int) and not isinstance(named, bool):
+            signo = signo or named
+        elif isinstance(named, str) and not signo:
+            signo = _signal_number(named)
+        return cls(
+            kind=kind,
+            signal=named if isinstance(named, str) else signal_name(signo),
+            signo=signo,
+            si_code=_number(doc, ("si_code",), 0),
+            address=_number(doc, ADDRESS_KEYS, 0),
+            pc=_number(doc, ("pc",), 0),
+            # before `frames`: in the flat details of older findings `frames` is the walk's
+            frames=_number(doc, ("frames_before_fault", "frames"), 0),
+            last_sp=_number(doc, ("last_sp",), 0),
+            last_fp=_number(doc, ("last_fp",), 0),
+            last_pc=_number(doc, ("last_pc",), 0),
+        )
+
+
+def native_fault(record: Any) -> Fault | None:
+    """The fault a `wf_fault` record holds, None when it holds none (kind WF_FAULT_NONE: the
+    call it belongs to returned)."""
+    return Fault.from_native(record) if int(record.kind) in _KINDS else None
+
+
+_HEX_FIELDS = ("address", "pc", "last_sp", "last_fp", "last_pc")  # written as hex strings
+_KIND_NAMES: dict[str, FaultKind] = {name: name for name in _KINDS.values()}
+
+
+def _number(doc: Mapping[str, object], keys: tuple[str, ...], default: int) -> int:
+    """The first of `keys` in `doc` as an int: a JSON number or a hex string ("0x10")."""
+    for key in keys:
+        value = doc.get(key)
+        if value is None:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value, 0)
+            except ValueError:
+                pass
+        raise ValueError(f"fault {key} {value!r} is not a number")
+    return default
+
+
+def _signal_number(name: str) -> int:
+    """SIGSEGV -> 11; 0 for a name this machine does not know (e.g. `SIGRTMAX-2`)."""
+    try:
+        return int(signal.Signals[name])
+    except KeyError:
+        return 0
 
 
 @dataclass(frozen=True)

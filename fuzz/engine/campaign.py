@@ -3,7 +3,7 @@
     <out>/campaign.json          the campaign's parameters and its sessions (one per start)
     <out>/stats.jsonl            one aggregated sample a second, appended (survives SIGKILL)
     <out>/corpus/                libFuzzer's corpus (seeds imported, then grown by workers)
-    <out>/findings/<sig>/        findings (walkfuzz.findings.finding), plus <out>/crash-<sha1>
+    <out>/findings/<sig>/        findings (walkfuzz.findings.store), plus <out>/crash-<sha1>
     <out>/workers/<n>/           per worker: log, current-input journal, libFuzzer artifacts
     <out>/quarantine/            corpus entries that killed a worker (kept out of the corpus)
     <out>/report.{json,html,md}  written when a session ends
@@ -25,7 +25,8 @@ from pathlib import Path
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.native import HARNESS_FLAVOUR, Flavour
-from walkfuzz.findings.finding import FINDING_KINDS, FINDINGS_DIR, load_findings, write_atomic
+from walkfuzz.findings.finding import FINDING_KINDS, FINDINGS_DIR
+from walkfuzz.findings.store import load_findings, write_atomic
 from walkfuzz.report.document import Point, RunMeta, RunReport, group_findings
 
 CAMPAIGN_FILE = "campaign.json"

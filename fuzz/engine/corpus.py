@@ -16,7 +16,7 @@ from pathlib import Path
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import require_corpus_dir
-from walkfuzz.findings.finding import write_atomic
+from walkfuzz.findings.store import write_atomic
 
 # A case check returns None for a good input, else a short description of what is wrong.
 CaseCheck = Callable[[bytes], str | None]

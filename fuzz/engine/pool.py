@@ -46,8 +46,10 @@ from walkfuzz.engine.corpus import entries
 from walkfuzz.engine.journal import JOURNAL_NAME, read_execs, read_journal
 from walkfuzz.engine.libfuzzer_log import LogTail, Status, parse_error, parse_status
 from walkfuzz.engine.worker import WorkerEnv
-from walkfuzz.findings.finding import Finding, FindingSink, RunClock, write_atomic
+from walkfuzz.findings.finding import Finding, death_location
+from walkfuzz.findings.hits import RunClock
 from walkfuzz.findings.sanitizer_report import SanitizerReport, read_report
+from walkfuzz.findings.store import FindingSink, write_atomic
 
 ARTIFACT_KINDS = {"crash-": "crash", "timeout-": "hang", "oom-": "crash"}
 STOP_GRACE = 5.0  # seconds a worker gets to exit after SIGTERM before SIGKILL
@@ -351,7 +353,7 @@ class Supervisor:
 
     def _save(self, slot: WorkerSlot, kind: str, reason: str, data: bytes, rc: int,
               report: SanitizerReport | None = None) -> None:
-        location = report.location if report else f"worker:{reason.split(' after ')[0]}"
+        location = report.location if report else death_location(reason.split(" after ")[0])
         finding = Finding(
             kind=report.kind if report else kind,  # type: ignore[arg-type]
             target=self.spec.target, harness=self.spec.harness, location=location, shape=(),

@@ -33,7 +33,9 @@ from walkfuzz.core import native
 from walkfuzz.core.errors import FindingCrash
 from walkfuzz.core.exit_status import judged
 from walkfuzz.engine.journal import DEFAULT_CAPACITY, JOURNAL_NAME, JournalWriter
-from walkfuzz.findings.finding import CLOCK_ENV, Finding, FindingSink, RunClock
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.hits import CLOCK_ENV, RunClock
+from walkfuzz.findings.store import FindingSink
 
 ENV_OUT = "WALKFUZZ_OUT"
 ENV_WORKER_DIR = "WALKFUZZ_WORKER_DIR"

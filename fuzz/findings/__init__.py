@@ -1,1 +1,1 @@
-"""walkfuzz.findings.finding: see CONTRIBUTING.md, Layout."""
+"""walkfuzz.findings: see CONTRIBUTING.md, Layout."""

@@ -1,6 +1,6 @@
 """Findings of several output folders made one folder's: every stored input copied under its
 signature (an input stored in two folders is one file: its name is the SHA-1 of its bytes),
-and each signature's hits merged (walkfuzz.findings.finding.Hits.merge: the counts summed, the
+and each signature's hits merged (walkfuzz.findings.hits.Hits.merge: the counts summed, the
 earliest first hit and the latest last hit, by wall time).
 
 A merged folder's clock starts at the earliest start among its inputs (`since`): hits are
@@ -13,16 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from walkfuzz.findings.finding import (
-    CRASH_PREFIX,
-    FINDINGS_DIR,
-    TIMEOUT_PREFIX,
-    Hits,
-    HitStore,
-    RunClock,
-    load_hits,
-    write_atomic,
-)
+from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR, TIMEOUT_PREFIX
+from walkfuzz.findings.hits import Hits, load_hits
+from walkfuzz.findings.store import write_atomic
 
 
 def copy_findings(source: Path, out: Path) -> int:
@@ -67,8 +60,6 @@ def rebased(hits: Hits, since: float) -> Hits:
                    last_s=max(0.0, hits.last_at - since))
 
 
-def write_hits(out: Path, hits: Mapping[str, Hits], since: float) -> None:
-    """Store `hits` in out's hits/ as one process's, on the merged clock."""
-    store = HitStore(out, RunClock.start())
-    for signature, h in sorted(hits.items()):
-        store.add(signature, rebased(h, since))
+def rebased_all(hits: Mapping[str, Hits], since: float) -> dict[str, Hits]:
+    """Every signature's `hits` on the merged clock (rebased)."""
+    return {signature: rebased(h, since) for signature, h in hits.items()}

@@ -21,13 +21,9 @@ from pathlib import Path
 from typing import cast
 
 from walkfuzz import __version__
-from walkfuzz.findings.finding import (
-    Finding,
-    Hits,
-    finding_dir,
-    load_hits,
-    saved_at,
-)
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.hits import Hits, load_hits
+from walkfuzz.findings.store import finding_dir, saved_at
 
 SCHEMA_VERSION = 2
 # Series a fuzz campaign records; other run types may add their own names.
@@ -98,7 +94,7 @@ class Histogram:
 class FindingGroup:
     """All findings of one signature: how often and when it was hit, one description, where
     the inputs are. Times: seconds since the start of the run (`*_s`), Unix seconds (`*_at`);
-    None only until write_report fills them."""
+    None only until write_report fills them (complete_times)."""
 
     signature: str
     kind: str
@@ -229,7 +225,7 @@ def _times_of_examples(group: FindingGroup) -> None:
 def group_findings(out_dir: Path, findings: Iterable[Finding],
                    run_command: Sequence[str] | None = None) -> list[FindingGroup]:
     """One group per signature, in order of first appearance in `findings`, with the hits
-    counted under out_dir (walkfuzz.findings.finding.load_hits). `run_command` reproduces findings
+    counted under out_dir (walkfuzz.findings.hits.load_hits). `run_command` reproduces findings
     that have no input bytes (reproducer_command)."""
     groups: dict[str, FindingGroup] = {}
     for finding in findings:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from walkfuzz.findings.finding import update_descriptions, write_atomic
+from walkfuzz.findings.store import write_atomic
 from walkfuzz.report.document import RunReport, complete_times
 from walkfuzz.report.html import render_html
 from walkfuzz.report.markdown import render_markdown
@@ -16,15 +16,10 @@ REPORT_STEM = "report"
 
 
 def write_report(out_dir: Path, doc: RunReport) -> dict[str, Path]:
-    """Write report.json, report.html and report.md into out_dir (each atomically), and bring
-    the description of every stored finding up to date with its group: hits and reproducer."""
+    """Write report.json, report.html and report.md into out_dir (each atomically). It reads
+    the findings and writes nothing into them: a run settles its findings' descriptions first
+    (walkfuzz.engine.run_report)."""
     complete_times(doc)
-    for group in doc.findings:
-        hits = group.hits
-        fields: dict[str, object] = {"reproducer": group.reproducer}
-        if hits is not None:
-            fields["hits"] = hits.to_json()
-        update_descriptions(out_dir, group.signature, fields)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
         "json": out_dir / f"{REPORT_STEM}.json",

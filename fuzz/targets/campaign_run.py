@@ -25,7 +25,7 @@ from walkfuzz.engine.campaign import CampaignDir, CampaignSpec, Sample, Session,
 from walkfuzz.engine.corpus import import_seeds
 from walkfuzz.engine.pool import STOP_GRACE, Supervisor
 from walkfuzz.engine.progress import Progress, human
-from walkfuzz.report.files import write_report
+from walkfuzz.engine.run_report import write_run_report
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.native.fresh_replay import PERTURB, check_reproducers
 from walkfuzz.targets.native.outcome import TARGET as LIBUNWIND
@@ -190,7 +190,7 @@ def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) 
     # inputs of a live walk; Ctrl-C asks for the report now, not for replays first
     if (spec.target, spec.harness) == (LIBUNWIND, PERTURB) and session.status != "interrupted":
         check_reproducers(doc.findings, LIBUNWIND)
-    paths = write_report(out.root, doc)
+    paths = write_run_report(out.root, doc)
     print(summary(doc.series, len(doc.findings), paths["html"]))
     if failure is not None:
         raise failure

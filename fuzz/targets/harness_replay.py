@@ -25,6 +25,7 @@ from typing import Any
 
 from walkfuzz.core import native
 from walkfuzz.core.errors import CaseFormatError, UserError
+from walkfuzz.core.guard import Fault
 from walkfuzz.findings import classify
 from walkfuzz.findings.finding import Finding
 from walkfuzz.targets.minivm.case.decode import decode
@@ -192,8 +193,8 @@ class MinivmReplayer:
             raise ReplayError(f"{source}: {live.error}")
         if live.finding is None:
             return Replay(None, why=live.why, extra=live.doc)
-        if live.finding.kind == "crash":
-            klass, why = classify.fault_class(live.fault_addr, live.fault_si_code,
+        if live.finding.kind == "crash" and live.fault is not None:
+            klass, why = classify.fault_class(live.fault.address, live.fault.si_code,
                                               MINIVM_REGIONS)
         elif live.finding.kind == "hang":
             klass = classify.HANG_CLASS
@@ -210,8 +211,8 @@ class MinivmReplayer:
     def _classify(self, finding: Finding) -> tuple[str, str]:
         r = self.result
         if finding.kind == "crash":
-            return classify.fault_class(int(r.fault.addr), int(r.fault.si_code),
-                                        MINIVM_REGIONS)
+            fault = Fault.from_native(r.fault)
+            return classify.fault_class(fault.address, fault.si_code, MINIVM_REGIONS)
         if finding.kind == "hang":
             return classify.HANG_CLASS, f"the walk ran past the {self.hang_ns / 1e6:g} ms budget"
         check = check_name(self.ffi, self.lib, r.check)
@@ -291,10 +292,10 @@ class LibunwindReplayer:
         if outcome.finding_kind is None:
             return Replay(None)
         finding = to_finding(outcome, data, self.namer, harness)
-        if finding.kind == "crash" and outcome.stop == "fault":
+        if finding.kind == "crash" and outcome.stop == "fault" and outcome.fault is not None:
             if self._regions is None:
                 self._regions = classify.process_regions()
-            klass, why = classify.fault_class(outcome.fault["addr"], outcome.fault["si_code"],
+            klass, why = classify.fault_class(outcome.fault.address, outcome.fault.si_code,
                                               self._regions)
         elif finding.kind in ("crash", "hang"):
             klass, why = classify.HANG_CLASS, f"the walk stopped at {outcome.stop}"

@@ -34,10 +34,12 @@ from walkfuzz.engine.campaign import (
 )
 from walkfuzz.engine.corpus import entries
 from walkfuzz.engine.corpus_merge import MergedCorpus, MergeHarness, merge_corpora
-from walkfuzz.findings.finding import write_atomic
-from walkfuzz.findings.merge import copy_findings, merged_hits, write_hits
+from walkfuzz.engine.run_report import write_run_report
+from walkfuzz.findings.hits import write_hits
+from walkfuzz.findings.merge import copy_findings, merged_hits, rebased_all
+from walkfuzz.findings.store import write_atomic
 from walkfuzz.report.document import RunReport, host_label
-from walkfuzz.report.files import REPORT_STEM, load_report, write_report
+from walkfuzz.report.files import REPORT_STEM, load_report
 from walkfuzz.report.merge import HOST_PREFIX, add_row, host_rows, merge_reports, relocator
 from walkfuzz.targets.table import DEFAULT_TARGET, default_out, find_harness
 
@@ -146,7 +148,7 @@ def merge_runs(inputs: Sequence[Path], out: Path, command: list[str],
     stored = sum(copy_findings(p, out) for p in inputs)
     merged = merge_reports(reports, command, relocator(inputs, out))
     return MergeResult(merged.meta.run_type, out, len(inputs), len(merged.findings), stored,
-                       write_report(out, merged))
+                       write_run_report(out, merged))
 
 
 def merge_campaigns(inputs: Sequence[Path], out: Path, command: list[str],
@@ -163,7 +165,7 @@ def merge_campaigns(inputs: Sequence[Path], out: Path, command: list[str],
     _copy_quarantine(dirs, merged)
     sessions = sorted((s for _, ss in loaded for s in ss), key=lambda s: s.started_at)
     since = sessions[0].started_at if sessions else time.time()
-    write_hits(out, merged_hits(inputs), since)
+    write_hits(out, rebased_all(merged_hits(inputs), since))
     fields = {**specs[0], "script": str(harness.script), "command": command,
               "jobs": sum(int(str(s.get("jobs", 1))) for s in specs)}
     try:
@@ -177,7 +179,7 @@ def merge_campaigns(inputs: Sequence[Path], out: Path, command: list[str],
                           [f"merged from {len(inputs)} campaigns: {', '.join(map(str, inputs))}"
                            f"; corpus through libFuzzer -merge=1"])
     report.counters.update(_campaign_hosts(dirs))
-    paths = write_report(out, report)
+    paths = write_run_report(out, report)
     return MergeResult(CAMPAIGN, out, len(inputs), len(report.findings), stored, paths, corpus)
 
 

@@ -298,7 +298,8 @@ def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
 
 
 def _stored_reproducer(path: str) -> str | None:
-    """The reproducer a finding's description names (write_report keeps it there)."""
+    """The reproducer a finding's description names (a run keeps it there as it ends:
+    walkfuzz.engine.run_report)."""
     try:
         value = json.loads(Path(path).with_suffix(".json").read_text()).get("reproducer")
     except (OSError, ValueError, AttributeError):

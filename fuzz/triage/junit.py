@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from walkfuzz.findings.finding import write_atomic
+from walkfuzz.findings.store import write_atomic
 
 
 @dataclass(frozen=True)

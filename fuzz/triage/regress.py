@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.findings.finding import write_atomic
+from walkfuzz.findings.store import write_atomic
 from walkfuzz.triage.cluster import Member
 from walkfuzz.triage.driver import Outcome, reproducer
 from walkfuzz.triage.junit import TestCase

@@ -5,7 +5,7 @@ stored next to each input instead, and says they were not replayed (runs 0).
 
     result: {"runs": 0, "signatures": [], "finding": <the description>, "class": ..., "why": ...}
 
-The reproducer named is the description's (write_report keeps the report's there: a replay of
+The reproducer named is the description's (a run keeps the report's there as it ends: a replay of
 the record, or for a finding without one the command of the run that found it).
 """
 
@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.core.guard import ADDRESS_KEYS, Fault
 from walkfuzz.findings.classify import HANG_CLASS, fault_class
 from walkfuzz.report.document import replay_command
 from walkfuzz.targets.harness_replay import ReplayError
@@ -34,14 +35,26 @@ def _class(doc: dict[str, Any]) -> str:
     if doc.get("kind") == "invalid-trace":  # location check:shadow:<class> or check:gst-<kind>
         return str(doc.get("location", "")).rsplit(":", 1)[-1].strip() or "invalid-trace"
     if doc.get("target") == "native":
-        details = doc.get("details")
-        address = details.get("fault_address") if isinstance(details, dict) else None
-        if not isinstance(address, str):
+        fault = _stored_fault(doc.get("details"))
+        if fault is None:
             return DEATH_CLASS
-        si_code = details.get("si_code") if isinstance(details, dict) else 0
         # the regions are those of the process that found it, gone: the address alone
-        return fault_class(int(address, 16), si_code if isinstance(si_code, int) else 0, ())[0]
+        return fault_class(fault.address, fault.si_code, ())[0]
     return JVM_FAULT_CLASS
+
+
+def _stored_fault(details: object) -> Fault | None:
+    """The fault a stored native finding's details name: their `fault` record, or the flat
+    keys findings stored before it kept (`fault_address`); None when no address was kept."""
+    if not isinstance(details, dict):
+        return None
+    record = details.get("fault", details)
+    if not isinstance(record, dict) or not set(ADDRESS_KEYS) & record.keys():
+        return None
+    try:
+        return Fault.from_json(record)
+    except ValueError:
+        return None
 
 
 def stored_result(source: str) -> dict[str, Any]:

@@ -55,4 +55,4 @@ def test_killed_worker_becomes_a_finding_and_is_restarted(
     assert len(deaths) == 1 and len(deaths[0].data) == INPUT_SIZE
     assert (tmp_path / f"crash-{deaths[0].sha1}").read_bytes() == deaths[0].data
     crashes = [f for f in result.findings if f.location.startswith("libunwind.so")]
-    assert crashes and all(f.kind == "crash" and f.details["signal"] for f in crashes)
+    assert crashes and all(f.kind == "crash" and f.details["fault"]["signal"] for f in crashes)

@@ -27,7 +27,7 @@ from tests.native.reproducers import (
 )
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.core.exit_status import CLEAN
-from walkfuzz.findings.finding import load_findings
+from walkfuzz.findings.store import load_findings
 from walkfuzz.targets.native import chaingen
 from walkfuzz.targets.native.case import unperturbed
 

@@ -41,7 +41,7 @@ from tests.native.reproducers import (
 from tests.opt_outs import skip_if_opted_out
 from tests.shared_runs import once
 from walkfuzz.core.errors import UserError
-from walkfuzz.findings.finding import load_findings
+from walkfuzz.findings.store import load_findings
 from walkfuzz.targets.minivm import planted
 
 # Seconds: only a cap. --stop-on-first ends a campaign at its first finding, usually within

@@ -47,7 +47,7 @@ from pathlib import Path
 import pytest
 
 from walkfuzz.engine.corpus import entries
-from walkfuzz.findings.finding import load_findings
+from walkfuzz.findings.store import load_findings
 from walkfuzz.targets.minivm import planted
 from walkfuzz.targets.minivm.planted_campaign import TIMES_FILE, Hunt, hunt_bug, replay, triggers
 

@@ -16,7 +16,7 @@ import pytest
 
 from tests.opt_outs import skip_if_opted_out
 from tests.shared_runs import once
-from walkfuzz.findings.finding import load_findings
+from walkfuzz.findings.store import load_findings
 from walkfuzz.targets.hotspot.agent_build import build_agent
 from walkfuzz.targets.hotspot.campaign import (
     BUILD_DIR,

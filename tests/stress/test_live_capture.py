@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from walkfuzz.findings.finding import load_findings
+from walkfuzz.findings.store import load_findings
 from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer
 from walkfuzz.targets.minivm.planted import build, planted_bug
 from walkfuzz.targets.minivm.stress.options import StressOptions

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from walkfuzz.core.native import load_testing
-from walkfuzz.findings.finding import load_findings
+from walkfuzz.findings.store import load_findings
 from walkfuzz.targets.minivm.planted import build, planted_bug
 from walkfuzz.targets.minivm.stress.live import CLASS_NAMES
 from walkfuzz.targets.minivm.stress.options import StressOptions

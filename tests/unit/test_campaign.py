@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from walkfuzz.findings.finding import load_findings
+from walkfuzz.findings.store import load_findings
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY = ROOT / "tests" / "fixtures" / "toy_harness.py"
@@ -63,10 +63,11 @@ def test_dead_workers_become_findings_and_are_restarted(tmp_path: Path) -> None:
     run = fuzz(out, "--time", "4", "--corpus", str(corpus))
     assert run.returncode == 1, run.stderr
     by_location = {f.location: f for f in load_findings(out)}
-    assert by_location["worker:SIGKILL"].data == b"KILL"  # only the journal knew it
-    assert by_location["worker:deadly signal"].data == b"ABRT"  # libFuzzer's artifact
+    assert by_location["process-death:SIGKILL"].data == b"KILL"  # only the journal knew it
+    assert by_location["process-death:deadly signal"].data == b"ABRT"  # libFuzzer's artifact
     quarantined = {p.name for p in (out / "quarantine").iterdir()}
-    assert {by_location[w].sha1 for w in ("worker:SIGKILL", "worker:deadly signal")} <= quarantined
+    assert {by_location[w].sha1 for w in ("process-death:SIGKILL",
+                                          "process-death:deadly signal")} <= quarantined
     doc = json.loads((out / "campaign.json").read_text())
     assert doc["sessions"][0]["counters"]["restarts"] >= 2
     assert "worker 0 exited with SIGKILL; restarting" in run.stderr

@@ -346,7 +346,8 @@ def test_interrupted_campaign_exits_130_counts_alike_and_resumes(tmp_path: Path)
     counters = json.loads((out / "campaign.json").read_text())["sessions"][0]["counters"]
     findings = report_of(out)["findings"]
     assert isinstance(findings, list)
-    from_deaths = sum(len(g["examples"]) for g in findings if g["location"].startswith("worker:"))
+    from_deaths = sum(len(g["examples"]) for g in findings
+                      if g["location"].startswith("process-death:"))
     assert counters["findings_from_dead_workers"] == from_deaths >= 1
     again = walkfuzz("fuzz", "--harness", TOY, "--runs", "10", "--out", out)
     assert again.returncode == FINDINGS, again.stderr[-2000:]  # its findings are still there

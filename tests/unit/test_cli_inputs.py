@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz.findings.finding import Finding, save_finding
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.store import save_finding
 from walkfuzz.targets.minivm import planted
 
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")

@@ -1,5 +1,5 @@
 """Findings carry time: every hit of a signature is counted with the seconds since the start
-of the run and the wall time (walkfuzz.findings.finding: RunClock, HitStore, load_hits), the report
+of the run and the wall time (walkfuzz.findings.hits: RunClock, HitStore, load_hits), the report
 and each finding's description give count, first and last seen, and a resumed campaign keeps
 the first-seen time of what it found before. Times come from fake clocks: nothing here
 depends on how fast the machine is."""
@@ -16,20 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from walkfuzz.engine.run_report import write_run_report
 from walkfuzz.engine.worker import WorkerEnv
-from walkfuzz.findings.finding import (
-    Finding,
-    FindingFileWarning,
-    FindingSink,
-    Hits,
-    HitStore,
-    RunClock,
-    load_findings,
-    load_hits,
-    save_finding,
-)
+from walkfuzz.findings.finding import Finding, FindingFileWarning
+from walkfuzz.findings.hits import Hits, HitStore, RunClock, load_hits
+from walkfuzz.findings.store import FindingSink, load_findings, save_finding
 from walkfuzz.report.document import RunMeta, RunReport, group_findings
-from walkfuzz.report.files import write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY = ROOT / "tests" / "fixtures" / "toy_harness.py"
@@ -86,7 +78,7 @@ def test_the_report_and_every_description_give_count_first_and_last_seen(
     doc = RunReport(meta=RunMeta("fuzz", ["walkfuzz", "fuzz"], "minivm", "layouts", WALL0,
                                  WALL0 + 10.0),
                     findings=group_findings(tmp_path, findings))
-    write_report(tmp_path, doc)
+    write_run_report(tmp_path, doc)
     groups = {g["kind"]: g for g in json.loads((tmp_path / "report.json").read_text())["findings"]}
     crash = groups["crash"]
     assert (crash["count"], crash["first_seen_s"], crash["last_seen_s"]) == (3, 2.0, 10.0)

@@ -11,16 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz.findings import finding as findings_module
-from walkfuzz.findings.finding import (
-    Finding,
-    FindingFileWarning,
-    FindingSink,
-    load_findings,
-    normalize_location,
-    save_finding,
-    shape_tail,
-)
+from walkfuzz.findings import store as findings_module
+from walkfuzz.findings.finding import Finding, FindingFileWarning, normalize_location, shape_tail
+from walkfuzz.findings.store import FindingSink, load_findings, save_finding
 
 
 def make(**overrides: object) -> Finding:

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from walkfuzz.findings.hits import RunClock
 from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer, sniff_harness
 from walkfuzz.targets.minivm.case.expected import has_expected
 from walkfuzz.targets.minivm.planted import build, planted_bug
-from walkfuzz.targets.minivm.stress.hits import RunClock, hits_doc
+from walkfuzz.targets.minivm.stress.hits import hits_doc
 from walkfuzz.targets.minivm.stress.signature import key_signature, live_finding
 from walkfuzz.targets.table import CORPORA_DIR
 
@@ -74,7 +75,7 @@ def test_a_signature_key_names_the_signature_of_its_samples(
 
 
 def test_hits_are_seconds_since_the_start_and_wall_time() -> None:
-    clock = RunClock(start_mono=100.0, start_wall=1_000_000.0)
+    clock = RunClock(100.0, monotonic=lambda: 100.0, wall=lambda: 1_000_000.0)
     doc = hits_doc(7, 101_500_000_000, 103_000_000_000, clock)
     assert doc == {"count": 7, "first_seen_s": 1.5, "first_seen_at": 1_000_001.5,
                    "last_seen_s": 3.0, "last_seen_at": 1_000_003.0}

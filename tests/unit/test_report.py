@@ -13,7 +13,8 @@ import jsonschema
 import pytest
 
 from walkfuzz.core.filemode import new_file_mode
-from walkfuzz.findings.finding import Finding, save_finding
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.store import save_finding
 from walkfuzz.report.document import (
     Histogram,
     RunMeta,

@@ -24,7 +24,8 @@ import pytest
 from tests.shared_runs import once
 from walkfuzz.core.paths import ROOT
 from walkfuzz.core.symbolize import Frame, Place
-from walkfuzz.findings.finding import FINDINGS_DIR, load_findings
+from walkfuzz.findings.finding import FINDINGS_DIR
+from walkfuzz.findings.store import load_findings
 from walkfuzz.targets.minivm.case import encode as enc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))

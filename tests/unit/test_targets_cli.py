@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from walkfuzz import cli
-from walkfuzz.findings.finding import Finding, FindingSink
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.store import FindingSink
 from walkfuzz.targets import campaign_run
 from walkfuzz.targets.table import (
     CORPORA_DIR,

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from walkfuzz.findings.finding import Finding, FindingSink
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.store import FindingSink
 from walkfuzz.triage.driver import table, triage
 from walkfuzz.triage.inputs import discover
 
@@ -33,3 +34,14 @@ def test_differential_findings_are_grouped_by_description_with_their_classes(
     assert all(c.reliability == "not replayed" for c in outcome.clusters)
     assert f"walkfuzz replay --target native --harness differential --unwinder {UNWINDERS} " \
         in table(outcome)
+
+
+def test_a_stored_fault_record_is_classified_as_the_older_flat_keys_are(tmp_path: Path) -> None:
+    """A finding stored now keeps the guard's record under details.fault (Fault.to_json)."""
+    fault = {"kind": "signal", "signal": "SIGSEGV", "signo": 11, "si_code": 1, "address": "0x8",
+             "pc": "0x0", "frames": 0, "last_sp": "0x0", "last_fp": "0x0", "last_pc": "0x0"}
+    _store(tmp_path, "crash", "fp:step@wf_uw_fp_walk.c:49", b"\3" * 59, faulted="fp",
+           fault=fault)
+    outcome = triage(discover([tmp_path]), runs=1, jobs=1)
+    assert not outcome.errors
+    assert [c.classes for c in outcome.clusters] == [["near-null-read"]], outcome.clusters

@@ -4,7 +4,7 @@
     run_hotspot_stress(out_dir, jdk=None, duration_s=10, ...) -> HotspotRun
 
 Each builds the agent and a generated workload (both cached), runs the JVM under the watchdog,
-saves findings (walkfuzz.findings.finding, a few examples per signature, every hit counted with its
+saves findings (walkfuzz.findings.store, a few examples per signature, every hit counted with its
 time: results.hit_spans) and writes one report (walkfuzz.report.document: JSON, HTML, Markdown) into
 out_dir. A finding with a perturbation record replays with `walkfuzz replay --target hotspot`;
 one without (a hang, an invalid trace) is reproduced by the run's command.
@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from walkfuzz.core.paths import ROOT
-from walkfuzz.findings.finding import Finding, FindingSink, RunClock, stored_findings
+from walkfuzz.engine.run_report import write_run_report
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.hits import RunClock
+from walkfuzz.findings.store import FindingSink, stored_findings
 from walkfuzz.report.document import Histogram, RunMeta, RunReport, group_findings
-from walkfuzz.report.files import write_report
 from walkfuzz.targets.hotspot import results
 from walkfuzz.targets.hotspot.agent_build import build_agent
 from walkfuzz.targets.hotspot.jdk import Jdk, build_jdk, find_jdk
@@ -136,7 +138,7 @@ def _write(out_dir: Path, hs: HotspotRun, mode: str, clock: RunClock, argv: list
         findings=groups,
         notes=notes,
     )
-    hs.report = write_report(out_dir, doc)
+    hs.report = write_run_report(out_dir, doc)
 
 
 def _common_counters(jdk: Jdk, run: JvmRun) -> dict[str, object]:

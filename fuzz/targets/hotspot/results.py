@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import cast
 
+from walkfuzz.core.guard import Fault
 from walkfuzz.core.symbolize import object_location
 from walkfuzz.findings.finding import Finding, FindingKind
 from walkfuzz.targets.hotspot.hserr import parse_hs_err
@@ -92,8 +93,7 @@ def fault_findings(jdk: Jdk, run: JvmRun, harness: str) -> Iterator[Finding]:
             data=record,
             details={"jdk": jdk.label, "jdk_version": jdk.version, "strategy": ev.get("strategy"),
                      "perturbation": perturbation, "mono": ev.get("mono"),
-                     "signal": ev.get("signo"), "si_code": ev.get("si_code"),
-                     "address": ev.get("addr"), "pc": ev.get("pc"), "real": ev.get("real"),
+                     "fault": Fault.from_json(ev).to_json(), "real": ev.get("real"),
                      "perturbed": ev.get("perturbed")},
         )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from walkfuzz.core.guard import Fault
 from walkfuzz.core.symbolize import locate
 from walkfuzz.findings.finding import Finding, FindingKind
 
@@ -69,10 +70,9 @@ def to_finding(ffi: Any, lib: Any, r: Any, data: bytes, harness: str, walker: st
         details["got"] = frame_details(ffi, r.got)
         details["want"] = frame_details(ffi, r.want)
     if kind in ("crash", "hang"):
-        details.update(signal=r.fault.signo, si_code=r.fault.si_code,
-                       addr=hex(r.fault.addr), pc=hex(r.fault.pc),
-                       frames_before_fault=r.fault.frames)
-        located = locate(int(r.fault.pc), hang=kind == "hang")
+        fault = Fault.from_native(r.fault)
+        details["fault"] = fault.to_json()
+        located = locate(fault.pc, hang=kind == "hang")
         location = located.location
         if located.source is not None:
             details["source"] = located.source

@@ -37,7 +37,8 @@ from walkfuzz.core.exit_status import INTERRUPTED
 from walkfuzz.core.paths import ROOT
 from walkfuzz.engine.child import DEVNULL, run_child, start_child, terminate, walkfuzz_command
 from walkfuzz.engine.libfuzzer_log import parse_status
-from walkfuzz.findings.finding import Finding, load_findings
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.store import load_findings
 from walkfuzz.targets.minivm import planted
 
 WALKFUZZ = walkfuzz_command("walkfuzz.cli")

@@ -102,7 +102,7 @@ def _frames(frames: tuple[C.Frame, ...], describe: case_json.Describer) -> list[
 def first_difference(native: case_native.NativeRun, want: spec.WalkResult) -> dict[str, Any] | None:
     """Where the native walk leaves the spec's: run result, a frame, the count, the end."""
     if native.fault is not None:
-        return {"what": native.finding, "fault": {k: hex(v) for k, v in native.fault.items()}}
+        return {"what": native.finding, "fault": native.fault.to_json()}
     if native.run_result != want.run_result:
         return {"what": "run result", "native": native.run_result, "spec": want.run_result,
                 "why": want.reason}
@@ -137,7 +137,7 @@ def replay_report(path: str, walker: str | None,
         "native": {"walker": native.walker, "run_result": native.run_result,
                    "end_code": native.end_code, "frames": _frames(native.frames, describe),
                    "finding": native.finding, "check": native.check, "oracle": native.oracle,
-                   "fault": native.fault},
+                   "fault": None if native.fault is None else native.fault.to_json()},
         "spec": {"run_result": want.run_result, "end_code": want.end_code,
                  "frames": _frames(want.frames, describe), "why_it_ended": want.reason,
                  "steps": [{"sp": hex(s.frame.sp), "fp": hex(s.frame.fp), "pc": hex(s.frame.pc),

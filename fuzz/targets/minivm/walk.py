@@ -20,7 +20,7 @@ from walkfuzz.core.guard import Fault
 from walkfuzz.core.native import load
 from walkfuzz.findings.finding import FindingKind
 from walkfuzz.targets.minivm.case.format import Frame
-from walkfuzz.targets.minivm.case.native import frame_of
+from walkfuzz.targets.minivm.case.native import fault_of, frame_of
 from walkfuzz.targets.minivm.finding import KINDS, ORACLES, SHAPE_NAMES, check_name
 from walkfuzz.targets.minivm.walker_library import load_walker
 
@@ -122,7 +122,7 @@ class Runner:
             got=frame_of(ffi, r.got) if has_diff and r.diff_index < r.frames else None,
             want=frame_of(ffi, r.want)
             if has_diff and r.diff_index < r.want_frames else None,
-            fault=Fault.from_native(r.fault) if r.finding in (1, 2) else None,
+            fault=fault_of(r),
             shape=tuple(SHAPE_NAMES.get(r.shape[i], "other") for i in range(r.shape_len)),
             mutations=r.mutations,
         )

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 
 from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.child import ANY_EXIT, run_child, walkfuzz_command
+from walkfuzz.findings.finding import death_location as finding_death_location
 
 
 def death_location(status: int, stalled: bool) -> str:
     """The location of a finding whose process died (or stalled) on it."""
     if stalled:
         return "process-stall"
-    return f"process-death:{describe_exit(status)}"
+    return finding_death_location(describe_exit(status))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ A worker that dies (a fault while libunwind has signals blocked kills the proces
 handler is installed) or stops making progress (a hang the watchdog signal cannot interrupt)
 costs one process: the input in its journal becomes a finding and a new life starts on a new
 generator stream. Counters of all lives are summed into the result and the run report; every
-process counts its findings' hits on the run's clock (walkfuzz.findings.finding), deaths included.
+process counts its findings' hits on the run's clock (walkfuzz.findings.hits), deaths included.
 The processes are walkfuzz.engine.pool's WorkerPool, as a campaign's are.
 """
 
@@ -26,14 +26,9 @@ from typing import Any
 from walkfuzz.engine.child import walkfuzz_command
 from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
 from walkfuzz.engine.pool import PoolSlot, WorkerCommand, WorkerPool
-from walkfuzz.findings.finding import (
-    Finding,
-    FindingKind,
-    FindingSink,
-    RunClock,
-    load_findings,
-    load_hits,
-)
+from walkfuzz.findings.finding import Finding, FindingKind
+from walkfuzz.findings.hits import RunClock, load_hits
+from walkfuzz.findings.store import FindingSink, load_findings
 from walkfuzz.targets.native.child import death_location
 from walkfuzz.targets.native.outcome import qualified, target_of
 from walkfuzz.targets.native.unwinders import DEFAULT

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from walkfuzz.core.errors import MissingDependencyError
+from walkfuzz.core.guard import Fault, native_fault
 from walkfuzz.core.symbolize import Located, locate
 from walkfuzz.findings.finding import Finding, FindingKind
 from walkfuzz.targets.native import chaingen
@@ -38,6 +39,7 @@ from walkfuzz.targets.native.unwinders import DEFAULT
 TARGET = "libunwind"  # the target of libunwind's findings, as before the other unwinders came
 NATIVE_TARGET = "native"  # the target of every other unwinder's
 STOP_NAMES = ("none", "root", "end", "step-error", "init-error", "cycle", "budget", "fault", "hang")
+FAULT_STOPS = ("fault", "hang")  # the stops the guard's fault record tells of
 INVALID_NAMES = ("valid", "missing", "extra", "wrong-function", "truncated", "cycle")
 STATUS_KINDS: dict[int, FindingKind] = {1: "crash", 2: "hang", 3: "invalid-trace"}
 ID_WORK_BASE = 16
@@ -48,7 +50,6 @@ _MODULE = re.compile(r"^(?P<module>[^+]+?)(?:\.so[.0-9]*)?\+0x[0-9a-f]+$")
 # A pc's description (`module+0xoffset`, dladdr's) is a name, not an error line: a module's
 # name is short, so it has a buffer of its own size.
 DESCRIPTION_LEN = 256
-SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV"}
 
 
 def target_of(unwinder: str) -> str:
@@ -118,11 +119,10 @@ class WalkOutcome:
     expected: tuple[int, ...]
     captured: tuple[int, int, int]  # rip, rsp, rbp
     walked_from: tuple[int, int, int]
-    fault: dict[str, int]
+    fault: Fault | None  # of a walk that faulted or hung
 
     @classmethod
     def from_c(cls, r: Any) -> WalkOutcome:
-        f = r.fault
         return cls(
             status=int(r.status),
             stop=STOP_NAMES[r.stop],
@@ -136,8 +136,7 @@ class WalkOutcome:
             expected=tuple(int(r.expected[i]) for i in range(r.expected_count)),
             captured=(int(r.captured[0]), int(r.captured[1]), int(r.captured[2])),
             walked_from=(int(r.walked_from[0]), int(r.walked_from[1]), int(r.walked_from[2])),
-            fault={"kind": int(f.kind), "signo": int(f.signo), "si_code": int(f.si_code),
-                   "addr": int(f.addr), "pc": int(f.pc), "frames": int(f.frames)},
+            fault=native_fault(r.fault) if STOP_NAMES[r.stop] in FAULT_STOPS else None,
         )
 
     @property
@@ -149,8 +148,8 @@ class WalkOutcome:
 
     def _location(self, namer: Namer) -> str:
         """libunwind's: the pc's module and offset; the others': its symbol where it has one."""
-        if self.stop in ("fault", "hang"):
-            pc = self.fault["pc"]
+        if self.stop in ("fault", "hang") and self.fault is not None:
+            pc = self.fault.pc
             where = namer.describe(pc)
             if namer.unwinder != DEFAULT:
                 symbol = symbol_of(pc, hang=self.stop == "hang")
@@ -202,12 +201,9 @@ def to_finding(outcome: WalkOutcome, data: bytes, namer: Namer, harness: str) ->
         "frames": [namer.describe(pc) for _, pc, _ in outcome.frames],
         "frame_kinds": list(outcome.kinds(namer)),
     }
-    if kind in ("crash", "hang") and outcome.stop != "cycle":
-        details["signal"] = SIGNALS.get(fault["signo"], str(fault["signo"]))
-        details["si_code"] = fault["si_code"]
-        details["fault_address"] = hex(fault["addr"])
-        details["frames_before_fault"] = fault["frames"]
-        symbol = symbol_of(fault["pc"], hang=outcome.stop == "hang")
+    if kind in ("crash", "hang") and outcome.stop != "cycle" and fault is not None:
+        details["fault"] = fault.to_json()
+        symbol = symbol_of(fault.pc, hang=outcome.stop == "hang")
         if symbol is not None:
             details["symbol"] = symbol.location
             if symbol.source:

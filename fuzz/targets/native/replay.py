@@ -38,9 +38,8 @@ def replay(data: bytes, unwinder: str = DEFAULT) -> dict[str, Any]:
         finding = to_finding(outcome, data, namer, "perturb")
         doc["location"] = finding.location
         doc["signature"] = finding.signature
-    if outcome.stop in ("fault", "hang"):
-        doc["fault"] = {k: hex(v) if k in ("addr", "pc") else v
-                        for k, v in outcome.fault.items()}
+    if outcome.fault is not None:
+        doc["fault"] = outcome.fault.to_json()
     return doc
 
 

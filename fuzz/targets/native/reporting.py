@@ -9,7 +9,9 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from walkfuzz.findings.finding import FindingSink, RunClock, stored_findings
+from walkfuzz.engine.run_report import write_run_report
+from walkfuzz.findings.hits import RunClock
+from walkfuzz.findings.store import FindingSink, stored_findings
 from walkfuzz.report.document import (
     CounterValue,
     Histogram,
@@ -17,7 +19,6 @@ from walkfuzz.report.document import (
     RunReport,
     group_findings,
 )
-from walkfuzz.report.files import write_report
 from walkfuzz.targets.native.fresh_replay import check_reproducers
 from walkfuzz.targets.native.fuzz import LibunwindFuzzResult
 from walkfuzz.targets.native.outcome import target_of
@@ -77,7 +78,7 @@ def fuzz_report(out_dir: Path, result: LibunwindFuzzResult, command: list[str],
                f"walked with {UNWINDERS[result.unwinder].init} under the guard; unperturbed ones "
                "checked against the known chain"],
     )
-    return write_report(out_dir, doc)
+    return write_run_report(out_dir, doc)
 
 
 def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[str],
@@ -127,4 +128,4 @@ def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[st
                "the shadow stack, one work function on top tolerated in prologue/epilogue "
                "windows"],
     )
-    return write_report(out_dir, doc)
+    return write_run_report(out_dir, doc)

@@ -28,7 +28,7 @@ from walkfuzz.core.exit_status import (
     judged,
 )
 from walkfuzz.engine.progress import Progress, human
-from walkfuzz.findings.finding import RunClock
+from walkfuzz.findings.hits import RunClock
 from walkfuzz.report.figures import slowdown_text
 from walkfuzz.targets.native.child import walk_in_child
 from walkfuzz.targets.native.unwinders import DEFAULT

@@ -9,7 +9,7 @@ A baseline phase without sampling first gives the workload's unperturbed speed.
 
 Findings: a few invalid samples are kept as examples; every invalid sample is counted in C
 by its signature's parts, with the CLOCK_MONOTONIC times of the first and the last
-(`signature_hits`, turned into walkfuzz.findings.finding.Hits on the caller's run clock).
+(`signature_hits`, turned into walkfuzz.findings.hits.Hits on the caller's run clock).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from walkfuzz.core.errors import UserError
 from walkfuzz.engine.child import run_child, walkfuzz_command
 from walkfuzz.engine.interrupt import stop_on_interrupt
 from walkfuzz.engine.progress import STATUS_EVERY, human, report_status
-from walkfuzz.findings.finding import Finding, Hits, RunClock
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.hits import Hits, RunClock
 from walkfuzz.targets.native.extension import load
 from walkfuzz.targets.native.outcome import INVALID_NAMES, STOP_NAMES, Namer, qualified, target_of
 from walkfuzz.targets.native.unwinders import DEFAULT, names

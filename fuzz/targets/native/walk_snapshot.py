@@ -1,5 +1,5 @@
 """A native finding's walk saved as a snapshot beside it: `<sha1>.wfsnap` next to the stored
-input `<sha1>.bin` (walkfuzz.findings.finding.save_finding).
+input `<sha1>.bin` (walkfuzz.findings.store.save_finding).
 
 An input names a chain and the perturbations of its captured context; replayed in a fresh
 process it walks that process's stack, whose stale words below the chain and heap differ from
@@ -15,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings.finding import Finding, write_atomic
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.store import write_atomic
 from walkfuzz.targets.native.snapshot import format as fmt
 
 SUFFIX = ".wfsnap"

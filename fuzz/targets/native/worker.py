@@ -7,7 +7,7 @@ thousands of inputs), each input copied into the current-input journal (the layo
 walkfuzz.engine.journal) before it runs, so that a death the guard cannot catch — a fault
 while libunwind has signals blocked — leaves the input on disk. Findings are deduplicated
 by signature (a few examples stored, every hit counted with its time on the supervisor's run
-clock, walkfuzz.findings.finding.HitStore); counters go to `stats.json` every second.
+clock, walkfuzz.findings.hits.HitStore); counters go to `stats.json` every second.
 Each stored finding's walk is saved beside it as a snapshot
 (walkfuzz.targets.native.walk_snapshot).
 A watchdog hang is run once more before it is reported: on a loaded machine a walk of a few
@@ -28,7 +28,8 @@ from types import FrameType
 from typing import Any
 
 from walkfuzz.engine.journal import HEADER, JOURNAL_NAME
-from walkfuzz.findings.finding import FindingSink, RunClock, write_atomic
+from walkfuzz.findings.hits import RunClock
+from walkfuzz.findings.store import FindingSink, write_atomic
 from walkfuzz.targets.native.case import INPUT_SIZE, KIND_NAMES
 from walkfuzz.targets.native.extension import load
 from walkfuzz.targets.native.outcome import (

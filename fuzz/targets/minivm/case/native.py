@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from walkfuzz.core import native
+from walkfuzz.core.guard import Fault
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.case.format import Frame
 from walkfuzz.targets.minivm.case.status import CaseStatus
@@ -146,7 +147,7 @@ class NativeRun:
     check: str
     oracle: str
     diff_index: int
-    fault: dict[str, int] | None
+    fault: Fault | None
 
 
 def frame_of(ffi: Any, f: Any) -> Frame:
@@ -165,15 +166,10 @@ def load_walker(path: str | None) -> Any:
     return walker
 
 
-def fault_of(r: Any) -> dict[str, int] | None:
+def fault_of(r: Any) -> Fault | None:
     """The guard's record of a crash or hang from a `wf_run_result *` (a walk's, or a queue
     program's run), None for any other verdict."""
-    if r.finding not in (1, 2):  # crash, hang
-        return None
-    f = r.fault
-    return {"kind": f.kind, "signal": f.signo, "si_code": f.si_code, "addr": f.addr,
-            "pc": f.pc, "frames": f.frames, "last_sp": f.last_sp, "last_fp": f.last_fp,
-            "last_pc": f.last_pc}
+    return Fault.from_native(r.fault) if r.finding in (1, 2) else None  # crash, hang
 
 
 def run_mapped(walker: Any = None) -> NativeRun:

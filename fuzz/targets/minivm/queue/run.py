@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from walkfuzz.core.errors import CaseFormatError
+from walkfuzz.core.guard import Fault
 from walkfuzz.core.native import load
 from walkfuzz.targets.minivm.case.native import FINDING_NAMES, fault_of, frame_of
 from walkfuzz.targets.minivm.queue.cases import encoded
@@ -24,7 +25,7 @@ class NativeRun:
     walker: str               # whose queue entries ran the program
     finding: str              # the queue harness's verdict on the log: none, crash, ...
     check: str                # the check that failed, or "none"
-    fault: dict[str, int] | None
+    fault: Fault | None
 
 
 class NoQueueEntries(Exception):

@@ -1,6 +1,6 @@
 """Draining a live run's captures while it runs (wf_live_drain, native/src/live/live_capture.c):
 each failed sample the handler captured becomes a case file, a description and a finding,
-saved under the output directory at once — the case bytes first, as walkfuzz.findings.finding saves
+saved under the output directory at once — the case bytes first, as walkfuzz.findings.store saves
 every finding — so a run that dies later has lost nothing.
 
 wf_live_run runs on another Python thread (cffi releases the GIL during a C call); this side
@@ -13,12 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings.finding import save_finding
-from walkfuzz.targets.minivm.stress.hits import RunClock, signature_hits, write_hits
+from walkfuzz.findings.hits import Hits, HitStore, RunClock
+from walkfuzz.findings.store import save_finding
+from walkfuzz.targets.minivm.stress.hits import HITS, signature_hits
 from walkfuzz.targets.minivm.stress.signature import FAULT, HANG, class_name, live_finding, located
 
 POLL_SECONDS = 0.02
-HITS_EVERY_SECONDS = 1.0       # how often stored descriptions get their signature's hits
+HITS_EVERY_SECONDS = 1.0       # how often the hits store gets the C side's counts
 EXAMPLES_PER_SIGNATURE = 3     # inputs stored per signature and run (FindingSink's default)
 EXAMPLES_KEPT = 256            # descriptions a result keeps (the rest are only counted)
 WINDOW_NAMES = ("none", "call", "prologue", "epilogue", "bci")
@@ -60,7 +61,7 @@ def frames_json(frames: Any, count: int, names: MethodNames) -> list[dict[str, A
 def describe(info: Any, names: MethodNames, clock: RunClock) -> dict[str, Any]:
     """A drained capture (wf_live_finding) as a JSON-able description."""
     cls = int(info.cls)
-    seconds, wall = clock.at(int(info.t_ns))
+    seconds, wall = clock.at(int(info.t_ns) / 1e9)
     return {
         "class": class_name(cls), "mode": MODE_NAMES.get(int(info.mode), str(info.mode)),
         "source": SOURCE_NAMES.get(int(info.source), str(info.source)),
@@ -95,6 +96,7 @@ class Drain:
         self.examples: list[dict[str, Any]] = []
         self.drained = 0
         self.stored: dict[str, int] = {}   # signature -> inputs stored by this run
+        self.hits = None if out_dir is None else HitStore(out_dir, clock)
         self._hits_written = 0.0
 
     def take(self) -> int:
@@ -111,7 +113,7 @@ class Drain:
             self._keep(describe(self.info, self.names, self.clock), data)
             taken += 1
         if taken and time.monotonic() - self._hits_written >= HITS_EVERY_SECONDS:
-            self.write_hits()
+            self.count_hits()
         return taken
 
     def _keep(self, example: dict[str, Any], data: bytes) -> None:
@@ -123,19 +125,19 @@ class Drain:
                        location=finding.location, shape=list(finding.shape))
         if self.out_dir is not None and data and \
                 self.stored.get(finding.signature, 0) < EXAMPLES_PER_SIGNATURE:
-            directory = save_finding(self.out_dir, finding)
+            counted = self.count_hits().get(finding.signature)
+            directory = save_finding(self.out_dir, finding,
+                                     None if counted is None else Hits.from_json(counted[HITS]))
             self.stored[finding.signature] = self.stored.get(finding.signature, 0) + 1
             example["path"] = str(directory / f"{finding.sha1}.bin")
-            self.write_hits([finding.signature])
         if len(self.examples) < EXAMPLES_KEPT:
             self.examples.append(example)
 
-    def write_hits(self, signatures: list[str] | None = None) -> dict[str, dict[str, Any]]:
-        """Bring the stored descriptions' hits up to date; every signature's hits so far."""
+    def count_hits(self) -> dict[str, dict[str, Any]]:
+        """Every signature's hits so far, from the C side's counts; kept in the hits store."""
         counted = signature_hits(self.ffi, self.lib, self.clock)
-        if self.out_dir is not None:
-            for signature in signatures if signatures is not None else list(self.stored):
-                if signature in counted:
-                    write_hits(self.out_dir, signature, counted[signature]["hits"])
+        if self.hits is not None:
+            for signature, doc in counted.items():
+                self.hits.put(signature, Hits.from_json(doc[HITS]))
         self._hits_written = time.monotonic()
         return counted

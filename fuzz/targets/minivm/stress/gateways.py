@@ -22,9 +22,9 @@ import execnet
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED
-from walkfuzz.findings.finding import write_atomic
+from walkfuzz.engine.run_report import write_run_report
+from walkfuzz.findings.store import write_atomic
 from walkfuzz.report.document import RunReport
-from walkfuzz.report.files import write_report
 from walkfuzz.report.merge import HOST_PREFIX, merge_reports
 from walkfuzz.targets.minivm.stress.gateway_hosts import Host, name_hosts, open_host
 from walkfuzz.targets.minivm.stress.gateway_replies import collect
@@ -52,7 +52,7 @@ def _write_host(out: Path, host: Host, reply: dict[str, Any]) -> RunReport:
         write_atomic(path, data)
     report = RunReport.from_json(json.loads(_moved(reply["report"], root, str(host_dir))))
     report.meta.host = {**report.meta.host, "label": host.key, "gateway": host.spec}
-    write_report(host_dir, report)
+    write_run_report(host_dir, report)
     return report
 
 
@@ -91,7 +91,7 @@ def stress_over_gateways(options: StressOptions, specs: list[str], out: Path,
     merged = merge_reports(reports, command, notes=[
         f"{host.key}: {host.spec}, seed {options.seed + i}, report "
         f"{HOSTS_DIR}/{host.key}/report.html" for i, host in ran])
-    paths = write_report(out, merged)
+    paths = write_run_report(out, merged)
     counters = merged.counters
     print(f"merged {len(reports)} hosts: " + ", ".join(
         f"{k} {counters.get(k, 0)}" for k in ("walked", "exact", "invalid", "faults", "hangs")))

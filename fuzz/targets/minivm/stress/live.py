@@ -16,8 +16,8 @@ from walkfuzz.core.errors import UserError
 from walkfuzz.core.native import load
 from walkfuzz.engine.interrupt import stop_on_interrupt
 from walkfuzz.engine.progress import STATUS_EVERY
+from walkfuzz.findings.hits import RunClock
 from walkfuzz.targets.minivm.stress.drain import ERROR_NAMES, POLL_SECONDS, WINDOW_NAMES, Drain
-from walkfuzz.targets.minivm.stress.hits import RunClock
 from walkfuzz.targets.minivm.stress.options import MODES, SOURCES, WORKLOADS, StressOptions
 from walkfuzz.targets.minivm.stress.signature import CLASS_NAMES
 from walkfuzz.targets.minivm.walker_library import ERROR_LEN, check_walker_library
@@ -202,7 +202,7 @@ def _result(options: StressOptions, ffi: Any, lib: Any, out: Any, drain: Drain,
             clock: RunClock, interrupted: bool) -> dict[str, Any]:
     """The result document of a finished run: the rest of its findings drained and saved."""
     drain.take()
-    signatures = drain.write_hits()
+    signatures = drain.count_hits()
     names = [ffi.string(lib.wf_live_method_name(i)).decode() for i in range(out.method_count)]
     kinds = [ffi.string(lib.wf_live_method_kind(i)).decode() for i in range(out.method_count)]
     intervals = list(ffi.unpack(out.intervals_ns, out.interval_count))
@@ -212,7 +212,7 @@ def _result(options: StressOptions, ffi: Any, lib: Any, out: Any, drain: Drain,
     queue = {"queue": queue_summary(total, waits)} if options.mode == "queue" else {}
     return {
         "options": options.to_json(),
-        "started_at": clock.start_wall,
+        "started_at": clock.at(clock.origin)[1],
         "stopped_early": bool(lib.wf_live_stopped_early()) and not interrupted,
         "interrupted": interrupted,
         "total": total,

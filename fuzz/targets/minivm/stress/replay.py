@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from walkfuzz.core.guard import Fault, native_fault
 from walkfuzz.findings.finding import Finding
 from walkfuzz.targets.minivm.stress.drain import ERROR_NAMES, FRAME_TYPES
 from walkfuzz.targets.minivm.stress.signature import FAULT, HANG, class_name, live_finding
@@ -28,8 +29,7 @@ class LiveReplay:
     error: str | None = None
     klass: str = ""
     why: str = ""
-    fault_addr: int = 0
-    fault_si_code: int = 0
+    fault: Fault | None = None
     doc: dict[str, Any] = field(default_factory=dict)
 
 
@@ -59,11 +59,11 @@ def replay_live(ffi: Any, lib: Any, walker_table: Any, case: Any, data: bytes,
         return LiveReplay(why=why, doc=doc)
     cls = {"fault": FAULT, "hang": HANG}.get(outcome, int(r.cls))
     doc["class"] = class_name(cls)
-    if cls in (FAULT, HANG):
-        doc.update(signal=int(r.fault.signo), si_code=int(r.fault.si_code),
-                   addr=hex(int(r.fault.addr)), pc=hex(int(r.fault.pc)))
+    fault = native_fault(r.fault) if cls in (FAULT, HANG) else None
+    if fault is not None:
+        doc["fault"] = fault.to_json()
     shape = [int(r.shape[i]) for i in range(r.shape_len)]
     finding = live_finding(cls, int(r.fault.pc), shape, data, {"walker": walker, **doc})
     return LiveReplay(finding=finding, klass=class_name(cls),
                       why=f"first differing frame {int(r.first_diff)}",
-                      fault_addr=int(r.fault.addr), fault_si_code=int(r.fault.si_code), doc=doc)
+                      fault=fault, doc=doc)

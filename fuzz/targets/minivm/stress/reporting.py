@@ -21,7 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings.finding import Finding, Hits, save_finding
+from walkfuzz.engine.run_report import write_run_report
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.hits import Hits
+from walkfuzz.findings.store import save_finding
 from walkfuzz.report.document import (
     FindingGroup,
     Histogram,
@@ -29,7 +32,6 @@ from walkfuzz.report.document import (
     RunReport,
     group_findings,
 )
-from walkfuzz.report.files import write_report
 from walkfuzz.targets.minivm.stress.hits import HITS
 from walkfuzz.targets.minivm.stress.signature import HARNESS, TARGET
 from walkfuzz.targets.minivm.stress.summary import figures, slowdown
@@ -164,4 +166,4 @@ def write_stress_report(out_dir: Path, result: dict[str, Any], command: list[str
     for finding in found:
         if not finding.data:   # the run's own finding (queue accounting): no sample to store
             save_finding(out_dir, finding)
-    return write_report(out_dir, build_report(out_dir, result, command, started, walker, found))
+    return write_run_report(out_dir, build_report(out_dir, result, command, started, walker, found))

@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.findings.finding import Finding, save_finding
+from walkfuzz.engine.run_report import write_run_report
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.store import save_finding
 from walkfuzz.report.document import RunMeta, RunReport, group_findings, host_info, host_label
-from walkfuzz.report.files import write_report
 from walkfuzz.report.merge import merge_reports
 from walkfuzz.targets.minivm.stress.reporting import findings_of
 from walkfuzz.targets.minivm.stress.signature import HARNESS, TARGET
@@ -82,14 +83,14 @@ def write_session_reports(out_dir: Path, hosts: list[tuple[dict[str, str | int],
             mine[0]["gateway"] = ", ".join(filter(None, [*gateways, str(host["gateway"])]))
     if len(by_key) == 1:
         host, results = next(iter(by_key.values()))
-        return write_report(out_dir, session_report(out_dir, results, started, host))
+        return write_run_report(out_dir, session_report(out_dir, results, started, host))
     reports = []
     for key, (host, results) in sorted(by_key.items()):
         host_dir = out_dir / HOSTS_DIR / key
         report = session_report(host_dir, results, started, host)
-        write_report(host_dir, report)
+        write_run_report(host_dir, report)
         reports.append(report)
     merged = merge_reports(reports, COMMAND, notes=[
         f"{key}: {len(results)} stress tests, report {HOSTS_DIR}/{key}/report.html"
         for key, (_, results) in sorted(by_key.items())])
-    return write_report(out_dir, merged)
+    return write_run_report(out_dir, merged)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from walkfuzz.engine.run_report import write_run_report
 from walkfuzz.report.document import CounterValue, RunMeta, RunReport, group_findings
-from walkfuzz.report.files import write_report
 from walkfuzz.targets.native.differential.run import DiffResult
 
 RUN_TYPE = "native-differential"
@@ -72,7 +72,7 @@ def diff_report(out_dir: Path, result: DiffResult, command: list[str],
                "subsequence of it), perturbed ones compared among the unwinders by frame id "
                "up to the first unknown frame (walkfuzz.targets.native.differential.judge)"],
     )
-    return write_report(out_dir, doc)
+    return write_run_report(out_dir, doc)
 
 
 def summary_lines(result: DiffResult) -> list[str]:

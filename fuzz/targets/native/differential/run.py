@@ -29,13 +29,9 @@ from typing import IO, Any
 from walkfuzz.core.errors import MissingDependencyError
 from walkfuzz.engine.child import PIPE, kill_group, start_child, walkfuzz_command
 from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
-from walkfuzz.findings.finding import (
-    Finding,
-    FindingSink,
-    RunClock,
-    load_findings,
-    write_atomic,
-)
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.hits import RunClock
+from walkfuzz.findings.store import FindingSink, load_findings, write_atomic
 from walkfuzz.targets.native.case import INPUT_SIZE, decode
 from walkfuzz.targets.native.child import death_location
 from walkfuzz.targets.native.differential.judge import (

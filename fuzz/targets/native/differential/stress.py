@@ -25,9 +25,11 @@ from typing import Any
 
 from walkfuzz.core.exit_status import FINDINGS, INTERRUPTED, judged
 from walkfuzz.engine.progress import Progress
-from walkfuzz.findings.finding import Finding, FindingSink, RunClock, load_findings
+from walkfuzz.engine.run_report import write_run_report
+from walkfuzz.findings.finding import Finding
+from walkfuzz.findings.hits import RunClock
+from walkfuzz.findings.store import FindingSink, load_findings
 from walkfuzz.report.document import CounterValue, RunMeta, RunReport, group_findings
-from walkfuzz.report.files import write_report
 from walkfuzz.targets.native.differential.judge import FP
 from walkfuzz.targets.native.differential.rows import TARGET, walk_text
 from walkfuzz.targets.native.reporting import stress_report
@@ -135,7 +137,7 @@ def stress_differential(out: Path, unwinders: list[str], base: StressConfig,
                f"{base.seconds:g} s on the same workload; "
                + ("every sample also walked by fp in the same process" if companion
                   else "no fp companion")])
-    paths = write_report(out, doc)
+    paths = write_run_report(out, doc)
     print(f"native stress ({','.join(unwinders)}), {base.seconds:g} s per process at "
           f"{base.interval_us:g} us, {base.threads} threads:")
     print("\n".join(summary_lines(results)))

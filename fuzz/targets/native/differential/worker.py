@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.engine.journal import HEADER, JOURNAL_NAME
-from walkfuzz.findings.finding import FindingSink, RunClock
+from walkfuzz.findings.hits import RunClock
+from walkfuzz.findings.store import FindingSink
 from walkfuzz.targets.native.case import INPUT_SIZE
 from walkfuzz.targets.native.differential.rows import HARNESS, ROW, TARGET
 from walkfuzz.targets.native.extension import load

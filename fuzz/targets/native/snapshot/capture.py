@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.findings.finding import write_atomic
+from walkfuzz.findings.store import write_atomic
 from walkfuzz.targets.native.snapshot import format as fmt
 from walkfuzz.targets.native.snapshot.native import load
 

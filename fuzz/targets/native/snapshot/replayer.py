@@ -43,8 +43,8 @@ class SnapshotReplayer:
         if walk.finding_kind is None:
             return Replay(None)
         finding = to_finding(walk, data)
-        if walk.stop == "fault":
+        if walk.stop == "fault" and walk.fault is not None:
             # the addresses are the captured process's: its regions are not this one's
-            return Replay(finding, *classify.fault_class(walk.fault["addr"],
-                                                         walk.fault["si_code"], ()))
+            return Replay(finding, *classify.fault_class(walk.fault.address,
+                                                         walk.fault.si_code, ()))
         return Replay(finding, classify.HANG_CLASS, f"the walk stopped at {walk.stop}")

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from walkfuzz.core.guard import Fault, native_fault
 from walkfuzz.core.symbolize import locate
 from walkfuzz.findings.finding import Finding, FindingKind
 from walkfuzz.targets.native.snapshot import format as fmt
@@ -26,7 +27,6 @@ LIBRARIES = {"libunwind": "libunwind-x86_64.so.8 (remote address space)",
              "libdw": "libdw.so.1 (Dwfl_Thread_Callbacks)"}
 STOP_NAMES = ("none", "root", "end", "step-error", "init-error", "cycle", "budget", "fault",
               "hang", "bad-snapshot")  # wf_snap_stop, the native target's numbers and one more
-SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV"}
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,11 @@ class SnapshotWalk:
     reads: int
     misses: int
     walk_ns: int
-    fault: dict[str, int]
+    fault: Fault | None  # of a walk that faulted or hung
     error: str
 
     @classmethod
     def from_c(cls, unwinder: str, r: Any, ffi: Any) -> SnapshotWalk:
-        f = r.fault
         return cls(
             unwinder=unwinder, stop=STOP_NAMES[r.stop], rc=int(r.rc), matched=bool(r.matched),
             truth=int(r.truth),
@@ -65,8 +64,7 @@ class SnapshotWalk:
                          for x in (r.frame[i] for i in range(r.frames))),
             modules=int(r.modules), reads=int(r.reads), misses=int(r.misses),
             walk_ns=int(r.walk_ns),
-            fault={"signo": int(f.signo), "si_code": int(f.si_code), "addr": int(f.addr),
-                   "pc": int(f.pc), "frames": int(f.frames)},
+            fault=native_fault(r.fault) if STOP_NAMES[r.stop] in ("fault", "hang") else None,
             error=ffi.string(r.error).decode(errors="replace"),
         )
 
@@ -131,7 +129,7 @@ def location(walk: SnapshotWalk) -> str:
     if walk.stop == "cycle":
         where = "check:cycle"
     else:
-        where = locate(walk.fault["pc"], hang=hang).location
+        where = locate(walk.fault.pc if walk.fault else 0, hang=hang).location
         where = f"watchdog:{where}" if hang else where
     return f"{walk.unwinder}-remote:{where}"
 
@@ -150,10 +148,8 @@ def to_finding(walk: SnapshotWalk, data: bytes) -> Finding:
         "rc": walk.rc, "frames": describe(snapshot, walk), "frame_kinds": kinds,
         "registers": {n: hex(v) for n, v in zip(fmt.REG_NAMES, snapshot.regs, strict=True)},
     }
-    if walk.stop != "cycle":
-        details["signal"] = SIGNALS.get(walk.fault["signo"], str(walk.fault["signo"]))
-        details["fault_address"] = hex(walk.fault["addr"])
-        details["frames_before_fault"] = walk.fault["frames"]
+    if walk.stop != "cycle" and walk.fault is not None:
+        details["fault"] = walk.fault.to_json()
     shape = (walk.unwinder, step_class(kinds[-1]) if kinds else "init")
     return Finding(kind=kind, target=TARGET, harness=HARNESS, location=location(walk),
                    shape=shape, data=data, details=details)
