@@ -130,6 +130,27 @@ def test_max_invalid_rate_tolerates_invalid_traces(tmp_path: Path, planted_walke
     assert done.returncode == CLEAN, done.stderr[-2000:]
 
 
+@pytest.mark.parametrize("rate", ["2", "-0.1", "nan", "half"])
+def test_max_invalid_rate_is_a_share_of_the_walks(rate: str) -> None:
+    one_error_line(walkfuzz("stress", "--max-invalid-rate", rate, "--duration", "1s"),
+                   "--max-invalid-rate", repr(rate), "0 to 1" if rate == "half" else "0 and 1")
+
+
+def test_a_rate_above_max_invalid_rate_says_the_rate_and_the_bound(
+        tmp_path: Path, planted_walker: Path) -> None:
+    done = walkfuzz("stress", "--walker", planted_walker, *SHORT_STRESS,
+                    "--max-invalid-rate", "1e-9", "--out", tmp_path)
+    counters = report_of(tmp_path)["counters"]
+    assert isinstance(counters, dict) and counters["invalid"] > 0
+    assert counters["faults"] == counters["hangs"] == 0
+    assert done.returncode == FINDINGS, done.stderr[-2000:]
+    walked = counters["walked"]
+    assert isinstance(walked, int)
+    rate = f"{counters['invalid'] / walked:.4%}"
+    assert f"invalid-trace rate {rate} is above --max-invalid-rate 1e-09" in done.stderr, \
+        done.stderr[-2000:]
+
+
 @pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_interrupted_stress_keeps_its_findings_and_report(tmp_path: Path, planted_walker: Path,
                                                           signo: int) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
+from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, invalid_rate_over, judged
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.targets.hotspot.campaign import (
     DEFAULT_BATCH,
@@ -147,9 +147,8 @@ def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int
     rate = invalid / compared if compared else 0.0  # the counter's is rounded to 6 places
     over = (invalid_rate_fails(rate, max_invalid_rate) if max_invalid_rate is not None
             else len(others) < len(hs.findings) or invalid > 0)
-    if over and max_invalid_rate is not None:
-        print(f"invalid-trace rate {rate} above --max-invalid-rate {max_invalid_rate}",
-              file=sys.stderr)
+    if line := invalid_rate_over(rate, max_invalid_rate):
+        print(line, file=sys.stderr)
     return judged(failed or over)
 
 
