@@ -1,17 +1,60 @@
 """Where the checkout's parts are, for code that builds or reads them (native sources, walker
 libraries, harness scripts): the repository root is two folders above this package's core/;
-the one check of a corpus folder given on the command line; and where a command writes: its
-output folder or file, checked before any work starts."""
+the one check of a corpus folder given on the command line; the one reader of an input file
+(a regular file of at most MAX_INPUT_BYTES); and where a command writes: its output folder or
+file, checked before any work starts."""
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "fuzz"
+
+# The largest input file walkfuzz reads (replay, minimize, triage, regress). Far above any input
+# it writes (libFuzzer's -max_len is at most 32 KiB here; a native snapshot of a deep stack is
+# a few MiB); what is larger is no input, and reading it whole could exhaust the memory.
+MAX_INPUT_BYTES = 64 << 20
+
+# What a path that is no regular file is, for the message that refuses it.
+_FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def input_file(path: Path, cap: int = MAX_INPUT_BYTES) -> Path:
+    """`path` checked as an input file before anything reads it: UserError naming it unless it
+    is a regular file of at most `cap` bytes. Checked on its status, never by opening it: a
+    FIFO's open would wait for a writer, a device's read would never end."""
+    try:
+        mode, size = (status := path.stat()).st_mode, status.st_size
+    except OSError as err:
+        raise UserError(f"input {str(path)!r} cannot be read: {err.strerror}") from None
+    if not stat.S_ISREG(mode):
+        kind = next((name for is_kind, name in _FILE_KINDS if is_kind(mode)), "no regular file")
+        raise UserError(f"input {str(path)!r} is {kind}, not an input file")
+    if size > cap:
+        raise UserError(f"input {str(path)!r} is {size} bytes, over the {cap}-byte limit of an "
+                        "input file")
+    return path
+
+
+def read_input(path: Path, cap: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of input file `path`, checked as input_file does; a file that grew past `cap`
+    since is refused too, having read no more than one byte over it."""
+    input_file(path, cap)
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(cap + 1)
+    except OSError as err:
+        raise UserError(f"input {str(path)!r} cannot be read: {err.strerror}") from None
+    if len(data) > cap:
+        raise UserError(f"input {str(path)!r} is over the {cap}-byte limit of an input file")
+    return data
 
 
 def require_corpus_dir(path: Path) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.paths import input_file
 from walkfuzz.findings.finding import write_atomic
 from walkfuzz.triage.cluster import Member
 from walkfuzz.triage.driver import Outcome, reproducer
@@ -101,6 +102,8 @@ def inputs(paths: list[Path]) -> tuple[list[InputSpec], list[str]]:
     for path in paths:
         if not path.exists():
             raise UserError(f"{str(path)!r} does not exist: nothing to check")
+        if not path.is_dir():
+            input_file(path)  # a device or FIFO: refused, never opened
         found = find_inputs([path]).inputs
         if not found and not is_output_dir(path):
             raise UserError(f"{str(path)!r} holds no input to check (neither a walkfuzz output "

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, invalid_rate_over, judged
+from walkfuzz.core.paths import read_input
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.targets.hotspot.campaign import (
     DEFAULT_BATCH,
@@ -170,7 +171,7 @@ def replay_and_judge(finding: Path, jdk: str | None = None,
     version-1 record that sets an absolute address depends on the old run's layout."""
     if not finding.is_file():
         raise UserError(f"input {str(finding)!r} is not a file")
-    data = finding.read_bytes()
+    data = read_input(finding)
     if not data:
         raise UserError(f"input {str(finding)!r} holds no perturbation record (hang and "
                         "invalid-trace findings replay only with their run)")
