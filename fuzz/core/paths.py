@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
@@ -77,8 +78,7 @@ def output_dir(path: Path, flag: str = "--out") -> Path:
     existing = next(p for p in (path, *path.parents) if p.exists())
     if not existing.is_dir():
         raise UserError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UserError(f"{flag} {str(path)!r}: {str(existing)!r} is not writable")
+    _probe_writable(existing, f"{flag} {str(path)!r}")
     return path
 
 
@@ -95,6 +95,19 @@ def output_file(path: Path, flag: str) -> Path:
     except OSError as err:
         raise UserError(f"{flag} {str(path)!r}: folder {str(parent)!r} cannot be created: "
                         f"{err.strerror}") from None
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UserError(f"{flag} {str(path)!r}: folder {str(parent)!r} is not writable")
+    _probe_writable(parent, f"{flag} {str(path)!r}")
     return path
+
+
+def _probe_writable(folder: Path, what: str) -> None:
+    """UserError naming `what` unless a file can be made in `folder`. Made and removed at
+    once, since permission bits do not tell: root passes every os.access check, and /proc or
+    a read-only mount refuse root too."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"{what}: {str(folder)!r} is not writable")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".walkfuzz-probe-", dir=folder)
+    except OSError as err:
+        raise UserError(f"{what}: {str(folder)!r} is not writable: {err.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)

@@ -263,6 +263,39 @@ def test_out_naming_a_file_is_one_line_before_any_work(tmp_path: Path, command: 
     assert existing.read_text() == "mine\n"
 
 
+# /proc exists and its permission bits let root write, but it takes no new file or folder.
+UNWRITABLE_OUT = Path("/proc/walkfuzz")
+
+
+@pytest.mark.parametrize("argv", [
+    ("fuzz", "--harness", "layouts", "--time", "10m"),
+    ("stress", "--duration", "10m", "--baseline", "0"),
+    ("coverage", ROOT / "corpora" / "layouts"),
+], ids=["fuzz", "stress", "coverage"])
+def test_an_unwritable_out_is_one_line_before_any_work(argv: tuple[str | Path, ...]) -> None:
+    # the run asked for would outlast TIMEOUT: refused before it, or the test fails
+    one_error_line(walkfuzz(*argv, "--out", UNWRITABLE_OUT), "--out", str(UNWRITABLE_OUT),
+                   "not writable")
+
+
+@pytest.mark.parametrize("flag", ["--json", "--sarif", "--junit"])
+def test_an_unwritable_output_file_is_one_line_before_any_work(tmp_path: Path, flag: str,
+                                                               found_stress: Path) -> None:
+    out = UNWRITABLE_OUT.with_suffix(".out")  # its folder exists: only writing tells
+    command = ("regress", "--baseline", tmp_path / "b.json", "--update-baseline") \
+        if flag == "--junit" else ("triage",)
+    one_error_line(walkfuzz(*command, found_stress, flag, out), flag, str(out), "not writable")
+    assert not (tmp_path / "b.json").exists()  # refused before any work
+
+
+def test_stress_refuses_an_out_holding_a_fuzz_campaign(tmp_path: Path) -> None:
+    (tmp_path / "campaign.json").write_text("{}")
+    (tmp_path / "report.json").write_text("the campaign's report\n")
+    one_error_line(walkfuzz("stress", "--duration", "10m", "--out", tmp_path), "--out",
+                   str(tmp_path), "fuzz campaign")
+    assert (tmp_path / "report.json").read_text() == "the campaign's report\n"
+
+
 def test_triage_and_regress_output_files_are_checked_first(tmp_path: Path,
                                                            found_stress: Path) -> None:
     folder = tmp_path / "a-folder"
