@@ -4,7 +4,9 @@
 extra of pyproject.toml), so a missing tool is a broken set-up and its tests fail. A machine
 that cannot have a tool says so explicitly: `WALKFUZZ_SKIP_HOTSPOT=1 make test`. Then, and only
 then, the tests that need it skip, with a reason that starts with the variable, and the end of
-`make test` lists each of them by name. Every other skip is a failure.
+`make test` lists each of them by name. Every other skip is a failure, and so is an xfail or an
+XPASS whose reason is not an opt-out's. A test file of tests/stress or tests/quality whose tests
+lack the folder's marker fails its collection (MARKED_FOLDERS).
 
 Opt-in suites (OPT_INS: marker `million`, run with `WALKFUZZ_MILLION=1`; `cfl`, with
 `WALKFUZZ_CFL=1`) are not skips: they are
@@ -26,6 +28,9 @@ OPT_OUTS: dict[str, tuple[str, str]] = {
     "llvm-libunwind": ("WALKFUZZ_SKIP_LLVM_LIBUNWIND",
                        "the native target's llvm unwinder (libunwind-14)"),
 }
+
+# Folders of tests/ whose every test carries a marker (`make test` runs them with `-m MARKER`).
+MARKED_FOLDERS = {"stress": "stress", "quality": "quality"}
 
 # Printed before each skip in the terminal summary; tools/run-pytest collects these lines.
 SKIP_LINE_PREFIX = "walkfuzz skipped by opt-out: "
@@ -65,14 +70,54 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
     return str(longrepr)
 
 
+def _opt_out_variables() -> str:
+    return ", ".join(f"{var}=1" for var, _ in OPT_OUTS.values())
+
+
 def _refuse_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
     """A skip that no opt-out covers becomes a failure: CI never passes by not running."""
     if report.skipped and not hasattr(report, "wasxfail") and not allowed_skip(_reason(report)):
-        variables = ", ".join(f"{var}=1" for var, _ in OPT_OUTS.values())
         report.outcome = "failed"
         report.longrepr = (f"skipped without an opt-out: {_reason(report)}\nA test may skip only "
-                           f"for a tool left out on purpose ({variables}; tests/opt_outs.py); "
-                           "install what it needs (make setup) or fix the test.")
+                           f"for a tool left out on purpose ({_opt_out_variables()}; "
+                           "tests/opt_outs.py); install what it needs (make setup) or fix the "
+                           "test.")
+
+
+def _refuse_xfail(report: pytest.TestReport) -> None:
+    """An expected failure (xfailed) or an unexpected pass (XPASS) that no opt-out covers becomes
+    a failure: either way the test checked nothing that can fail the run. Its reason is an
+    opt-out's as for a skip: `@pytest.mark.xfail(reason=skip_reason(tool))`."""
+    reason = getattr(report, "wasxfail", None)
+    if reason is None or allowed_skip(reason):
+        return
+    what = "xfailed" if report.skipped else "XPASS (passed although marked xfail)"
+    del report.wasxfail  # pytest counts a report with it as xfailed or xpassed, not as failed
+    report.outcome = "failed"
+    report.longrepr = (f"{what} without an opt-out: {reason or 'no reason given'}\nA test may be "
+                       f"expected to fail only for a tool left out on purpose "
+                       f"({_opt_out_variables()}; tests/opt_outs.py); fix the test or the code.")
+
+
+def _refuse_unmarked(collector: pytest.Collector, report: pytest.CollectReport) -> None:
+    """A test file in a folder of MARKED_FOLDERS whose tests lack the folder's marker fails its
+    collection: `make test` selects those folders' tests by marker (`-m stress`), so an
+    unmarked test there would never run."""
+    if not isinstance(collector, pytest.Module) or not report.passed:
+        return
+    tests = collector.config.rootpath / "tests"
+    marker = next((m for folder, m in MARKED_FOLDERS.items()
+                   if collector.path.is_relative_to(tests / folder)), None)
+    if marker is None:
+        return
+    unmarked = [node.name for node in report.result if not node.get_closest_marker(marker)]
+    if unmarked:
+        report.outcome = "failed"
+        report.result = []
+        report.longrepr = (f"{collector.path}: {', '.join(unmarked)} lack the `{marker}` marker "
+                           f"(`pytestmark = pytest.mark.{marker}` at the top of the file); "
+                           f"`make test` selects this folder's tests with `-m {marker}` and would "
+                           "never run them.")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -80,6 +125,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     _refuse_skip(report)
+    _refuse_xfail(report)
     return report
 
 
@@ -88,6 +134,7 @@ def pytest_make_collect_report(collector: pytest.Collector
                                ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
     report = yield
     _refuse_skip(report)
+    _refuse_unmarked(collector, report)
     return report
 
 

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.paths import output_file
+from walkfuzz.targets.minivm.planted import WALKER_SOURCES
 from walkfuzz.targets.minivm.user_walker import FLAVOURS, build_walker
+
+# The define that exports the reference walker's ASGST symbols: the core compiles the same
+# sources in with them hidden, so that a walker library loaded beside it binds to its own.
+REFERENCE_EXPORT = "WF_REF_EXPORT"
 
 # What --help shows under "examples" (walkfuzz.commands._help).
 EXAMPLES = (
@@ -41,7 +46,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    defines = list(args.defines)
+    if any(source.resolve().parent == WALKER_SOURCES for source in args.sources) and \
+            REFERENCE_EXPORT not in {d.partition("=")[0] for d in defines}:
+        defines.append(REFERENCE_EXPORT)  # the reference walker's API is hidden without it
     out = build_walker(args.sources, output_file(args.output, "--output"), args.flavour,
-                       [f"-D{d}" for d in args.defines])
+                       [f"-D{d}" for d in defines])
     print(f"built {out.resolve()}")
     return 0

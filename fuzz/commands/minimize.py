@@ -9,7 +9,7 @@ from walkfuzz.commands._flags import add_harness, add_walker
 from walkfuzz.commands.triage import walker_path
 from walkfuzz.core.duration import Seconds
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.paths import output_file
+from walkfuzz.core.paths import output_file, read_input
 from walkfuzz.findings.store import write_atomic
 from walkfuzz.targets.harness_replay import ReplayError, sniff_harness
 from walkfuzz.triage.driver import NATIVE_NOT_MINIMIZED, NATIVE_TARGETS
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{args.file}: {NATIVE_NOT_MINIMIZED}")
         raise UserError(f"{args.file}: minimize works on minivm cases, not {spec.target!r} inputs")
     out = output_file(args.output or args.file.with_name(args.file.name + SUFFIX), "--output")
-    data = args.file.read_bytes()
+    data = read_input(args.file)
     harness = spec.harness or sniff_harness(data, str(args.file))
     result = minimize(data, harness, spec.walker or "reference", args.budget,
                       source=str(args.file))

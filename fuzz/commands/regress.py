@@ -14,7 +14,6 @@ from walkfuzz.engine.progress import Progress
 from walkfuzz.targets.table import CORPORA_DIR
 from walkfuzz.triage import regress
 from walkfuzz.triage.driver import table, triage
-from walkfuzz.triage.inputs import discover
 from walkfuzz.triage.junit import write_junit
 
 REGRESSIONS = "regressions"
@@ -34,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "regress", help="CI gate: fail on a finding signature not in a baseline",
         description="Replay inputs (default: every corpora/<harness>/regressions/), and exit 1 "
         "if one reproduces a signature the baseline does not list, or cannot be replayed. "
-        "Writes JUnit XML with one test case per signature.")
+        "Writes JUnit XML with one test case per input checked.")
     add_input_arguments(p, required=False)
     p.add_argument("--baseline", type=Path, required=True, metavar="FILE",
                    help="JSON file of known signatures")
@@ -59,14 +58,16 @@ def run(args: argparse.Namespace) -> int:
     baseline = ({} if args.update_baseline and not args.baseline.exists()
                 else regress.load_baseline(args.baseline))
     paths = args.paths or default_paths()
-    specs = discover(paths)
+    if not paths:
+        raise UserError(f"no {CORPORA_DIR}/*/{REGRESSIONS}/ folder to check; name the inputs")
+    specs, clean_runs = regress.inputs(paths)
     with Progress() as progress:
         outcome = triage(specs, defaults, args.runs, args.jobs, hang_ns, on_error=print_error,
                          on_status=replay_progress(progress, len(specs)))
     verdict = regress.judge(outcome, baseline)
     print(table(outcome))
     if args.junit:
-        write_junit(args.junit, regress.SUITE, regress.test_cases(outcome, verdict),
+        write_junit(args.junit, regress.SUITE, regress.test_cases(outcome, verdict, clean_runs),
                     outcome.seconds)
     if outcome.interrupted:  # a partial replay says nothing of the signatures it did not reach
         print(f"interrupted: {outcome.inputs} of {len(specs)} inputs replayed; no verdict, "

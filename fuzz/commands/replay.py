@@ -23,6 +23,7 @@ from typing import Any
 
 from walkfuzz.commands._flags import add_harness, add_json, add_target, add_unwinder, add_walker
 from walkfuzz.core import sanitizer
+from walkfuzz.core.paths import input_file
 from walkfuzz.core.sanitizer import SANITIZERS
 from walkfuzz.targets.native.snapshot.format import is_snapshot_file
 from walkfuzz.targets.native.snapshot.replay import replay_and_judge, unwinders_of
@@ -64,6 +65,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if Path(args.file).exists():  # a device, a FIFO or a huge file: refused before it is read
+        input_file(Path(args.file))
     if is_snapshot_file(Path(args.file)):  # a snapshot is the native target's, whatever --target
         return replay_and_judge(Path(args.file), unwinders_of(args.unwinder))
     runner = runner_for("replay", args)  # refuses the flags the target does not take first

@@ -25,6 +25,7 @@ import sys
 
 from walkfuzz.commands._flags import add_out, add_target, add_unwinder, add_walker
 from walkfuzz.core.duration import Nanoseconds
+from walkfuzz.core.exit_status import rate_fraction
 from walkfuzz.engine.load import MAX_LOAD, check_load, cores, cpu_load
 from walkfuzz.targets.minivm.stress.options import SOURCES, WORKLOADS
 from walkfuzz.targets.minivm.walker_library import check_walker_library
@@ -88,7 +89,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="hotspot: leave -XX:-DebugNonSafepoints (top frames less precise)")
     p.add_argument("--stop-on-first", action="store_true",
                    help="minivm: stop at the first finding (saved before the run ends)")
-    p.add_argument("--max-invalid-rate", type=float, metavar="FRACTION",
+    p.add_argument("--max-invalid-rate", type=rate_fraction, metavar="FRACTION",
                    help="tolerate invalid traces up to this share of the walks (default: "
                    "none; any invalid trace is a finding, exit 1)")
     add_out(p, "reports/stress-MODE for minivm, reports/stress-native-UNWINDER for native, "

@@ -19,7 +19,7 @@ from walkfuzz.commands._flags import add_harness, add_json, add_target, add_walk
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS, INTERRUPTED
-from walkfuzz.core.paths import output_file
+from walkfuzz.core.paths import input_file, output_file
 from walkfuzz.engine.progress import Progress
 from walkfuzz.findings.store import write_atomic
 from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
@@ -115,6 +115,9 @@ def inputs_of(paths: list[Path]) -> list[InputSpec]:
     """Every input the paths name, saying which files of their folders it skipped. None is an
     error, unless each path is a walkfuzz output folder: a clean run's folder is a clean
     triage."""
+    for argument in paths:
+        if argument.exists() and not argument.is_dir():  # a device or FIFO: refused unopened
+            input_file(argument)
     found = find_inputs(paths)
     for path, why in found.skipped:
         print(f"walkfuzz triage: skipped {path}: {why}, not an input", file=sys.stderr)

@@ -7,6 +7,7 @@ built from them: one spelling keeps the same death the same finding wherever it 
 
 from __future__ import annotations
 
+import argparse
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +31,28 @@ def invalid_rate_fails(rate: float, limit: float | None) -> bool:
     """Whether a stress run's invalid-trace rate makes it a run with findings: every invalid
     trace is one (and saved as one), unless --max-invalid-rate tolerates the rate."""
     return rate > (limit or 0.0)
+
+
+def invalid_rate_over(rate: float, limit: float | None) -> str | None:
+    """The line that says why a run exits FINDINGS for its invalid-trace rate, the rate and the
+    bound; None within the bound or without one (then each invalid trace is a finding)."""
+    if limit is None or not invalid_rate_fails(rate, limit):
+        return None
+    return f"invalid-trace rate {rate:.4%} is above --max-invalid-rate {limit:g} ({limit:.4%})"
+
+
+def rate_fraction(text: str) -> float:
+    """--max-invalid-rate's argparse type: a share of the walks, 0 to 1 (0.005 is 0.5%); a
+    rate above 1 would tolerate anything and is a mistake, so argparse names the text."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number: a share of the walks, "
+                                         "0 to 1 (0.005 for 0.5%)") from None
+    if not 0.0 <= value <= 1.0:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share of the walks between 0 and 1 "
+                                         "(0.005 for 0.5%)")
+    return value
 
 
 def signal_name(signo: int) -> str:

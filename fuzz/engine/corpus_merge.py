@@ -59,9 +59,11 @@ def merge_corpora(harness: MergeHarness, corpora: Sequence[Path], dest: Path) ->
     if not corpora:
         return MergedCorpus(0, 0, 0)
     with tempfile.TemporaryDirectory(prefix="walkfuzz-merge-") as scratch:
-        argv = python_command(str(harness.script), "-merge=1", f"-artifact_prefix={scratch}/",
-                              f"-max_len={harness.max_len}", f"-timeout={DEFAULT_TIMEOUT}",
-                              str(dest), *map(str, corpora))
+        # libFuzzer runs in the scratch folder: every path it is given is absolute
+        argv = python_command(str(harness.script.resolve()), "-merge=1",
+                              f"-artifact_prefix={scratch}/", f"-max_len={harness.max_len}",
+                              f"-timeout={DEFAULT_TIMEOUT}", str(dest.resolve()),
+                              *(str(corpus.resolve()) for corpus in corpora))
         run = run_child(argv, stdin="", cwd=scratch, env=_environ(harness, Path(scratch)))
     found = _SUMMARY.search(run.stderr)
     if run.returncode != 0 or found is None:

@@ -16,8 +16,9 @@ type, mode and walker); anything else is refused with one line naming the two fo
 from __future__ import annotations
 
 import contextlib
+import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,6 +99,25 @@ def check_out(inputs: Sequence[Path], out: Path) -> Path:
     return out
 
 
+@contextlib.contextmanager
+def _new_out(inputs: Sequence[Path], out: Path) -> Iterator[Path]:
+    """--out checked and created (check_out) for a merge that, if it fails or is interrupted,
+    leaves it as it was, new or empty: a retry into it is not refused as "not empty"."""
+    existed = out.is_dir()
+    check_out(inputs, out)
+    try:
+        yield out
+    except BaseException:
+        for path in out.iterdir() if existed else ():
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        if not existed:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
 def _same(inputs: Sequence[Path], keys: Sequence[str], values: Sequence[dict[str, object]],
           what: str) -> None:
     for key in keys:
@@ -127,14 +147,14 @@ def merge_outputs(inputs: Sequence[Path], out: Path | None,
         spec = loaded[0][0]
         _same(inputs, IDENTITY, [s for s, _ in loaded], "a campaign of")
         harness = _harness(inputs[0], spec)
-        out = check_out(inputs, out or _default_out(str(spec.get("target")),
-                                                    str(spec.get("harness"))))
-        return merge_campaigns(inputs, out, command, harness, loaded)
+        with _new_out(inputs, out or _default_out(str(spec.get("target")),
+                                                  str(spec.get("harness")))) as new:
+            return merge_campaigns(inputs, new, command, harness, loaded)
     reports = [_report(p) for p in inputs]
     _same(inputs, RUN_IDENTITY, [vars(r.meta) for r in reports], "a run of")
     meta = reports[0].meta
-    out = check_out(inputs, out or _default_out(meta.target, meta.mode))
-    return merge_runs(inputs, out, command, reports)
+    with _new_out(inputs, out or _default_out(meta.target, meta.mode)) as new:
+        return merge_runs(inputs, new, command, reports)
 
 
 def _default_out(target: str, label: str) -> Path:

@@ -24,6 +24,7 @@ from typing import Any
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED
 from walkfuzz.core.paths import output_dir
+from walkfuzz.engine.campaign import CAMPAIGN_FILE, CampaignDir
 from walkfuzz.engine.progress import Progress
 from walkfuzz.targets.minivm.stress.gateways import stress_over_gateways
 from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
@@ -64,8 +65,13 @@ class StressRequest:
 
     def out_dir(self, kind: str | None = None) -> Path:
         """The run's output folder (--out, else the default for the target and kind), checked
-        now: a run that could not write it is refused before it starts."""
-        return output_dir(self.out or default_out("stress", self.target, kind))
+        now: a run that could not write it, or whose report would replace a fuzz campaign's,
+        is refused before it starts."""
+        out = output_dir(self.out or default_out("stress", self.target, kind))
+        if CampaignDir(out).exists():
+            raise UserError(f"--out {str(out)!r} holds a fuzz campaign ({CAMPAIGN_FILE}), whose "
+                            "report a stress run would replace; use another --out")
+        return out
 
 
 def raise_no_samples(duration_ns: float, interval_ns: float) -> None:

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.paths import input_file
 from walkfuzz.findings.store import write_atomic
 from walkfuzz.triage.cluster import Member
 from walkfuzz.triage.driver import Outcome, reproducer
+from walkfuzz.triage.inputs import InputSpec, find_inputs, is_output_dir
 from walkfuzz.triage.junit import TestCase
 
 BASELINE_VERSION = 1
@@ -92,15 +94,45 @@ def write_baseline(path: Path, doc: dict[str, object]) -> None:
     write_atomic(path, (json.dumps(doc, indent=1) + "\n").encode())
 
 
-def test_cases(outcome: Outcome, verdict: Verdict) -> list[TestCase]:
-    """One JUnit test case per signature (new: failed; known or gone: passed), and one
-    failed case per input that could not be replayed."""
+def inputs(paths: list[Path]) -> tuple[list[InputSpec], list[str]]:
+    """The inputs `paths` name, and the walkfuzz output folders among them that hold none (a
+    run that found nothing: a pass). UserError for a missing path or a plain folder without an
+    input, so that a gate never passes having checked nothing."""
+    specs, clean_runs = [], []
+    for path in paths:
+        if not path.exists():
+            raise UserError(f"{str(path)!r} does not exist: nothing to check")
+        if not path.is_dir():
+            input_file(path)  # a device or FIFO: refused, never opened
+        found = find_inputs([path]).inputs
+        if not found and not is_output_dir(path):
+            raise UserError(f"{str(path)!r} holds no input to check (neither a walkfuzz output "
+                            "folder nor a folder of inputs)")
+        specs += found
+        if not found:
+            clean_runs.append(str(path))
+    return specs, clean_runs
+
+
+def test_cases(outcome: Outcome, verdict: Verdict, clean_runs: list[str]) -> list[TestCase]:
+    """One JUnit test case per input checked (a new signature's: failed; a known one's or a
+    clean replay's: passed), one passed case per output folder of a run that found nothing,
+    one passed case per baseline signature no input showed, and one failed case per input
+    that could not be replayed: a pass is never a suite of no tests."""
     cases = []
-    for s, m in sorted(verdict.new.items()):
-        cases.append(TestCase(m.kind, s, failure=f"new {m.kind} ({m.klass}) at {m.location}",
-                              output=f"{m.why}\nreproduce: {reproducer(m)}"))
-    for s, m in sorted(verdict.known.items()):
-        cases.append(TestCase(m.kind, s, output=f"known, still reproduces: {reproducer(m)}"))
+    for m in sorted((m for c in outcome.clusters for m in c.members), key=lambda m: m.path):
+        if m.signature in verdict.new:
+            cases.append(TestCase(m.signature, m.path, output=f"{m.why}\nreproduce: "
+                                  f"{reproducer(m)}",
+                                  failure=f"new {m.kind} ({m.klass}) at {m.location}"))
+        else:
+            cases.append(TestCase(m.signature, m.path,
+                                  output=f"known, still reproduces: {reproducer(m)}"))
+    for path in sorted(outcome.clean):
+        cases.append(TestCase("clean", path, output="replayed without a finding"))
+    for path in clean_runs:
+        cases.append(TestCase("clean-run", path, output="a walkfuzz run that found nothing: "
+                                                        "no input to replay"))
     for s in verdict.missing:
         cases.append(TestCase("baseline", s, output="in the baseline, not reproduced by any "
                                                      "input (fixed, or its inputs are gone)"))

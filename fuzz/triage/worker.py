@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.errors import UserError
+from walkfuzz.core.paths import read_input
 from walkfuzz.engine.progress import report_status
 from walkfuzz.targets.harness_replay import (
     LibunwindReplayer,
@@ -87,7 +88,7 @@ def replay_task(task: dict[str, Any], replayers: Replayers, runs: int) -> dict[s
     try:
         if task.get("error"):
             raise ReplayError(str(task["error"]))
-        data = Path(source).read_bytes()
+        data = read_input(Path(source))
         target = str(task.get("target") or "minivm")
         if target in STORED_TARGETS or (target, task.get("harness")) in STORED_HARNESSES:
             return {**out, **stored_result(source)}

@@ -123,3 +123,32 @@ def test_build_walker_builds_a_loadable_library_and_names_a_missing_symbol(
     done = cli("build-walker", str(user_walker.EXAMPLE_SOURCE), "-o", str(out),
                "-D", "WF_EXAMPLE_OMIT_ASGST_State")
     assert_one_error_line(done, "ASGST_State")
+
+
+REFERENCE = Path(__file__).resolve().parents[2] / "native" / "walkers" / "reference"
+
+
+def test_build_walker_builds_the_reference_walker_as_the_readme_shows(tmp_path: Path) -> None:
+    out = tmp_path / "ref.so"
+    sources = sorted(str(p.relative_to(REFERENCE.parents[2])) for p in REFERENCE.glob("*.c"))
+    env = {k: v for k, v in os.environ.items() if k not in SANITIZER_ENV}
+    done = subprocess.run([str(WALKFUZZ), "build-walker", *sources, "-o", str(out)],
+                          capture_output=True, text=True, timeout=120, env=env,
+                          cwd=REFERENCE.parents[2])
+    assert done.returncode == 0, done.stderr
+    assert check_walker_library(str(out)) == out.resolve()
+
+
+def test_a_library_whose_api_is_hidden_is_told_to_export_it(tmp_path: Path) -> None:
+    # the reference walker's sources away from their folder: built without WF_REF_EXPORT, their
+    # `#pragma GCC visibility push(hidden)` keeps every symbol local to the library
+    for source in REFERENCE.glob("*.c"):
+        (tmp_path / source.name).write_bytes(source.read_bytes())
+    done = cli("build-walker", *map(str, sorted(tmp_path.glob("*.c"))), "-o",
+               str(tmp_path / "ref.so"))
+    assert_one_error_line(done, "lacks:", f"{len(REQUIRED)} of them are defined but hidden",
+                          "visibility", "-D WF_REF_EXPORT")
+    with pytest.raises(WalkerLibraryError, match=r"9 of them are defined but hidden.*visibility"):
+        user_walker.build_walker([user_walker.EXAMPLE_SOURCE], tmp_path / "hidden.so",
+                                 extra_flags=["-fvisibility=hidden"])
+    assert not (tmp_path / "hidden.so").exists()

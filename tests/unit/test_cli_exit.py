@@ -130,6 +130,27 @@ def test_max_invalid_rate_tolerates_invalid_traces(tmp_path: Path, planted_walke
     assert done.returncode == CLEAN, done.stderr[-2000:]
 
 
+@pytest.mark.parametrize("rate", ["2", "-0.1", "nan", "half"])
+def test_max_invalid_rate_is_a_share_of_the_walks(rate: str) -> None:
+    one_error_line(walkfuzz("stress", "--max-invalid-rate", rate, "--duration", "1s"),
+                   "--max-invalid-rate", repr(rate), "0 to 1" if rate == "half" else "0 and 1")
+
+
+def test_a_rate_above_max_invalid_rate_says_the_rate_and_the_bound(
+        tmp_path: Path, planted_walker: Path) -> None:
+    done = walkfuzz("stress", "--walker", planted_walker, *SHORT_STRESS,
+                    "--max-invalid-rate", "1e-9", "--out", tmp_path)
+    counters = report_of(tmp_path)["counters"]
+    assert isinstance(counters, dict) and counters["invalid"] > 0
+    assert counters["faults"] == counters["hangs"] == 0
+    assert done.returncode == FINDINGS, done.stderr[-2000:]
+    walked = counters["walked"]
+    assert isinstance(walked, int)
+    rate = f"{counters['invalid'] / walked:.4%}"
+    assert f"invalid-trace rate {rate} is above --max-invalid-rate 1e-09" in done.stderr, \
+        done.stderr[-2000:]
+
+
 @pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_interrupted_stress_keeps_its_findings_and_report(tmp_path: Path, planted_walker: Path,
                                                           signo: int) -> None:
@@ -240,6 +261,39 @@ def test_out_naming_a_file_is_one_line_before_any_work(tmp_path: Path, command: 
         done = walkfuzz(command, "--target", target, *extra, "--out", out)
         one_error_line(done, "--out", str(out))
     assert existing.read_text() == "mine\n"
+
+
+# /proc exists and its permission bits let root write, but it takes no new file or folder.
+UNWRITABLE_OUT = Path("/proc/walkfuzz")
+
+
+@pytest.mark.parametrize("argv", [
+    ("fuzz", "--harness", "layouts", "--time", "10m"),
+    ("stress", "--duration", "10m", "--baseline", "0"),
+    ("coverage", ROOT / "corpora" / "layouts"),
+], ids=["fuzz", "stress", "coverage"])
+def test_an_unwritable_out_is_one_line_before_any_work(argv: tuple[str | Path, ...]) -> None:
+    # the run asked for would outlast TIMEOUT: refused before it, or the test fails
+    one_error_line(walkfuzz(*argv, "--out", UNWRITABLE_OUT), "--out", str(UNWRITABLE_OUT),
+                   "not writable")
+
+
+@pytest.mark.parametrize("flag", ["--json", "--sarif", "--junit"])
+def test_an_unwritable_output_file_is_one_line_before_any_work(tmp_path: Path, flag: str,
+                                                               found_stress: Path) -> None:
+    out = UNWRITABLE_OUT.with_suffix(".out")  # its folder exists: only writing tells
+    command = ("regress", "--baseline", tmp_path / "b.json", "--update-baseline") \
+        if flag == "--junit" else ("triage",)
+    one_error_line(walkfuzz(*command, found_stress, flag, out), flag, str(out), "not writable")
+    assert not (tmp_path / "b.json").exists()  # refused before any work
+
+
+def test_stress_refuses_an_out_holding_a_fuzz_campaign(tmp_path: Path) -> None:
+    (tmp_path / "campaign.json").write_text("{}")
+    (tmp_path / "report.json").write_text("the campaign's report\n")
+    one_error_line(walkfuzz("stress", "--duration", "10m", "--out", tmp_path), "--out",
+                   str(tmp_path), "fuzz campaign")
+    assert (tmp_path / "report.json").read_text() == "the campaign's report\n"
 
 
 def test_triage_and_regress_output_files_are_checked_first(tmp_path: Path,

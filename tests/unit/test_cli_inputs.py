@@ -9,10 +9,13 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from walkfuzz.core.errors import UserError
+from walkfuzz.core.paths import MAX_INPUT_BYTES, read_input
 from walkfuzz.findings.finding import Finding
 from walkfuzz.findings.store import save_finding
 from walkfuzz.targets.minivm import planted
@@ -123,3 +126,54 @@ def test_triage_knows_a_generator_corpus_s_harness_by_its_folder() -> None:
     total = sum(1 for p in LAYOUTS.iterdir() if p.is_file())
     done = walkfuzz("triage", str(LAYOUTS), "--runs", "1")
     assert f"0 could not run; {total} inputs in" in done.stdout, (done.stdout, done.stderr)
+
+
+@pytest.fixture
+def not_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Paths that are no input file, and what the refusal calls each: a device (its read
+    never ends), a FIFO (its open waits for a writer), a folder, a file over the cap (sparse)."""
+    fifo, folder, huge = tmp_path / "fifo", tmp_path / "folder", tmp_path / "huge"
+    os.mkfifo(fifo)
+    folder.mkdir()
+    with huge.open("wb") as stream:
+        stream.truncate(MAX_INPUT_BYTES + 1)
+    return {"device": (Path("/dev/zero"), "a character device"), "fifo": (fifo, "a FIFO"),
+            "folder": (folder, "a folder"), "huge": (huge, f"{MAX_INPUT_BYTES}-byte limit")}
+
+
+@pytest.mark.parametrize("command", ["replay", "minimize", "triage", "regress"])
+@pytest.mark.parametrize("kind", ["device", "fifo", "huge"])
+def test_an_input_that_is_no_regular_file_or_too_large_is_refused_in_one_line(
+        not_inputs: dict[str, tuple[Path, str]], tmp_path: Path, command: str,
+        kind: str) -> None:
+    path, says = not_inputs[kind]
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{"version": 1, "signatures": {}}')
+    extra = ["--baseline", str(baseline)] if command == "regress" else []
+    started = time.monotonic()
+    done = walkfuzz(command, *extra, str(path))
+    assert time.monotonic() - started < 10
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0], done.stderr[-2000:]
+    if command != "minimize" or kind == "huge":  # minimize names a non-file in its own words
+        assert says in lines[0], lines[0]
+
+
+def test_replay_refuses_a_folder_where_a_file_is_meant(
+        not_inputs: dict[str, tuple[Path, str]]) -> None:
+    path, says = not_inputs["folder"]
+    done = walkfuzz("replay", str(path))
+    assert done.returncode == 2 and says in done.stderr, done.stderr[-2000:]
+
+
+def test_read_input_reads_a_regular_file_and_refuses_the_rest(
+        not_inputs: dict[str, tuple[Path, str]], tmp_path: Path) -> None:
+    small = tmp_path / "small"
+    small.write_bytes(b"WFCS")
+    assert read_input(small) == b"WFCS"
+    with pytest.raises(UserError, match="4 bytes, over the 3-byte limit"):
+        read_input(small, cap=3)
+    for path, says in not_inputs.values():
+        with pytest.raises(UserError, match=says):
+            read_input(path)

@@ -266,3 +266,34 @@ def test_bad_input_is_one_line_naming_it(stress_runs: tuple[list[Path], Path],
     (other / "report.json").write_text(json.dumps(doc))
     one_error_line(walkfuzz("merge", a, other, "--out", out), str(other), "target")
     assert not out.exists()  # nothing was merged, nothing was made
+
+
+def test_campaigns_given_by_relative_paths_merge(campaigns: tuple[Path, Path, Path],
+                                                 tmp_path: Path) -> None:
+    a, b, merged = campaigns
+    assert a.parent == b.parent
+    out = tmp_path / "relative"
+    done = walkfuzz("merge", a.name, b.name, "--out", os.path.relpath(out, a.parent),
+                    cwd=a.parent)
+    assert done.returncode == FINDINGS, done.stderr[-2000:]
+    assert contents(out / "corpus") == contents(merged / "corpus")
+    assert groups(out).keys() == groups(merged).keys()
+
+
+def test_a_failed_merge_leaves_no_partial_out_and_a_retry_is_not_refused(
+        campaigns: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    a, b, _ = campaigns
+    copies = []
+    for campaign in (a, b):  # a spec this walkfuzz cannot read: the merge fails late
+        copy = tmp_path / campaign.name
+        shutil.copytree(campaign, copy)
+        doc = json.loads((copy / "campaign.json").read_text())
+        doc["spec"]["from_a_newer_walkfuzz"] = 1
+        (copy / "campaign.json").write_text(json.dumps(doc))
+        copies.append(copy)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for out in (tmp_path / "new", empty):
+        for _ in range(2):  # the retry fails alike: never "not empty"
+            one_error_line(walkfuzz("merge", *copies, "--out", out), "unreadable spec")
+        assert not out.exists() if out != empty else not any(out.iterdir())

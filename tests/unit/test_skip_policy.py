@@ -99,3 +99,61 @@ def test_a_module_level_importorskip_fails_the_collection(tmp_path: Path, opted_
         assert done.returncode == 2, done.stdout  # interrupted: an error during collection
         assert "skipped without an opt-out: could not import 'walkfuzz_no_such_module'" \
             in done.stdout
+
+
+XFAILS = '''
+import pytest
+
+@pytest.mark.xfail(reason="known bug")
+def test_xfailed():
+    assert False
+
+@pytest.mark.xfail(reason="known bug")
+def test_xpassed():
+    pass
+
+def test_imperative_xfail():
+    pytest.xfail("not today")
+
+@pytest.mark.xfail(reason="WALKFUZZ_SKIP_HOTSPOT=1: the HotSpot target left out")
+def test_opted_out_xfail():
+    assert False
+'''
+
+
+def test_an_xfail_or_xpass_without_its_opt_out_fails(tmp_path: Path) -> None:
+    done, outcomes = run_child(tmp_path, XFAILS)
+    assert done.returncode == 1, done.stdout
+    assert outcomes == {"test_xfailed": "failure", "test_xpassed": "failure",
+                        "test_imperative_xfail": "failure", "test_opted_out_xfail": "failure"}, \
+        done.stdout
+    assert "xfailed without an opt-out: known bug" in done.stdout
+    assert "XPASS (passed although marked xfail) without an opt-out: known bug" in done.stdout
+    assert "xfailed without an opt-out: not today" in done.stdout
+
+
+def test_an_opted_out_xfail_is_allowed(tmp_path: Path) -> None:
+    done, outcomes = run_child(tmp_path, XFAILS, WALKFUZZ_SKIP_HOTSPOT="1")
+    assert outcomes["test_opted_out_xfail"] == "skipped", done.stdout  # junit's word for xfailed
+    assert outcomes["test_xfailed"] == "failure" and outcomes["test_xpassed"] == "failure"
+    assert "1 xfailed" in done.stdout
+
+
+@pytest.mark.parametrize("folder", ["stress", "quality"])
+def test_a_stress_or_quality_file_without_its_marker_fails_collection(tmp_path: Path,
+                                                                       folder: str) -> None:
+    marked = tmp_path / "tests" / folder
+    marked.mkdir(parents=True)
+    (marked / "test_marked.py").write_text(f"import pytest\npytestmark = pytest.mark.{folder}\n"
+                                           "def test_runs():\n    pass\n")
+    (marked / "test_unmarked.py").write_text("def test_never_selected():\n    pass\n")
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\nmarkers =\n    {folder}: suite\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.opt_outs", "-p", "no:cacheprovider",
+         "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), "-m", folder,
+         str(marked)],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+        text=True, timeout=120)
+    assert done.returncode == 2, done.stdout  # an error during collection
+    assert f"test_never_selected lack the `{folder}` marker" in done.stdout
+    assert "test_marked.py" not in done.stdout.split("short test summary")[-1]

@@ -280,3 +280,44 @@ def test_regress_fails_on_a_new_signature_and_writes_junit(tmp_path: Path, good_
     assert passed.returncode == 0, passed.stdout
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("failures") == "0" and suite.get("tests") == "1"
+
+
+def test_regress_refuses_a_missing_path_or_a_folder_without_inputs(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"version": regress.BASELINE_VERSION, "signatures": {}}))
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "run.log").write_text("a log is no input\n")
+    for path, says in ((tmp_path / "missing", "does not exist"), (plain, "holds no input")):
+        done = subprocess.run([str(WALKFUZZ), "regress", "--baseline", str(baseline), str(path)],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stdout
+        assert done.stderr.strip().count("\n") == 0 and says in done.stderr, done.stderr
+        assert "pass" not in done.stdout
+
+
+def test_regress_writes_one_passing_case_per_input_and_per_clean_run(
+        tmp_path: Path, good_case: Path, nested_walker: str) -> None:
+    corpus, clean_run = tmp_path / "corpus", tmp_path / "clean-run"
+    corpus.mkdir()
+    clean_run.mkdir()
+    (clean_run / "campaign.json").write_text("{}")  # a campaign that found nothing
+    for name in ("crash-a", "crash-b"):
+        (corpus / name).write_bytes(good_case.read_bytes())
+    baseline, junit = tmp_path / "baseline.json", tmp_path / "junit.xml"
+    common = [str(WALKFUZZ), "regress", "--baseline", str(baseline), "--walker", nested_walker,
+              "--runs", "1"]
+    accepted = subprocess.run([*common, "--update-baseline", str(corpus)], capture_output=True,
+                              text=True, timeout=120)
+    assert accepted.returncode == 0, accepted.stderr
+    for paths, cases in (([corpus], {"crash-a", "crash-b"}), ([clean_run], {"clean-run"}),
+                         ([corpus, clean_run], {"crash-a", "crash-b", "clean-run"})):
+        passed = subprocess.run([*common, "--junit", str(junit), *map(str, paths)],
+                                capture_output=True, text=True, timeout=120)
+        assert passed.returncode == 0, passed.stderr
+        suite = ET.parse(junit).getroot().find("testsuite")
+        assert suite is not None and suite.get("failures") == "0", passed.stdout
+        checked = [case for case in suite.iter("testcase") if case.get("classname") != "baseline"]
+        assert {Path(case.get("name", "")).name for case in checked} == cases
+        assert len(checked) == len(cases)
+        assert suite.get("tests") == str(len(list(suite.iter("testcase"))))

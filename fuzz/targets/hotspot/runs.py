@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, judged
+from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, invalid_rate_over, judged
+from walkfuzz.core.paths import read_input
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.targets.hotspot.campaign import (
     DEFAULT_BATCH,
@@ -147,9 +148,8 @@ def stress_and_judge(out: Path, *, jdk: str | None, duration_s: float, seed: int
     rate = invalid / compared if compared else 0.0  # the counter's is rounded to 6 places
     over = (invalid_rate_fails(rate, max_invalid_rate) if max_invalid_rate is not None
             else len(others) < len(hs.findings) or invalid > 0)
-    if over and max_invalid_rate is not None:
-        print(f"invalid-trace rate {rate} above --max-invalid-rate {max_invalid_rate}",
-              file=sys.stderr)
+    if line := invalid_rate_over(rate, max_invalid_rate):
+        print(line, file=sys.stderr)
     return judged(failed or over)
 
 
@@ -171,7 +171,7 @@ def replay_and_judge(finding: Path, jdk: str | None = None,
     version-1 record that sets an absolute address depends on the old run's layout."""
     if not finding.is_file():
         raise UserError(f"input {str(finding)!r} is not a file")
-    data = finding.read_bytes()
+    data = read_input(finding)
     if not data:
         raise UserError(f"input {str(finding)!r} holds no perturbation record (hang and "
                         "invalid-trace findings replay only with their run)")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.errors import CaseFormatError
+from walkfuzz.core.paths import read_input
 from walkfuzz.targets.minivm import spec
 from walkfuzz.targets.minivm.case import decode as dec
 from walkfuzz.targets.minivm.case import format as C
@@ -32,10 +33,7 @@ from walkfuzz.targets.minivm.walker_library import check_walker_library
 
 
 def _input(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as err:
-        raise CaseFormatError(path, f"cannot read: {err.strerror}") from err
+    return read_input(Path(path))
 
 
 def _harness(args: argparse.Namespace, data: bytes) -> str:

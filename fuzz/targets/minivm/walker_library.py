@@ -20,6 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
 from walkfuzz.core import native, sanitizer
 from walkfuzz.core.errors import WalkerLibraryError
 from walkfuzz.engine.child import run_child, walkfuzz_command
@@ -28,6 +32,7 @@ ELF_MAGIC = b"\x7fELF"
 # Bytes of the buffer for every C call that fills an error line (`char *err, size_t errlen`):
 # wf_walker_load's names the library path and every missing symbol, a dlerror quotes a path.
 ERROR_LEN = 1024
+LACKS = " lacks:"  # wf_walker_load's error line: "walker PATH lacks: SYMBOL SYMBOL ..."
 # What a walker built with -fsanitize=fuzzer-no-link misses until libFuzzer is loaded.
 CHECK_TIMEOUT = 120.0  # seconds for the child that loads a library under the sanitizer runtime
 CHILD_PREFIX = "walker library check"
@@ -47,8 +52,35 @@ def load_walker(path: str, core: native.Native | None = None) -> Any:
         native.load_libfuzzer()
         rc = lib.wf_walker_load(path.encode(), table, err, ERROR_LEN)
     if rc != 0:
-        raise WalkerLibraryError(ffi.string(err).decode(errors="replace"))
+        message = ffi.string(err).decode(errors="replace")
+        raise WalkerLibraryError(message + _hidden_note(path, message))
     return table
+
+
+def _hidden_note(path: str, message: str) -> str:
+    """What to add to wf_walker_load's "lacks: SYMBOL ..." when the library defines those symbols
+    but does not export them (hidden visibility, or local: `nm -D` lists none of them), which
+    dlsym cannot tell from their absence; "" otherwise."""
+    lacking = set(message.partition(LACKS)[2].split())
+    if not lacking:
+        return ""
+    try:
+        with open(path, "rb") as stream:
+            table = ELFFile(stream).get_section_by_name(".symtab")
+            hidden = sorted({s.name for s in table.iter_symbols() if s.name in lacking and
+                             s["st_shndx"] != "SHN_UNDEF" and
+                             (s["st_info"]["bind"] == "STB_LOCAL" or
+                              s["st_other"]["visibility"] in ("STV_HIDDEN", "STV_INTERNAL"))}
+                            if isinstance(table, SymbolTableSection) else ())
+    except (OSError, ELFError):
+        return ""
+    if not hidden:
+        return ""
+    return (f"; {len(hidden)} of them are defined but hidden ({', '.join(hidden[:3])}"
+            f"{', ...' if len(hidden) > 3 else ''}): give them default visibility (no "
+            "-fvisibility=hidden or `#pragma GCC visibility push(hidden)` over them, or "
+            "__attribute__((visibility(\"default\"))); the reference walker's sources: "
+            "-D WF_REF_EXPORT)")
 
 
 def _require_file(path: str, shown_as: str | None = None) -> None:

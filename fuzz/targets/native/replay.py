@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from walkfuzz.core.paths import read_input
 from walkfuzz.targets.native.case import decode
 from walkfuzz.targets.native.extension import load
 from walkfuzz.targets.native.outcome import Namer, WalkOutcome, to_finding
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     add_unwinder_flag(parser)
     parser.add_argument("file", type=Path)
     args = parser.parse_args(argv)
-    doc = replay(args.file.read_bytes(), args.unwinder)
+    doc = replay(read_input(args.file), args.unwinder)
     print(json.dumps(doc, indent=1))
     return 0 if doc["verdict"] == "ok" else 1
 

@@ -16,6 +16,7 @@ supervised-process runner on the C generator stream.)
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from walkfuzz.core.exit_status import (
     FINDINGS,
     INTERRUPTED,
     invalid_rate_fails,
+    invalid_rate_over,
     judged,
 )
 from walkfuzz.engine.progress import Progress, human
@@ -117,8 +119,8 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
         raise UserError(f"no sample was walked in --duration {seconds:g}s at --interval "
                         f"{interval_us:.0f}us per thread")
     failed = int(c["faults"]) + int(c["hangs"]) > 0
-    if max_invalid_rate is not None and invalid_rate_fails(result.invalid_rate, max_invalid_rate):
-        print(f"invalid-trace rate {result.invalid_rate:.5%} is above {max_invalid_rate:.5%}")
+    if over := invalid_rate_over(result.invalid_rate, max_invalid_rate):
+        print(over, file=sys.stderr)
     return judged(failed or invalid_rate_fails(result.invalid_rate, max_invalid_rate))
 
 

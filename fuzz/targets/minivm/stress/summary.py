@@ -10,10 +10,11 @@ CPU-second say how much sampling the CPU time a thread got bought."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
-from walkfuzz.core.exit_status import invalid_rate_fails, judged
+from walkfuzz.core.exit_status import invalid_rate_fails, invalid_rate_over, judged
 from walkfuzz.engine.progress import human
 from walkfuzz.report.figures import slowdown_text
 
@@ -61,6 +62,8 @@ def verdict(counts: Mapping[str, Any], max_invalid_rate: float | None) -> int:
     a fault, a hang, a queue miscount or invalid traces beyond max_invalid_rate, else 0."""
     failed = any(int(counts.get(k, 0)) for k in ("faults", "hangs", "queue_miscounts"))
     rate = _ratio(int(counts.get("invalid", 0)), int(counts.get("walked", 0)))
+    if over := invalid_rate_over(rate, max_invalid_rate):
+        print(over, file=sys.stderr)
     return judged(failed or invalid_rate_fails(rate, max_invalid_rate))
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from walkfuzz.core.exit_status import CLEAN, judged
+from walkfuzz.core.paths import read_input
 from walkfuzz.targets.native.child import walk_in_child
 from walkfuzz.targets.native.differential.judge import Walk, judge
 from walkfuzz.targets.native.differential.rows import table_rows, table_text, truth, walks_of
@@ -33,7 +34,7 @@ def _unwinder_walk(unwinder: str, path: Path, scratch: Path) -> tuple[Walk, str]
 
 
 def replay_differential(path: Path, unwinders: Sequence[str], order: Sequence[str]) -> int:
-    data = path.read_bytes()
+    data = read_input(path)
     with tempfile.TemporaryDirectory(prefix="walkfuzz-diff-replay-") as scratch:
         results = [_unwinder_walk(u, path, Path(scratch)) for u in unwinders]
     walks = [walk for walk, _ in results]
