@@ -2,7 +2,8 @@
  * AsyncGetCallTrace (ASGCT) inside a running JVM.
  *
  * One concept per file:
- *   agent.c    Agent_OnLoad, options, JVMTI callbacks, the thread table
+ *   agent.c    Agent_OnLoad, options, JVMTI callbacks
+ *   wf_hs_state.c  the run configuration and the thread table, which every other file reads
  *   asgct.c    resolving ASGCT and JVM_handle_linux_signal; guarded and unguarded calls
  *   methods.c  jmethodID table: preloaded ids -> shadow id and bytecode length
  *   regions.c  address regions from /proc/self/maps: code cache, Java heap, libjvm text
@@ -147,7 +148,7 @@ wf_hs_thread *wf_hs_self(void);
 int wf_hs_thread_count(void);
 /* Claim a slot for the calling thread (ThreadStart). NULL when the table is full. */
 wf_hs_thread *wf_hs_thread_attach(JNIEnv *env, jthread thread);
-/* Release the calling thread's slot (ThreadEnd). */
+/* Release the calling thread's slot (ThreadEnd, after its timer is stopped). */
 void wf_hs_thread_detach(void);
 
 /* ---- asgct.c ---------------------------------------------------------------------------- */
@@ -368,8 +369,8 @@ int wf_hs_out_open(char *err, size_t errlen);
 int wf_hs_out_start_reporter(void);
 /* Write one line (not from a handler). */
 void wf_hs_out_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Final summary; stops the reporter. */
-void wf_hs_out_finish(void);
+/* Final summary, with the checker thread's CPU seconds; stops the reporter. */
+void wf_hs_out_finish(double checker_cpu_s);
 /* Called by the checker thread with a comparison result (not from a handler). */
 void wf_hs_out_check(const char *kind, int agree, int asgct_n, int gst_n, int common_bottom,
                      const char *detail);
