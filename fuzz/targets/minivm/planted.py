@@ -171,7 +171,7 @@ def _compile(name: str, bugs: Sequence[str], flavour: str) -> Path:
         raise UserError(f"unknown flavour {flavour!r}; one of {sorted(FLAVOUR_FLAGS)}")
     out = BUILD_DIR / f"{_file_stem(name)}-{flavour}.so"
     patches = [planted_sources.patch_path(bug) for bug in bugs]
-    inputs = [*(WALKER_SOURCES / file for file in WALKER_FILES), *INCLUDE.glob("*.h"), *patches,
+    inputs = [*(WALKER_SOURCES / file for file in WALKER_FILES), *INCLUDE.rglob("*.h"), *patches,
               Path(__file__), Path(planted_sources.__file__)]
     if out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs):
         return out

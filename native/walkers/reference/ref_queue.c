@@ -69,6 +69,7 @@
 #endif
 
 #include "asgst.h"
+#include "wf_arch.h"
 #include "wf_queue.h"
 #include "wf_queue_walk.h"
 #include "wf_ucontext.h"
@@ -146,10 +147,10 @@ static uint32_t load_attempts(const ASGST_Queue *q) {
 
 /* One add instruction on a counter ("Ordering" above): a nested Enqueue's bump and the
    owner's reset at the end of a safepoint land before or after it, never inside. */
-static void bump(uint64_t *counter) { __asm__ volatile("addq $1, %0" : "+m"(*counter)); }
+static void bump(uint64_t *counter) { wf_arch_add_one_u64(counter); }
 
 static void count_attempt(ASGST_Queue *q) {
-    __asm__ volatile("addl $1, %0" : "+m"(q->attempts));
+    wf_arch_add_one_u32(&q->attempts);
     bump(&q->counters.attempts);
 }
 

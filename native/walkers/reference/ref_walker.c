@@ -21,6 +21,7 @@
 #include <ucontext.h>
 
 #include "asgst.h"
+#include "wf_arch.h"
 #include "wf_ucontext.h"
 #include "wf_vm.h"
 #include "wf_queue_walk.h" /* queue: wf_ref_run_at */
@@ -107,11 +108,11 @@ static inline __attribute__((always_inline)) const struct wf_vm_blob *find_blob(
     const struct wf_vm *vm = WF_VM;
     if ((pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT >= vm->segmap_count) return NULL;
     /* segmap[(pc - heap) >> shift], then blobs[started - 1]: both tables lie at fixed
-       addresses (wf_vm.h). The empty asm makes gcc keep the two bases in registers rather
+       addresses (wf_vm.h). wf_arch_opaque_pair makes gcc keep the two bases in registers rather
        than fold the constants into each address, which put an add on the walk's chain of
        dependent loads (pc -> segment -> blob -> frame size): 1% of the bench. */
     uintptr_t segmap = SEGMAP_OF_ADDRESS_0, blobs_before = WF_VM_BLOBS - WF_VM_BLOB_STRIDE;
-    __asm__("" : "+r"(segmap), "+r"(blobs_before));
+    wf_arch_opaque_pair(&segmap, &blobs_before);
     uintptr_t started =
         *(const uint16_t *)(segmap + (pc >> WF_VM_SEGMENT_SHIFT) * sizeof(uint16_t));
     if (started == 0) return NULL;
