@@ -1,6 +1,6 @@
 /* The agent's run configuration and its table of workload threads: what every other file of
  * the agent reads, defined here so that each of them depends on this file and not on the
- * one that fills them (agent.c parses the options into wf_hs_cfg and attaches the threads).
+ * one that fills them (wf_hs_agent.c parses the options into wf_hs_cfg and attaches the threads).
  */
 #define _GNU_SOURCE
 #include <pthread.h>

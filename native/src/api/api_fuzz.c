@@ -6,7 +6,7 @@
 
 #include "api_ops.h"
 #include "gen/gen_provider.h"
-#include "run/walk_record.h"
+#include "run/run_walk_record.h"
 #include "wf_gen.h"
 #include "wf_ucontext.h"
 

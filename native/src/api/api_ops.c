@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "api_ops.h"
-#include "run/walk_record.h"
+#include "run/run_walk_record.h"
 #include "wf_vm.h"
 
 /* ---- iterator ---------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* walker_bench.c — timing loops of wf_walker_bench.h.
+/* run_walker_bench.c — timing loops of wf_walker_bench.h.
  *
  * Both loops are timed the same way: one untimed warm-up pass, then `batches` batches of
  * `reps` walks each, and the figure is the fastest batch (min-of-N: on a shared machine a
