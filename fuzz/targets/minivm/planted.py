@@ -52,6 +52,7 @@ class PlantedBug:
     harness: str  # the harness whose campaign finds it
     what: str
     seeded: bool = True  # its campaign imports corpora/<harness>/ (no seed there triggers it)
+    planted: bool = True  # False: the reference walker itself, built with no patch
 
 
 PLANTED_BUGS = (
@@ -136,17 +137,17 @@ def planted_bug(name: str) -> PlantedBug:
 
 
 # The reference walker itself as a library: what a planted walker is compared with.
-REFERENCE = PlantedBug("reference", (), "layouts", "no bug")
+REFERENCE = PlantedBug("reference", (), "layouts", "no bug", planted=False)
 
 
 def build(bug: PlantedBug, flavour: str = "cov") -> Path:
     """Compile the walker library of `bug` (if its sources changed) and return its path."""
-    return _compile(bug.name, [] if bug is REFERENCE else [bug.name], flavour)
+    return _compile(bug.name, [bug.name] if bug.planted else [], flavour)
 
 
 def build_combined(bugs: Sequence[PlantedBug], flavour: str = "plain") -> Path:
     """One walker library with every bug of `bugs` planted at once."""
-    if len(bugs) < 2 or any(b is REFERENCE for b in bugs):
+    if len(bugs) < 2 or not all(b.planted for b in bugs):
         raise UserError(f"a combined walker needs two planted bugs or more, not "
                         f"{[b.name for b in bugs]}")
     return _compile("+".join(b.name for b in bugs), [b.name for b in bugs], flavour)
