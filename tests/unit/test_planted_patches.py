@@ -51,6 +51,16 @@ def test_the_combined_bugs_apply_together(tmp_path: Path) -> None:
                 assert "\n".join(edit.lines) in walker, bug
 
 
+def test_every_bug_applies_with_every_other(tmp_path: Path) -> None:
+    """All of them in one library (the minimize tests' walker): a check one bug deletes goes
+    with what another bug changes inside it."""
+    names = [bug.name for bug in planted.PLANTED_BUGS]
+    written = planted_sources.write(names, tmp_path, planted.WALKER_FILES)
+    walker = next(p for p in written if p.name == "ref_walker.c").read_text()
+    assert "WF_WALK_MAX_DEPTH)" not in walker  # fp-cycle's deletion, depth-off-by-one's bound
+    assert "peek_caller_profile(it, &s);" in walker and "mix_up_anchor_fp(it, s);" in walker
+
+
 def test_two_patches_changing_the_same_lines_are_refused(tmp_path: Path) -> None:
     patch = planted_sources.patch_path("fp-cycle")
     twice = tmp_path / "twice.patch"

@@ -4,7 +4,8 @@ applied, as mutation-testing tools keep their mutants out of the source they tes
 Each bug is a unified diff, `native/testing/planted/<bug>.patch`, against today's reference
 sources (`git apply --check` takes them as they are). Every patch is placed on the pristine
 sources by its context, and all of them are applied at once, so that several bugs planted in
-one library combine whatever their order, as long as no two change the same lines.
+one library combine whatever their order, as long as no two change the same lines (but for
+lines one deletes outright: `edits`).
 
        pristine line   patch A          patch B           combined
        a               a                a                 a
@@ -15,7 +16,6 @@ one library combine whatever their order, as long as no two change the same line
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -115,8 +115,10 @@ def _place(hunk: _Hunk, pristine: Sequence[str], patch: Path) -> Edit:
 
 
 def edits(patches: Sequence[Path]) -> dict[str, list[Edit]]:
-    """Every patch's edits of each reference file, in file order; two that change the same
-    lines are an error naming both."""
+    """Every patch's edits of each reference file, in file order. Lines one patch deletes
+    outright take with them what another changes inside them (fp-cycle drops the depth check
+    whose bound depth-off-by-one moves); any other two edits of the same lines are an error
+    naming both patches."""
     pristine = {p.name: p.read_text().splitlines() for p in REFERENCE_SOURCES.glob("*.c")}
     by_file: dict[str, list[Edit]] = {}
     for patch in patches:
@@ -124,13 +126,26 @@ def edits(patches: Sequence[Path]) -> dict[str, list[Edit]]:
             if hunk.file not in pristine:
                 raise UserError(f"{patch}: no reference source {hunk.file!r}")
             by_file.setdefault(hunk.file, []).append(_place(hunk, pristine[hunk.file], patch))
-    for file, file_edits in by_file.items():
-        file_edits.sort(key=lambda e: (e.start, e.end))
-        for before, after in itertools.pairwise(file_edits):
-            if after.start < before.end:
-                raise UserError(f"planted bugs {before.patch!r} and {after.patch!r} change the "
-                                f"same lines of {file} (line {after.start + 1})")
-    return by_file
+    return {file: _without_overlaps(file, file_edits) for file, file_edits in by_file.items()}
+
+
+def _deletes(outer: Edit, inner: Edit) -> bool:
+    return not outer.lines and outer.start <= inner.start and inner.end <= outer.end
+
+
+def _without_overlaps(file: str, file_edits: list[Edit]) -> list[Edit]:
+    kept: list[Edit] = []
+    for edit in sorted(file_edits, key=lambda e: (e.start, e.end)):
+        if not kept or kept[-1].end <= edit.start:
+            kept.append(edit)
+        elif _deletes(kept[-1], edit):
+            continue
+        elif _deletes(edit, kept[-1]):
+            kept[-1] = edit
+        else:
+            raise UserError(f"planted bugs {kept[-1].patch!r} and {edit.patch!r} change the same "
+                            f"lines of {file} (line {edit.start + 1})")
+    return kept
 
 
 def write(bugs: Sequence[str], folder: Path, files: Sequence[str]) -> list[Path]:
