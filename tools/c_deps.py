@@ -8,10 +8,10 @@ so it needs no build and sees every extension's files at once: comments, strings
 preprocessor lines are dropped, and at brace depth 0 a declaration ending in `{` after a
 parameter list defines a function, one ending in `;` without `extern` or `typedef` defines
 its declarators' variables. A name that several files define is an interface each extension
-links one implementation of (the unwinder backends): using it is no use of any one of them. A
-circle (files that use each other, directly or through others)
-is one line per strongly connected group: its files, then each use inside it with the names
-it goes through. `-v` prints every use.
+links one implementation of (the unwinder backends): using it is no use of any one of them.
+A circle (files that use each other, directly or through others) is one line per strongly
+connected group: its files, then each use inside it with the names it goes through. `-v`
+prints every use.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def definitions(toks: list[str]) -> set[str]:
             depth = 1
         elif token == ";":
             clean = _without_attributes(statement)
-            if clean and not NOT_DEFINING & set(clean) and "{}" not in clean[:1]:
+            if clean and not NOT_DEFINING & set(clean):
                 names = list(_declared_names(_before_initializers(clean)))
                 defined.update(n for n in names if not _is_prototype(clean, n))
             statement = []
