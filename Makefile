@@ -14,7 +14,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 WALKFUZZ := $(VENV)/bin/walkfuzz
-NATIVE_SOURCES := $(wildcard native/include/*.h native/src/*/*.[ch] native/testing/*.[ch] \
+NATIVE_SOURCES := $(wildcard native/include/*.h native/include/arch/*/*.h native/src/*/*.[ch] \
+  native/testing/*.[ch] \
   native/walkers/reference/*.[ch]) \
   fuzz/core/_build.py
 

@@ -14,8 +14,8 @@
 
 UNWIND_SOURCES := $(wildcard native/agents/native/*.c native/agents/native/*.h \
   native/agents/native/unwinders/*.c native/src/guard/*.[ch] native/include/wf_guard.h \
-  native/include/wf_ucontext.h) fuzz/targets/native/chaingen.py \
-  fuzz/targets/native/unwinders.py fuzz/core/_build.py
+  native/include/wf_ucontext.h native/include/wf_arch.h native/include/arch/*/*.h) \
+  fuzz/targets/native/chaingen.py fuzz/targets/native/unwinders.py fuzz/core/_build.py
 
 .PHONY: build-native build-libunwind test-native test-libunwind bench-libunwind bench-native
 

@@ -8,7 +8,7 @@
 .PHONY: build-walkers test-plugin
 
 .stamp-walkers: .stamp-build examples/walker/example_walker.c fuzz/targets/minivm/user_walker.py \
-  $(wildcard native/include/*.h)
+  $(wildcard native/include/*.h native/include/arch/*/*.h)
 	$(PY) -m walkfuzz.targets.minivm.user_walker plain cov
 	@touch $@
 

@@ -9,7 +9,8 @@
 #   make bench-snapshot   snapshot walks/s per unwinder (part of `make bench`)
 
 SNAPSHOT_SOURCES := $(wildcard native/agents/snapshot/*.[ch] native/src/guard/*.[ch] \
-  native/include/wf_guard.h native/include/wf_ucontext.h) fuzz/targets/native/chaingen.py \
+  native/include/wf_guard.h native/include/wf_ucontext.h native/include/wf_arch.h \
+  native/include/arch/*/*.h) fuzz/targets/native/chaingen.py \
   fuzz/core/_build.py
 
 .PHONY: build-snapshot test-snapshot bench-snapshot clean-snapshot

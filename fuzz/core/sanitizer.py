@@ -49,7 +49,7 @@ ASAN_OPTIONS = ("allow_user_segv_handler=1", "handle_segv=1", "handle_sigbus=1",
                 "detect_leaks=0", "symbolize=1")
 UBSAN_OPTIONS = ("print_stacktrace=1", "halt_on_error=1", "symbolize=1")
 # What the asan core is compiled from: rebuilt when any is newer than the built library.
-SOURCE_GLOBS = ("native/include/*.h", "native/src/**/*.[ch]", "native/walkers/reference/*.[ch]",
+SOURCE_GLOBS = ("native/include/**/*.h", "native/src/**/*.[ch]", "native/walkers/reference/*.[ch]",
                 "fuzz/core/_build.py")
 BUILD_LOCK = ROOT / "build" / ".asan-build.lock"
 

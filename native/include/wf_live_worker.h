@@ -232,6 +232,23 @@ struct wf_live_queue_api {
     ASGST_QueueSizeInfo (*size_info)(ASGST_Queue *queue);
 };
 
+struct wf_live_run;
+
+/* What the SIGPROF handler, a safepoint and the start of a sampled round do for the run's mode
+   and signal source, chosen by live_run.c: the sampler (live_sampler.c) calls the modes
+   (live_sampler_thread.c, live_queue.c) and the ticker (live_ticker.c) through these, and they
+   call the sampler, so the calls go one way. */
+struct wf_live_mode_hooks {
+    /* the handler's whole work (thread mode: wait while the sampler thread walks), or NULL */
+    void (*handler)(struct wf_live_worker *w, void *uc);
+    /* the sample the handler takes in the sampled phase; NULL: walk here, on this thread */
+    void (*sample)(struct wf_live_worker *w, void *uc, uint64_t t0);
+    /* at a safepoint poll, or NULL */
+    void (*safepoint)(struct wf_live_worker *w);
+    /* start the signals of a sampled round (0, or -1 with err); NULL: a timer per worker */
+    int (*start)(struct wf_live_run *run, char *err, size_t errlen);
+};
+
 /* The run (one per process). */
 struct wf_live_run {
     wf_live_config cfg;
@@ -252,8 +269,10 @@ struct wf_live_run {
     uint32_t queue_slots;               /* ... and its slots: twice as many */
     volatile int stop_requested;        /* end the phases now (stop_on_first, an interrupt) */
     uint64_t tsc0, ns0;                 /* TSC and CLOCK_MONOTONIC at the start: capture timing */
+    struct wf_live_mode_hooks hooks;
 };
 
+/* The run in progress (live_current.c, with wf_live_now_ns: what every live file reads). */
 extern struct wf_live_run wf_live_current_run;
 
 /* Check one walk against the trace expected when it was taken (a snapshot after

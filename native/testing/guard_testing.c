@@ -13,51 +13,14 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "arch/x86_64/wf_guard_test_code.h"
 #include "wf_ucontext.h"
+#include "wf_arch.h"
 
 enum { WF_GUARD_TEST_MAX_THREADS = 64 };
 enum { RECORDED_EXIT = 42, RECORDED_PLAIN_EXIT = 43 };
 
 /* ---- functions that fault in a known way ---------------------------------------------------- */
-
-/* Assembly, so that the faulting instruction is known exactly and no sanitizer or optimizer
-   touches a deliberately wild pointer. */
-__asm__(".text\n"
-        ".globl wf_guard_test_read\n"
-        ".type wf_guard_test_read, @function\n"
-        "wf_guard_test_read:\n"
-        "    movq (%rdi), %rax\n"
-        "    ret\n"
-        ".size wf_guard_test_read, .-wf_guard_test_read\n"
-
-        ".globl wf_guard_test_illegal\n"
-        ".type wf_guard_test_illegal, @function\n"
-        "wf_guard_test_illegal:\n"
-        "    ud2\n"
-        ".size wf_guard_test_illegal, .-wf_guard_test_illegal\n"
-
-        ".globl wf_guard_test_divide_by_zero\n"
-        ".type wf_guard_test_divide_by_zero, @function\n"
-        "wf_guard_test_divide_by_zero:\n"
-        "    movq %rdi, %rax\n"
-        "    cqto\n"
-        "    xorl %ecx, %ecx\n"
-        "    idivq %rcx\n"
-        "    ret\n"
-        ".size wf_guard_test_divide_by_zero, .-wf_guard_test_divide_by_zero\n"
-
-        ".globl wf_guard_test_safefetch\n"
-        ".type wf_guard_test_safefetch, @function\n"
-        "wf_guard_test_safefetch:\n"
-        "    movq (%rdi), %rax\n"
-        "    ret\n"
-        ".size wf_guard_test_safefetch, .-wf_guard_test_safefetch\n"
-
-        ".type safefetch_continuation, @function\n"
-        "safefetch_continuation:\n"
-        "    movq $-1, %rax\n"
-        "    ret\n"
-        ".size safefetch_continuation, .-safefetch_continuation\n");
 
 extern void safefetch_continuation(void);
 
@@ -94,12 +57,7 @@ intptr_t wf_guard_test_spin(void *limit_ns) {
 /* nanosleep as one `syscall` instruction here, not in the C library: a hang signal lands in
    this code, where the guard would unwind a wall-time hang (guard_unsafe_code.c). */
 static long raw_nanosleep(struct timespec *request, struct timespec *left) {
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"((long)SYS_nanosleep), "D"(request), "S"(left)
-                     : "rcx", "r11", "memory");
-    return ret;
+    return wf_arch_syscall3(SYS_nanosleep, (long)request, (long)left, 0);
 }
 
 intptr_t wf_guard_test_sleep(void *ns) {

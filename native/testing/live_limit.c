@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "wf_live_limit.h"
+#include "wf_arch.h"
 #include "wf_live_pace.h"
 #include "wf_thread_timer.h"
 
@@ -92,7 +93,7 @@ static void *worker_main(void *arg) {
     while (!run.stopping) {
         for (int i = 0; i < LOOP_STEPS; i++)
             x = x * 6364136223846793005ull + 1442695040888963407ull;
-        __asm__ volatile("" : : "r"(x)); /* the loop's work is not optimised away */
+        wf_arch_keep_value(x); /* the loop's work is not optimised away */
         w->loops++;
     }
     current = NULL;

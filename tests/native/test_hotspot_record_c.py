@@ -1,6 +1,7 @@
-"""The agent's record codec (native/agents/hotspot/record.c, called through ctypes on the built
-agent) and the Python one (walkfuzz.targets.hotspot.record) agree: on whether bytes are a record and
-what it holds, on its version-2 bytes, and on what it does to a given context with given bases.
+"""The agent's record codec (native/agents/hotspot/wf_hs_record.c, called through ctypes on the
+built agent) and the Python one (walkfuzz.targets.hotspot.record) agree: on whether bytes are a
+record and what it holds, on its version-2 bytes, and on what it does to a given context with
+given bases.
 No JVM is started: the agent library loads into any process (it finds libjvm with dlsym)."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from walkfuzz.targets.minivm.case import native as case_native
 from walkfuzz.targets.minivm.walk import Walker
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 
-# The functions wf_walker_load binds (native/src/run/walker.c), in table order.
+# The functions wf_walker_load binds (native/src/run/run_walker.c), in table order.
 REQUIRED = ("ASGST_RunWithIterator", "ASGST_RunWithIteratorFromFrame", "ASGST_NextFrame",
             "ASGST_RewindIterator", "ASGST_State", "ASGST_ThreadState", "ASGST_GetMethodInfo",
             "ASGST_GetClassInfo", "ASGST_Capabilities")

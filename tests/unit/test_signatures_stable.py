@@ -3,9 +3,10 @@ flavour loads in every command that takes --walker; build-walker leaves nothing 
 load; wrong paths say what is wrong; SARIF places a fault in the walker's source.
 
 Run as a user runs them: `walkfuzz build-walker` builds the reference walker's sources with two
-planted bugs (a wild read through an unvalidated mdp slot, a stack read past the stack top)
-as the plain build, the cov build and a byte-identical copy of the plain one under another
-name; `walkfuzz triage`, `regress`, `fuzz`, `stress` run on them.
+planted bugs' patches applied (a wild read through an unvalidated mdp slot, a stack read past
+the stack top; the compiler's file-prefix map names the reference files, as planted.py's own
+builds do) as the plain build, the cov build and a byte-identical copy of the plain one under
+another name; `walkfuzz triage`, `regress`, `fuzz`, `stress` run on them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import hashlib
 import json
 import os
 import random
+import shlex
 import shutil
 import subprocess
 import sys
@@ -26,16 +28,14 @@ from walkfuzz.core.paths import ROOT
 from walkfuzz.core.symbolize import Frame, Place
 from walkfuzz.findings.finding import FINDINGS_DIR
 from walkfuzz.findings.store import load_findings
+from walkfuzz.targets.minivm import planted, planted_sources
 from walkfuzz.targets.minivm.case import encode as enc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 import planted_corpus
 
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
-SOURCES = [str(ROOT / "native" / "walkers" / "reference" / name)
-           for name in ("ref_walker.c", "ref_info.c", "ref_queue.c")]
-PLANTED = ["-D", "WF_PLANT_NESTED_CONDITION", "-D", "WF_PLANT_MISSING_BOUNDS_CHECK",
-           "-D", "WF_REF_EXPORT"]
+PLANTED = ("nested-condition", "missing-bounds-check")
 # The sanitizer run's preload and flavour are not the CLI's (tests/native/test_user_walker_load).
 USER_ENV = {k: v for k, v in os.environ.items()
             if k not in ("LD_PRELOAD", "WALKFUZZ_NATIVE", "PYTHONMALLOC")}
@@ -59,10 +59,16 @@ def walkers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     built once per session on whichever xdist worker asks first (tests/shared_runs.py)."""
 
     def make(folder: Path) -> dict[str, str]:
+        sources = planted_sources.write(PLANTED, folder / "src", planted.WALKER_FILES)
+        # $CC and $CLANG are the plain and cov flavours' compiler commands
+        env = {**USER_ENV, **{variable: shlex.join([os.environ.get(variable) or "clang",
+                                                    *planted.source_flags(folder / "src")])
+                              for variable in ("CC", "CLANG")}}
         built = {}
         for flavour in ("plain", "cov"):
             out = folder / f"planted-{flavour}.so"
-            done = cli("build-walker", *SOURCES, *PLANTED, "--flavour", flavour, "-o", str(out))
+            done = cli("build-walker", *map(str, sources), "-D", "WF_REF_EXPORT", "--flavour",
+                       flavour, "-o", str(out), env=env)
             assert done.returncode == 0, done.stderr
             built[flavour] = str(out)
         built["copy"] = str(folder / "someone-elses-name.so")

@@ -71,7 +71,7 @@ def _built() -> list[Path]:
 def srccov_module() -> Path:
     """The srccov extension, (re)built when missing or older than any native source. One build
     at a time (a lock file): two coverage runs at once would write the same files."""
-    sources = [*ROOT.glob("native/include/*.h"), *ROOT.glob("native/src/**/*.[ch]"),
+    sources = [*ROOT.glob("native/include/**/*.h"), *ROOT.glob("native/src/**/*.[ch]"),
                *ROOT.glob("native/walkers/reference/*.[ch]"), ROOT / "fuzz" / "core" / "_build.py"]
     newest = max((p.stat().st_mtime for p in sources), default=0.0)
     BUILD_LOCK.parent.mkdir(parents=True, exist_ok=True)

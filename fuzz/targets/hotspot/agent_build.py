@@ -31,7 +31,7 @@ def sources() -> list[Path]:
 
 
 def _headers() -> list[Path]:
-    return sorted(AGENT_DIR.glob("*.h")) + sorted((ROOT / "native" / "include").glob("*.h")) + \
+    return sorted(AGENT_DIR.glob("*.h")) + sorted((ROOT / "native" / "include").rglob("*.h")) + \
         sorted(GUARD_DIR.glob("*.h"))
 
 

@@ -3,7 +3,7 @@
 From hs_err: the signal line ("#  SIGSEGV (0xb) at pc=0x..., pid=..., tid=...") and the
 problematic frame ("# V  [libjvm.so+0x6c60ee]  frame::safe_for_sender(JavaThread*)+0x16e").
 From the flight file: the perturbation record the crashing thread was trying (slot layout in
-native/agents/hotspot/output.c).
+native/agents/hotspot/wf_hs_output.c).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Perturbation records: what the HotSpot agent does to pc, sp and fp of a copied ucontext
-before it calls AsyncGetCallTrace. The agent's C codec (native/agents/hotspot/record.c) is
+before it calls AsyncGetCallTrace. The agent's C codec (native/agents/hotspot/wf_hs_record.c) is
 the other half; both read every version, and tests/native/test_hotspot_record_c.py checks
 that they agree.
 

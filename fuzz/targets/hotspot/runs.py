@@ -30,7 +30,8 @@ from walkfuzz.targets.hotspot.campaign import (
 from walkfuzz.targets.hotspot.record import RecordError, decode
 
 MAX_THREADS = 64
-# Strategy bits (perturb.c): all nine, or "corpus" alone (apply the given records, nothing else).
+# Strategy bits (wf_hs_perturb.c): all nine, or "corpus" alone (apply the given records, nothing
+# else).
 ALL_STRATEGIES = 0x1FF
 CORPUS_ONLY = 1 << 8
 REPLAY_SECONDS = 10.0

@@ -10,7 +10,8 @@ deoptimized); every workload has all the features the walker must survive:
   OSR loops                                    several worker threads
 
 Every tracked method keeps the thread's shadow stack: it pushes its id on entry and pops it
-in a `finally`, into a direct buffer the agent reads (layout in native/agents/hotspot/stress.c).
+in a `finally`, into a direct buffer the agent reads (layout in
+native/agents/hotspot/wf_hs_stress.c).
 The manifest `methods.txt` ("Lclass; name descriptor id" per line) tells the agent which
 jmethodID is which shadow id. Workers are threads named "wf-N", the agent's targets.
 
@@ -98,7 +99,7 @@ def _tracked(shadow_id: int, body: str) -> str:
 
 _FIXED_SOURCES = {
     "Agent.java": """package wf;
-/** Natives implemented by the walkfuzz HotSpot agent (native/agents/hotspot/natives.c). */
+/** Natives implemented by the walkfuzz HotSpot agent (native/agents/hotspot/wf_hs_natives.c). */
 public final class Agent {
     static native boolean register(java.nio.ByteBuffer shadow);
     static native void hold();

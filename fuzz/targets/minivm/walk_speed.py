@@ -3,7 +3,7 @@ synthetic stacks, next to a bare frame-pointer chain over the same memory (the f
 
 Each stack is generated and mapped, then walked once by every walker under the guard and
 checked against its true trace: a walker that walks it wrongly is reported, not timed (a fast
-wrong walk says nothing). The walks are timed in C (native/testing/walker_bench.c) as a profiler
+wrong walk says nothing). The walks are timed in C (native/testing/run_walker_bench.c) as a profiler
 makes them: RunWithIterator, then a NextFrame loop through the walker table. The floor and the
 walkers take turns for `rounds` rounds, and for at least `seconds`, so all of them see the same
 machine, and a figure is the fastest batch of all rounds: on a shared machine a batch only ever

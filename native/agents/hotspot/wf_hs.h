@@ -1,19 +1,20 @@
 /* walkfuzz HotSpot agent: shared declarations of the JVMTI agent that fuzzes and stresses
  * AsyncGetCallTrace (ASGCT) inside a running JVM.
  *
- * One concept per file:
- *   agent.c    Agent_OnLoad, options, JVMTI callbacks, the thread table
- *   asgct.c    resolving ASGCT and JVM_handle_linux_signal; guarded and unguarded calls
- *   methods.c  jmethodID table: preloaded ids -> shadow id and bytecode length
- *   regions.c  address regions from /proc/self/maps: code cache, Java heap, libjvm text
- *   record.c   perturbation records: the byte codec (versions 1 and 2) and applying one
- *   perturb.c  the strategies that make records, the corpus, the bases of a sampled context
- *   fuzz.c     fuzz-mode signal handler: perturbed ASGCT calls on threads running Java
- *   stress.c   stress-mode signal handler: real-context ASGCT, shadow-stack oracle
- *   check.c    checker agent thread: held-thread and bottom-of-stack GetStackTrace oracle
- *   timers.c   per-thread POSIX timers (SIGEV_THREAD_ID)
- *   output.c   fault/invalid-sample rings, reporter thread, JSON-lines output, flight file
- *   natives.c  JNI natives the generated workloads call (shadow registration, hold, callback)
+ * One concept per file, wf_hs_<name>.c:
+ *   agent    Agent_OnLoad, options, JVMTI callbacks
+ *   state    the run configuration and the thread table, which every other file reads
+ *   asgct    resolving ASGCT and JVM_handle_linux_signal; guarded and unguarded calls
+ *   methods  jmethodID table: preloaded ids -> shadow id and bytecode length
+ *   regions  address regions from /proc/self/maps: code cache, Java heap, libjvm text
+ *   record   perturbation records: the byte codec (versions 1 and 2) and applying one
+ *   perturb  the strategies that make records, the corpus, the bases of a sampled context
+ *   fuzz     fuzz-mode signal handler: perturbed ASGCT calls on threads running Java
+ *   stress   stress-mode signal handler: real-context ASGCT, shadow-stack oracle
+ *   check    checker agent thread: held-thread and bottom-of-stack GetStackTrace oracle
+ *   timers   per-thread POSIX timers (SIGEV_THREAD_ID)
+ *   output   fault/invalid-sample rings, reporter thread, JSON-lines output, flight file
+ *   natives  JNI natives the generated workloads call (shadow registration, hold, callback)
  *
  * Everything a signal handler touches is preallocated; handlers do not malloc, lock or print.
  */
@@ -147,10 +148,10 @@ wf_hs_thread *wf_hs_self(void);
 int wf_hs_thread_count(void);
 /* Claim a slot for the calling thread (ThreadStart). NULL when the table is full. */
 wf_hs_thread *wf_hs_thread_attach(JNIEnv *env, jthread thread);
-/* Release the calling thread's slot (ThreadEnd). */
+/* Release the calling thread's slot (ThreadEnd, after its timer is stopped). */
 void wf_hs_thread_detach(void);
 
-/* ---- asgct.c ---------------------------------------------------------------------------- */
+/* ---- wf_hs_asgct.c ---------------------------------------------------------------------- */
 /* Resolve ASGCT and JVM_handle_linux_signal; 0 or -1 with a one-line reason in err. */
 int wf_hs_asgct_resolve(char *err, size_t errlen);
 /* libjvm.so's load base (found with ASGCT), 0 before wf_hs_asgct_resolve. Async-signal-safe. */
@@ -162,7 +163,7 @@ void wf_hs_asgct_unguarded(wf_asgct_trace *trace, jint depth, void *uc);
 /* Histogram slot of an ASGCT result. Async-signal-safe. */
 int wf_hs_code_slot(jint num_frames);
 
-/* ---- methods.c -------------------------------------------------------------------------- */
+/* ---- wf_hs_methods.c -------------------------------------------------------------------- */
 struct wf_hs_method_info {
     int32_t shadow_id; /* > 0: tracked by the shadow stack; 0: the shadow stack's own push/pop;
                           -1 untracked */
@@ -178,7 +179,7 @@ const wf_hs_method_info *wf_hs_methods_find(jmethodID id);
 uint64_t wf_hs_methods_count(void);
 uint64_t wf_hs_methods_tracked(void);
 
-/* ---- regions.c -------------------------------------------------------------------------- */
+/* ---- wf_hs_regions.c -------------------------------------------------------------------- */
 typedef enum {
     WF_HS_REGION_CODE = 0,
     WF_HS_REGION_HEAP = 1,
@@ -197,7 +198,7 @@ uintptr_t wf_hs_regions_start(wf_hs_region_kind kind);
 /* An 8-aligned address in a region of that kind chosen by r; 0 if none. Async-signal-safe. */
 uintptr_t wf_hs_regions_pick(wf_hs_region_kind kind, uint64_t r);
 
-/* ---- record.c --------------------------------------------------------------------------- */
+/* ---- wf_hs_record.c --------------------------------------------------------------------- */
 /* A perturbation record: for each of pc, sp, fp an operation, a base and a 64-bit value; the
  * operand is base + value (mod 2^64), where the base is an address of the sampled JVM found
  * at the moment of the call, so a record that points "just below the stack top" means the
@@ -258,7 +259,7 @@ int wf_hs_record_apply_regs(const wf_hs_record *rec, const wf_hs_bases *bases, u
 /* The same on a copied ucontext's RIP, RSP, RBP. Async-signal-safe. */
 int wf_hs_record_apply(const wf_hs_record *rec, const wf_hs_bases *bases, ucontext_t *uc);
 
-/* ---- perturb.c -------------------------------------------------------------------------- */
+/* ---- wf_hs_perturb.c -------------------------------------------------------------------- */
 typedef enum {
     WF_HS_STRAT_GRID = 0,    /* sp/fp word offsets and small pc offsets, enumerated */
     WF_HS_STRAT_RANDOM = 1,  /* random values: anywhere, canonical, near the stack */
@@ -286,7 +287,7 @@ wf_hs_strategy wf_hs_perturb_next(wf_hs_thread *t, const ucontext_t *uc, const w
 uint64_t wf_hs_rand(wf_hs_thread *t);
 const char *wf_hs_strategy_name(wf_hs_strategy s);
 
-/* ---- fuzz.c / stress.c ------------------------------------------------------------------ */
+/* ---- wf_hs_fuzz.c / wf_hs_stress.c ------------------------------------------------------ */
 /* SIGPROF handler bodies; errno is saved by the caller. Async-signal-safe. */
 void wf_hs_fuzz_on_signal(wf_hs_thread *t, ucontext_t *uc, int guarded);
 void wf_hs_stress_on_signal(wf_hs_thread *t, ucontext_t *uc);
@@ -314,7 +315,7 @@ wf_hs_class wf_hs_classify(const wf_asgct_frame *frames, int n, const int32_t *s
                            int depth, int32_t *tracked, int32_t *shadow_top,
                            wf_hs_method_memo *memo);
 
-/* ---- check.c ---------------------------------------------------------------------------- */
+/* ---- wf_hs_check.c ---------------------------------------------------------------------- */
 /* Start the checker agent thread (VMInit). */
 void wf_hs_check_start(JNIEnv *jni);
 /* Called by the held thread inside Native.hold(): wait until checked or timed out. */
@@ -326,7 +327,7 @@ void wf_hs_check_stop(void);
 /* SIGPROF hook: fill peek_* if the checker asked. Async-signal-safe. */
 void wf_hs_check_on_sample(wf_hs_thread *t, const wf_asgct_trace *trace);
 
-/* ---- timers.c --------------------------------------------------------------------------- */
+/* ---- wf_hs_timers.c --------------------------------------------------------------------- */
 /* Arm a per-thread timer for the calling thread; 0 or -1 (errno). */
 int wf_hs_timer_start(wf_hs_thread *t, uint64_t interval_ns);
 void wf_hs_timer_stop(wf_hs_thread *t);
@@ -336,7 +337,7 @@ void wf_hs_timer_resume(wf_hs_thread *t);
 uint64_t wf_hs_now_ns(void);        /* CLOCK_MONOTONIC. Async-signal-safe. */
 int wf_hs_log2_bucket(uint64_t us); /* Async-signal-safe. */
 
-/* ---- output.c --------------------------------------------------------------------------- */
+/* ---- wf_hs_output.c --------------------------------------------------------------------- */
 typedef struct {
     uint32_t thread;
     uint8_t strategy;
@@ -368,8 +369,8 @@ int wf_hs_out_open(char *err, size_t errlen);
 int wf_hs_out_start_reporter(void);
 /* Write one line (not from a handler). */
 void wf_hs_out_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Final summary; stops the reporter. */
-void wf_hs_out_finish(void);
+/* Final summary, with the checker thread's CPU seconds; stops the reporter. */
+void wf_hs_out_finish(double checker_cpu_s);
 /* Called by the checker thread with a comparison result (not from a handler). */
 void wf_hs_out_check(const char *kind, int agree, int asgct_n, int gst_n, int common_bottom,
                      const char *detail);

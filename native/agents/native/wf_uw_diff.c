@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "wf_unwind.h"
+#include "wf_arch.h"
 #include "wf_uw_diff.h"
 
 /* More than the deepest chain (16 frames of up to 2 KiB, the bottom's ucontexts), libgcc's
@@ -37,7 +38,7 @@ static void to_row(const wf_uw_result *r, wf_uw_diff_row *row) {
 __attribute__((noinline, no_sanitize("address"))) static void scrub_stack(void) {
     volatile uint8_t area[WF_UW_DIFF_SCRUB_BYTES];
     memset((uint8_t *)area, 0, sizeof area);
-    __asm__ volatile("" : : "r"(area) : "memory");
+    wf_arch_keep_memory(area);
 }
 
 /* The chain runs right below this frame, on the stack scrub_stack just zeroed. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "wf_uw_chain.h"
+#include "wf_arch.h"
 #include "wf_uw_shadow.h"
 
 typedef struct wf_uw_worker wf_uw_worker;
@@ -35,12 +36,12 @@ static inline uint64_t wf_uw_worker_next(wf_uw_worker *w) {
     return w->rng;
 }
 
-/* A loop for samples to land in; the asm keeps it from being folded away. */
+/* A loop for samples to land in; wf_arch_opaque keeps it from being folded away. */
 static inline uintptr_t wf_uw_work_spin(wf_uw_worker *w, unsigned depth) {
     uintptr_t acc = depth;
     for (uint32_t i = 0; i < w->spin; i++) {
         acc = acc * 6364136223846793005u + i;
-        __asm__ volatile("" : "+r"(acc));
+        wf_arch_opaque(&acc);
     }
     w->work_units++;
     return acc;

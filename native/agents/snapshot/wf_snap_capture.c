@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "wf_snap_image.h"
+#include "wf_arch.h"
 #include "wf_ucontext.h"
 #include "wf_uw_chain.h"
 
@@ -65,11 +66,7 @@ uintptr_t wf_uw_chain_run(wf_uw_chain *c) {
 WF_UW_GENERATED("wf_uw_bottom_code")
 static uintptr_t capture_bottom(wf_uw_chain *c) {
     long tid = syscall(SYS_gettid);
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"((long)SYS_tgkill), "D"((long)getpid()), "S"(tid), "d"((long)c->arg)
-                     : "rcx", "r11", "memory");
+    long ret = wf_arch_syscall3(SYS_tgkill, (long)getpid(), tid, (long)c->arg);
     return (uintptr_t)ret + sample.done;
 }
 

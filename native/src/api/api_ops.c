@@ -1,8 +1,9 @@
-/* api_ops.c — the api harness's operations (wf_api_fuzz.h) and the check of each result. */
+/* api_ops.c — the api harness's callback (wf_api_fuzz.h): the operations it runs on the walker's
+ * iterator, the check of each result and the first failure recorded. */
 #include <string.h>
 
 #include "api_ops.h"
-#include "run/walk_record.h"
+#include "run/run_walk_record.h"
 #include "wf_vm.h"
 
 /* ---- iterator ---------------------------------------------------------------------------- */
@@ -280,7 +281,7 @@ static void op_thread_state(level *lv) {
     }
 }
 
-void api_run_op(level *lv, int op) {
+static void run_op(level *lv, int op) {
     switch (op) {
     case WF_API_NEXT: op_next(lv); break;
     case WF_API_NEXT_N: {
@@ -298,5 +299,56 @@ void api_run_op(level *lv, int op) {
     case WF_API_THREAD_STATE: op_thread_state(lv); break;
     case WF_API_NULL_INFO: op_null_info(lv); break;
     default: break;
+    }
+}
+
+void api_fail(level *lv, int check, int finding) {
+    api_exec *x = lv->x;
+    if (x->failed) return; /* the first failure is the finding */
+    x->failed = 1;
+    x->r->finding = finding;
+    x->r->check = check;
+    x->r->queue_op = (int32_t)x->program_count - 1;
+    x->r->frames = lv->pos;
+    x->r->want_frames = lv->want->count;
+    x->r->want_run_result = lv->want->run;
+    x->r->want_end_code = lv->want->end;
+}
+
+/* The case's own entry, as the other harnesses walk it (run.c walk_guarded). */
+int api_start_case(level *lv) {
+    api_exec *x = lv->x;
+    const wf_case *c = x->c;
+    int32_t options = (int32_t)c->options;
+    switch (c->entry) {
+    case WF_ENTRY_FROM_FRAME:
+        return x->w->run_with_iterator_from_frame((void *)c->sp, (void *)c->fp, (void *)c->pc,
+                                                  options, api_handler, lv);
+    case WF_ENTRY_NULL_CONTEXT: return x->w->run_with_iterator(NULL, options, api_handler, lv);
+    default: return x->w->run_with_iterator(&x->uc, options, api_handler, lv);
+    }
+}
+
+/* A Run* call's result: the expected code, and the handler called exactly when it is a
+   trace kind (asgst.h: an error returns without calling it). */
+void api_check_run(level *lv, int rc) {
+    if (lv->x->failed) return;
+    if (rc != lv->want->run || lv->called != (lv->want->run > 0)) {
+        lv->x->r->run_result = rc;
+        api_fail(lv, WF_CHECK_API_RUN, WF_FINDING_INVALID_TRACE);
+    }
+}
+
+void api_handler(ASGST_Iterator *it, void *arg) {
+    level *lv = arg;
+    lv->it = it;
+    lv->called = 1;
+    api_exec *x = lv->x;
+    while (!x->failed && x->program_count < WF_API_FUZZ_MAX_OPS && !provider_exhausted(&x->p)) {
+        int op = (int)(provider_byte(&x->p) % WF_API_OP_COUNT);
+        x->program[x->program_count] = op;
+        x->program_count = x->program_count + 1;
+        if (op == WF_API_RETURN) return;
+        run_op(lv, op);
     }
 }

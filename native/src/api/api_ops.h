@@ -1,5 +1,6 @@
 /* api_ops.h — internal pieces of the api harness (wf_api_fuzz.h): the state of one input's
- * run (api_fuzz.c) and the operations with their checks (api_ops.c). */
+ * run (api_fuzz.c) and the callback that runs the operations with their checks (api_ops.c,
+ * which api_fuzz.c calls and which calls nothing of api_fuzz.c). */
 #ifndef WALKFUZZ_API_OPS_H
 #define WALKFUZZ_API_OPS_H
 
@@ -36,6 +37,9 @@ typedef struct api_exec { /* one input's run */
     char names[3][WF_API_NAME_CAP + API_CANARY];
     uintptr_t methods[API_SEEN_MAX], classes[API_SEEN_MAX];
     uint32_t method_count, class_count;
+    int32_t program[WF_API_FUZZ_MAX_OPS]; /* the ops started, in order */
+    /* Ops started; volatile: after a fault, the last one is the op that faulted. */
+    volatile uint32_t program_count;
 } api_exec;
 
 typedef struct level { /* one open callback and its iterator */
@@ -56,7 +60,5 @@ int api_start_case(level *lv);
 void api_check_run(level *lv, int rc);
 /* Record the first failure in the run result (check, finding kind, the op, positions). */
 void api_fail(level *lv, int check, int finding);
-/* Run one op (not RETURN) on lv's iterator, reading its operands, and check it. */
-void api_run_op(level *lv, int op);
 
 #endif /* WALKFUZZ_API_OPS_H */

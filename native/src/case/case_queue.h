@@ -1,5 +1,5 @@
 /* case_queue.h — internal: section 9 hooks for the case decoder and encoder, and the decoded
- * program for the executor (case_queue_run.c). The program belongs to the mapped case, like the VM
+ * program for the executor (queue_case_run.c). The program belongs to the mapped case, like the VM
  * regions: decoding another case replaces it. */
 #ifndef WALKFUZZ_CASE_QUEUE_H
 #define WALKFUZZ_CASE_QUEUE_H

@@ -48,6 +48,9 @@ static wf_guard_first_responder_fn first_responder; /* atomic pointer */
 
 __thread wf_guard_frame *wf_guard_top __attribute__((tls_model("initial-exec")));
 static __thread int thread_ready __attribute__((tls_model("initial-exec")));
+/* Defined beside the handlers that read it, so that the watchdog, which claims it, depends on
+   this file and this file on nothing of the watchdog's. */
+__thread wf_watch_slot *wf_guard_watch_slot __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t altstack_key; /* its destructor frees a thread's alternate stack */
 static pthread_once_t altstack_key_once = PTHREAD_ONCE_INIT;

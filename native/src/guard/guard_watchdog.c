@@ -30,8 +30,6 @@ enum { WF_WATCHDOG_POLLS_PER_BUDGET = 8 };
 #define WF_WATCHDOG_MAX_POLL_NS 100000000ull /* 100 ms */
 #define NS_PER_S 1000000000ull
 
-__thread wf_watch_slot *wf_guard_watch_slot __attribute__((tls_model("initial-exec")));
-
 /* The watchdog thread's code is left out of the fuzzers' coverage: how often it polls, and
    whether a poll lands inside a call, follow the machine's load, not the input, and libFuzzer
    would take those edges for coverage an input reached. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "live_case.h"
+#include "wf_arch.h"
 #include "wf_live_worker.h"
 #include "wf_run.h"
 
@@ -250,7 +251,7 @@ void wf_live_capture_keep(struct wf_live_worker *w, const struct wf_live_sample_
         return;
     }
     w->capturing = 1;
-    __asm__ volatile("" ::: "memory");
+    wf_arch_compiler_barrier();
     uint64_t fault_pc = fault != NULL ? fault->pc : 0;
     struct wf_live_sigkey *key =
         count_key(w, cls, shape_tail(&w->walk, first_diff), fault_pc, at->t0);
@@ -276,7 +277,7 @@ void wf_live_capture_keep(struct wf_live_worker *w, const struct wf_live_sample_
     } else if (key == NULL) {
         w->st.capture_dropped++;
     }
-    __asm__ volatile("" ::: "memory");
+    wf_arch_compiler_barrier();
     w->capturing = 0;
 }
 

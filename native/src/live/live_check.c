@@ -21,6 +21,7 @@
 #include <ucontext.h>
 
 #include "wf_live_worker.h"
+#include "wf_arch.h"
 #include "wf_ucontext.h"
 
 static int same(const ASGST_Frame *w, const struct wf_live_shadow *e) {
@@ -142,7 +143,7 @@ void wf_live_expect(struct wf_live_snapshot *s, uint32_t window, const void *uc)
 
 void wf_live_snapshot_take(const struct wf_live_thread *t, struct wf_live_snapshot *snap) {
     uint32_t depth = t->depth;
-    __asm__ volatile("" ::: "memory"); /* the records below depth are complete */
+    wf_arch_compiler_barrier(); /* the records below depth are complete */
     if (depth > snap->cap) depth = snap->cap;
     for (uint32_t k = 0; k < depth; k++) snap->frames[k] = t->shadow[k];
     snap->depth = depth;

@@ -20,7 +20,6 @@
 #define WORKER_START_TIMEOUT_NS 5000000000ull
 #define PHASE_ROUND_NS 250000000ull /* unsampled and sampled phases alternate in rounds */
 
-struct wf_live_run wf_live_current_run;
 static int run_done;
 
 /* The C body of every native method: spin, maybe call back into Java (the recursive
@@ -269,6 +268,20 @@ static int choose_walker(struct wf_live_run *run, const char *path, char *err, s
     return run->cfg.mode == WF_LIVE_MODE_QUEUE ? wf_live_queue_bind(run, err, errlen) : 0;
 }
 
+/* The run's mode and signal source, as the sampler calls them (wf_live_mode_hooks). */
+static void choose_hooks(struct wf_live_run *run) {
+    struct wf_live_mode_hooks *hooks = &run->hooks;
+    if (run->cfg.mode == WF_LIVE_MODE_THREAD) {
+        hooks->handler = wf_live_wait_for_sampler;
+        hooks->start = wf_live_sampler_thread_start;
+    }
+    if (run->cfg.mode == WF_LIVE_MODE_QUEUE) {
+        hooks->sample = wf_live_queue_sample;
+        hooks->safepoint = wf_live_queue_safepoint;
+    }
+    if (run->cfg.source == WF_LIVE_SOURCE_SAMPLER) hooks->start = wf_live_ticker_start;
+}
+
 static int start(struct wf_live_run *run, char *err, size_t errlen) {
     uint32_t n = wf_live_generate(run->methods, WF_LIVE_MAX_METHODS, (uint32_t)run->cfg.workload,
                                   run->cfg.seed);
@@ -329,6 +342,7 @@ int wf_live_run(const wf_live_config *cfg, const char *walker, wf_live_result *o
     run->ns0 = wf_live_now_ns();
     if (run->cfg.record_cap == 0) run->cfg.record_cap = 1u << 20;
     if (choose_walker(run, walker, err, errlen) != 0) return -1;
+    choose_hooks(run);
     int rc = start(run, err, errlen);
     if (rc == 0) rc = alternate_phases(run, err, errlen);
     stop(run);

@@ -1,6 +1,8 @@
 /* live_sampler.c — sampling the live VM's workers: the SIGPROF handler, per-thread POSIX
  * timers (signal mode), and the guarded walk + check + bookkeeping of one sample. Thread
- * mode's sampler thread and handshake are live_sampler_thread.c.
+ * mode's sampler thread and handshake are live_sampler_thread.c, queue mode's enqueue
+ * live_queue.c, the ticker live_ticker.c: called through the run's hooks (wf_live_mode_hooks),
+ * never by name, as they call this file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,12 +16,6 @@
 static __thread struct wf_live_worker *current_worker __attribute__((tls_model("initial-exec")));
 
 void wf_live_worker_bind(struct wf_live_worker *w) { current_worker = w; }
-
-uint64_t wf_live_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- one sample ---------------------------------------------------------------------- */
 
@@ -167,11 +163,11 @@ static void on_sigprof(int signo, siginfo_t *info, void *uc) {
     int saved_errno = errno;
     struct wf_live_worker *w = current_worker;
     if (w != NULL) {
-        int mode = wf_live_current_run.cfg.mode;
-        if (mode == WF_LIVE_MODE_THREAD) wf_live_wait_for_sampler(w, uc);
+        const struct wf_live_mode_hooks *hooks = &wf_live_current_run.hooks;
+        if (hooks->handler != NULL) hooks->handler(w, uc);
         else if (wf_live_current_run.phase == WF_LIVE_SAMPLING) {
             uint64_t entered = wf_live_now_ns();
-            if (mode == WF_LIVE_MODE_QUEUE) wf_live_queue_sample(w, uc, entered);
+            if (hooks->sample != NULL) hooks->sample(w, uc, entered);
             else sample_here(w, uc, entered);
             pace(w, info, entered);
             wf_live_pace_done(&w->pace, entered, wf_live_now_ns());
@@ -217,8 +213,7 @@ void wf_live_guard_prepare(uint64_t budget_ns) {
 }
 
 int wf_live_sampler_start(struct wf_live_run *run, char *err, size_t errlen) {
-    if (run->cfg.mode == WF_LIVE_MODE_THREAD) return wf_live_sampler_thread_start(run, err, errlen);
-    if (run->cfg.source == WF_LIVE_SOURCE_SAMPLER) return wf_live_ticker_start(run, err, errlen);
+    if (run->hooks.start != NULL) return run->hooks.start(run, err, errlen);
     for (int i = 0; i < run->worker_count; i++)
         if (arm_timer(&run->workers[i], run->cfg.interval_ns, err, errlen) != 0) return -1;
     return 0;
@@ -240,5 +235,5 @@ void wf_live_safepoint(struct wf_live_thread *t, const struct wf_live_method *un
     struct wf_live_worker *w = (struct wf_live_worker *)t; /* jt is the first member */
     w->st.safepoints++;
     t->poll = 0;
-    if (wf_live_current_run.cfg.mode == WF_LIVE_MODE_QUEUE) wf_live_queue_safepoint(w);
+    if (wf_live_current_run.hooks.safepoint != NULL) wf_live_current_run.hooks.safepoint(w);
 }

@@ -2,7 +2,7 @@
  * program, run the program through the walker's queue entries under the guard, check the log. */
 
 #include "queue_fuzz.h"
-#include "run/walk_record.h"
+#include "run/run_walk_record.h"
 #include "wf_gen.h"
 
 static wf_queue_op program[WF_QUEUE_FUZZ_MAX_OPS];

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "queue_fuzz.h"
-#include "run/walk_record.h"
+#include "run/run_walk_record.h"
 
 #define NO_ITERATOR 2 /* handler event code: the handler got no iterator */
 #define COMPRESSED 2  /* COMPRESS result: the last element's arg was bumped */

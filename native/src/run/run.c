@@ -4,7 +4,7 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "walk_record.h"
+#include "run_walk_record.h"
 #include "wf_mutate.h"
 #include "wf_run.h"
 #include "wf_ucontext.h"

@@ -32,36 +32,13 @@ static void copy_name(char *buffer, int32_t *length, const char *name, uint32_t 
     *length = (int32_t)name_length;
 }
 
-#ifdef WF_PLANT_NAME_PAST_BUFFER /* planted bug (fuzz/targets/minivm/planted.py): the capacity \
-                                    taken as room for the characters, the NUL one past it */
-static void copy_method_name(char *buffer, int32_t *length, const char *name, uint32_t len) {
-    if (buffer != NULL) {
-        uint32_t n = len < (uint32_t)*length ? len : (uint32_t)*length;
-        memcpy(buffer, name, n);
-        buffer[n] = '\0';
-    }
-    *length = (int32_t)len;
-}
-#else
-#define copy_method_name copy_name
-#endif
-
 /* The method and class records behind handles, or NULL for what is not one. */
 static const struct wf_vm_method *method_at(ASGST_Method method) {
-#ifdef WF_PLANT_UNCHECKED_INFO_HANDLE /* planted bug (fuzz/targets/minivm/planted.py): any \
-                                         non-NULL handle taken for a method record */
-    return (const struct wf_vm_method *)method;
-#else
     return wf_vm_method_at((uintptr_t)method);
-#endif
 }
 
 static const struct wf_vm_class *class_at(ASGST_Class klass) {
-#ifdef WF_PLANT_UNCHECKED_INFO_HANDLE /* planted bug: see method_at */
-    return (const struct wf_vm_class *)klass;
-#else
     return wf_vm_class_at((uintptr_t)klass);
-#endif
 }
 
 /* A case is mapped (the harness maps the span before any walker call). */
@@ -71,8 +48,8 @@ void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodInfo *info) {
     if (info == NULL) return;
     const struct wf_vm_method *m = vm_mapped() ? method_at(method) : NULL;
     static const char empty[] = "";
-    copy_method_name(info->method_name, &info->method_name_length, m ? m->name : empty,
-                     m ? m->name_length : 0);
+    copy_name(info->method_name, &info->method_name_length, m ? m->name : empty,
+              m ? m->name_length : 0);
     copy_name(info->signature, &info->signature_length, m ? m->signature : empty,
               m ? m->signature_length : 0);
     copy_name(info->generic_signature, &info->generic_signature_length,

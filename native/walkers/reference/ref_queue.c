@@ -69,6 +69,7 @@
 #endif
 
 #include "asgst.h"
+#include "wf_arch.h"
 #include "wf_queue.h"
 #include "wf_queue_walk.h"
 #include "wf_ucontext.h"
@@ -146,10 +147,10 @@ static uint32_t load_attempts(const ASGST_Queue *q) {
 
 /* One add instruction on a counter ("Ordering" above): a nested Enqueue's bump and the
    owner's reset at the end of a safepoint land before or after it, never inside. */
-static void bump(uint64_t *counter) { __asm__ volatile("addq $1, %0" : "+m"(*counter)); }
+static void bump(uint64_t *counter) { wf_arch_add_one_u64(counter); }
 
 static void count_attempt(ASGST_Queue *q) {
-    __asm__ volatile("addl $1, %0" : "+m"(q->attempts));
+    wf_arch_add_one_u32(&q->attempts);
     bump(&q->counters.attempts);
 }
 
@@ -319,11 +320,7 @@ static int probe_top(void *ucontext, const struct wf_vm_thread *t, queue_slot *s
 
 /* ---- the API ----------------------------------------------------------------------------- */
 
-#ifdef WF_PLANT_POOL_WRAPS_EARLY            /* planted bug (fuzz/targets/minivm/planted.py) */
-#define POOL_WRAP (WF_QUEUE_MAX_QUEUES - 1) /* the search wraps one slot early: the last unused */
-#else
 #define POOL_WRAP WF_QUEUE_MAX_QUEUES
-#endif
 
 static ASGST_Queue *claim_pool_slot(void) {
     for (uint32_t n = 0; n < WF_QUEUE_MAX_QUEUES; n++) {
@@ -421,10 +418,6 @@ static int enqueue_top(ASGST_Queue *q, void *ucontext, const struct wf_vm_thread
 int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
     ASGST_Queue *q = live_queue(queue);
     if (q == NULL) return ASGST_ENQUEUE_NO_QUEUE;
-#ifdef WF_PLANT_QUEUE_BOOKKEEPING
-    /* planted bug (docs/queue.md): the full-queue path returns before counting the attempt */
-    if (load_size(q) >= q->capacity) return reject(ASGST_ENQUEUE_FULL_QUEUE, &q->counters.full);
-#endif
     count_attempt(q);
     const struct wf_vm_thread *t = mapped_thread(walked_sp(ucontext));
     if (q->owner != &self && !(t != NULL && (t->flags & WF_THREAD_SUSPENDED)))
@@ -450,33 +443,11 @@ int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element) {
     return rc;
 }
 
-#ifdef WF_PLANT_WRAPPED_NEGATIVE_INDEX /* planted bug (fuzz/targets/minivm/planted.py) */
-/* A negative index counts back from the end of the ring instead of from the newest element,
-   on a queue that is not the thread's first, whose elements wrap around the end of a ring
-   that is not full (head + size > capacity > size), with an on-start hook offered an
-   iterator: GetQueueElement(q, -1) is then slot capacity - 1, not the newest element. Each
-   condition is a branch of its own, so coverage feedback reaches them one at a time.
-
-       ring  | e3 |    | e1 | e2 |      head = 2, size = 3, capacity = 4
-       (q, -1): e3 is slot 0; the planted walker returns slot 3 (e2) */
-static int counts_back_from_ring_end(const ASGST_Queue *q, int n, int64_t size) {
-    if (n >= 0) return 0;
-    if (q == self.head) return 0;
-    if (size >= q->capacity) return 0;
-    if (q->head + size <= q->capacity) return 0;
-    if (q->on_start.fun == NULL || !q->on_start.offer_iterator) return 0;
-    return 1;
-}
-#endif
-
 ASGST_QueueElement *ASGST_GetQueueElement(ASGST_Queue *queue, int n) {
     ASGST_Queue *q = live_queue(queue);
     if (q == NULL) return NULL;
     int64_t size = load_size(q), i = n < 0 ? size + n : n;
     if (i < 0 || i >= size) return NULL; /* out of bounds */
-#ifdef WF_PLANT_WRAPPED_NEGATIVE_INDEX   /* planted bug (fuzz/targets/minivm/planted.py) */
-    if (counts_back_from_ring_end(q, n, size)) return &q->ring[q->capacity + n].element;
-#endif
     return &q->ring[(q->head + (uint64_t)i) % q->capacity].element;
 }
 

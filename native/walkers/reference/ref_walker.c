@@ -21,6 +21,7 @@
 #include <ucontext.h>
 
 #include "asgst.h"
+#include "wf_arch.h"
 #include "wf_ucontext.h"
 #include "wf_vm.h"
 #include "wf_queue_walk.h" /* queue: wf_ref_run_at */
@@ -74,12 +75,7 @@ static inline uintptr_t word_index(const ASGST_Iterator *it, uintptr_t addr) {
 
 /* The word at addr if it is an aligned word inside the thread's stack. */
 static int stack_word(const ASGST_Iterator *it, uintptr_t addr, uintptr_t *value) {
-#ifdef WF_PLANT_MISSING_BOUNDS_CHECK /* planted bug (fuzz/targets/minivm/planted.py): no upper \
-                                        bound */
-    if (addr % 8 != 0 || addr < it->stack_lo) return 0;
-#else
     if (word_index(it, addr) >= it->words) return 0;
-#endif
     *value = *(const uintptr_t *)addr;
     return 1;
 }
@@ -112,11 +108,11 @@ static inline __attribute__((always_inline)) const struct wf_vm_blob *find_blob(
     const struct wf_vm *vm = WF_VM;
     if ((pc - WF_VM_CODE_HEAP) >> WF_VM_SEGMENT_SHIFT >= vm->segmap_count) return NULL;
     /* segmap[(pc - heap) >> shift], then blobs[started - 1]: both tables lie at fixed
-       addresses (wf_vm.h). The empty asm makes gcc keep the two bases in registers rather
+       addresses (wf_vm.h). wf_arch_opaque_pair makes gcc keep the two bases in registers rather
        than fold the constants into each address, which put an add on the walk's chain of
        dependent loads (pc -> segment -> blob -> frame size): 1% of the bench. */
     uintptr_t segmap = SEGMAP_OF_ADDRESS_0, blobs_before = WF_VM_BLOBS - WF_VM_BLOB_STRIDE;
-    __asm__("" : "+r"(segmap), "+r"(blobs_before));
+    wf_arch_opaque_pair(&segmap, &blobs_before);
     uintptr_t started =
         *(const uint16_t *)(segmap + (pc >> WF_VM_SEGMENT_SHIFT) * sizeof(uint16_t));
     if (started == 0) return NULL;
@@ -182,10 +178,6 @@ static int builds_frame(uint32_t kind) {
    Callers' pcs are return addresses and never lie before frame_complete (decode checks). */
 static int first_frame_unbuilt(const struct wf_vm_blob *b, uint32_t kind, uintptr_t pc) {
     if (!builds_frame(kind)) return 0;
-#ifdef WF_PLANT_IGNORES_RET /* planted bug (fuzz/targets/minivm/planted.py): a popped frame taken \
-                               as built */
-    return building_frame(b, pc);
-#endif
     return building_frame(b, pc) || *(const volatile uint8_t *)pc == RET_OPCODE;
 }
 
@@ -209,12 +201,7 @@ static int decode_interpreted(ASGST_Iterator *it) {
         method = it->top_method;
         bcp = it->top_bcp;
     }
-#ifdef WF_PLANT_UNCHECKED_METHOD /* planted bug (fuzz/targets/minivm/planted.py): slot trusted as \
-                                    a method */
-    it->method = method != 0 ? (const struct wf_vm_method *)method : NULL;
-#else
     it->method = wf_vm_method_at(method);
-#endif
     if (it->method == NULL) return ASGST_WF_BAD_METHOD; /* slot holds no method */
     uintptr_t bci = bcp - it->method->code_base;
     if (bcp < it->method->code_base || bci >= it->method->code_size)
@@ -234,12 +221,7 @@ static int sender_from_fp(const ASGST_Iterator *it, ref_frame *s) {
 
 /* The sender's sp of a built fixed-size frame at sp. */
 static uintptr_t fixed_sender_sp(const struct wf_vm_blob *b, uintptr_t sp) {
-#ifdef WF_PLANT_FRAME_SIZE_OFF_BY_ONE /* planted bug (fuzz/targets/minivm/planted.py): one word \
-                                         short */
-    return sp + b->frame_size - 8;
-#else
     return sp + b->frame_size;
-#endif
 }
 
 static int sender_of_fixed_frame(const ASGST_Iterator *it, ref_frame *s) {
@@ -250,48 +232,12 @@ static int sender_of_fixed_frame(const ASGST_Iterator *it, ref_frame *s) {
         return STEPPED;
     }
     s->sp = fixed_sender_sp(it->blob, it->cur.sp);
-#ifdef WF_PLANT_FRAME_SIZE_OFF_BY_ONE /* the planted short sender sp can put the pair a word \
-                                         below the stack: read it checked, stay memory-safe */
-    if (s->sp <= it->stack_hi) {
-        stack_word(it, s->sp - 16, &s->fp);
-        stack_word(it, s->sp - 8, &s->pc);
-        return STEPPED;
-    }
-#endif
     /* A built frame comes here only when the pair at its link, sp + frame_size - 16, is not
        inside the stack (step_to_sender). sp is an aligned word of the stack (decode_and_emit)
        and frame sizes are multiples of 8 and at least 16 (the decoder's check_blob; the live
        VM's are 48 + 16k and 32): the pair is aligned and not below sp, so it runs off the top. */
     return ASGST_WF_BAD_SP;
 }
-
-#ifdef WF_PLANT_ANCHOR_FP_SLOT /* planted bug (fuzz/targets/minivm/planted.py): anchor fp from the \
-                                  pc slot */
-/* A Java-only walk of a blocked thread, on its own thread, crosses an entry frame stopped late
-   in the call stub with its whole spill area, whose saved anchor has no pc (the pc is read
-   from the anchor's sp - 8) and is a native wrapper of 80 bytes or more: the walker takes the
-   anchor's fp from the slot under the saved fp, the pc slot (0). Each condition is a branch of its
-   own, so coverage feedback reaches them one at a time (tests/quality/test_planted.py).
-
-       entry frame (cur)
-       | saved fp   |  <- cur.fp
-       | anchor sp  |  cur.fp - 8
-       | anchor fp  |  cur.fp - 16   what the walker should report
-       | anchor pc  |  cur.fp - 24   0: read from [anchor sp - 8]; taken as the fp
-       ...             cur.sp = cur.fp - PLANT_ENTRY_SPILL */
-#define PLANT_ENTRY_SPILL 56
-#define PLANT_MIN_WRAPPER_SIZE 80
-static void mix_up_anchor_fp(const ASGST_Iterator *it, ref_frame *s) {
-    if (it->thread->state != WF_THREAD_BLOCKED) return;
-    if (!(it->options & ASGST_WALK_SAME_THREAD)) return;
-    if (it->cur.fp - it->cur.sp != PLANT_ENTRY_SPILL) return;
-    if (it->cur.pc < it->blob->end - (it->blob->end - it->blob->start) / 16) return;
-    const struct wf_vm_blob *wrapper = find_blob(s->pc);
-    if (wrapper == NULL || wrapper->kind != WF_BLOB_NATIVE_WRAPPER) return;
-    if (wrapper->frame_size < PLANT_MIN_WRAPPER_SIZE) return;
-    s->fp = frame_slot(it->cur.fp, -24);
-}
-#endif
 
 static int sender_of_entry(const ASGST_Iterator *it, ref_frame *s) {
     if (it->options & ASGST_INCLUDE_NON_JAVA_FRAMES) return sender_from_fp(it, s);
@@ -302,49 +248,8 @@ static int sender_of_entry(const ASGST_Iterator *it, ref_frame *s) {
     s->pc = frame_slot(fp, -24);
     if (s->pc == 0 && !stack_word(it, s->sp - 8, &s->pc))
         return ASGST_WF_BAD_SP; /* saved anchor sp off the stack */
-#ifdef WF_PLANT_ANCHOR_FP_SLOT /* planted bug (fuzz/targets/minivm/planted.py): anchor fp from the \
-                                  pc slot */
-    if (frame_slot(fp, -24) == 0) mix_up_anchor_fp(it, s);
-#endif
     return STEPPED;
 }
-
-#ifdef WF_PLANT_NESTED_CONDITION /* planted bug (fuzz/targets/minivm/planted.py): caller's mdp \
-                                    trusted */
-/* On a thread in Java, stepping from a tier-3 (profiling) compiled frame stopped in a pc
-   descriptor of several inlined scopes into an interpreted caller that sits in the
-   interpreter's profiled-invoke code (its last sixteenth) late in its bytecode, the walker
-   peeks at the caller's method data pointer (the interpreter's mdp slot) and dereferences it
-   unvalidated. Each condition is a branch of its own, so coverage feedback reaches them one
-   at a time; blind mutation rarely meets them all at once (tests/quality/test_planted.py).
-
-       interpreted caller (s)
-       | return pc  |  s.fp + 8
-       | saved fp   |  <- s.fp
-       | method     |  s.fp - 8
-       | bcp        |  s.fp - 16   bci >= PLANT_MIN_BCI
-       | mdp        |  s.fp - 24   read as a pointer
-       ...
-       compiled frame (cur): comp level 3, pc in a descriptor of >= PLANT_MIN_SCOPES scopes */
-#define PLANT_PROFILED_LEVEL 3
-#define PLANT_MIN_SCOPES 3
-#define PLANT_MIN_BCI 560
-static void peek_caller_profile(const ASGST_Iterator *it, const ref_frame *s) {
-    if (it->thread->state != WF_THREAD_IN_JAVA) return;
-    if (it->blob->comp_level != PLANT_PROFILED_LEVEL) return;
-    if (it->desc == NULL || it->desc->scope_count < PLANT_MIN_SCOPES) return;
-    const struct wf_vm_blob *caller = find_blob(s->pc);
-    if (caller == NULL || caller->kind != WF_BLOB_INTERPRETER) return;
-    if (s->pc < caller->end - (caller->end - caller->start) / 16) return;
-    uintptr_t method = 0, bcp = 0, mdp = 0;
-    stack_word(it, s->fp - 8, &method);
-    const struct wf_vm_method *m = wf_vm_method_at(method);
-    if (m == NULL || !stack_word(it, s->fp - 16, &bcp) || bcp < m->code_base) return;
-    uintptr_t bci = bcp - m->code_base;
-    if (bci >= m->code_size || bci < PLANT_MIN_BCI) return;
-    if (stack_word(it, s->fp - 24, &mdp)) (void)*(volatile const uintptr_t *)mdp;
-}
-#endif
 
 /* Step from the decoded cur (*at, its registers) to its sender: into it->cur and *at.
    The decode found the frame's link, where its sender's saved fp and return pc lie: fp for
@@ -367,14 +272,8 @@ static int step_to_sender(ASGST_Iterator *it, ref_frame *at) {
         rc = sender_of_fixed_frame(it, &s); /* COMPILED, NATIVE, STUB */
     }
     if (rc != STEPPED) return rc;
-    if (s.pc == 0) return ASGST_NO_FRAME; /* outermost frame: the end */
-#ifndef WF_PLANT_FP_CYCLE /* planted bug (fuzz/targets/minivm/planted.py): cycles followed */
+    if (s.pc == 0) return ASGST_NO_FRAME;       /* outermost frame: the end */
     if (s.sp <= at->sp) return ASGST_WF_BAD_SP; /* sp must strictly grow */
-#endif
-#ifdef WF_PLANT_NESTED_CONDITION /* planted bug (fuzz/targets/minivm/planted.py): caller's mdp \
-                                    trusted */
-    if (it->kind == WF_FRAME_COMPILED) peek_caller_profile(it, &s);
-#endif
     it->cur = s;
     *at = s;
     it->first = 0;
@@ -398,16 +297,9 @@ static void fill(const ASGST_Iterator *it, ASGST_Frame *f, int type, int level, 
 
 /* The scopes of a pc descriptor in the order they are reported: innermost first, as the
    descriptor lists them; the outermost one is the JAVA frame, the others are inlined into it. */
-#ifdef WF_PLANT_INLINED_SCOPE_ORDER /* planted bug (fuzz/targets/minivm/planted.py): outermost \
-                                       scope first */
-#define FIRST_SCOPE(d) (&(d)->scopes[(d)->scope_count - 1])
-#define NEXT_SCOPE(s) ((s)-1)
-#define END_SCOPE(d) ((d)->scopes - 1) /* compared, never read */
-#else
 #define FIRST_SCOPE(d) (&(d)->scopes[0])
 #define NEXT_SCOPE(s) ((s) + 1)
 #define END_SCOPE(d) (&(d)->scopes[(d)->scope_count])
-#endif
 
 /* Scope s of cur's pc descriptor, with next the scope after it (scope_end: none). */
 static void fill_scope(const ASGST_Iterator *it, ASGST_Frame *f, const struct wf_vm_scope *s,
@@ -530,23 +422,11 @@ static int next_physical(ASGST_Iterator *restrict it, ASGST_Frame *restrict fram
             int rc = step_to_sender(it, &at);
             if (rc != STEPPED) return finish(it, rc); /* end of stack, or bad sender */
         }
-#ifndef WF_PLANT_FP_CYCLE        /* planted bug (fuzz/targets/minivm/planted.py): no depth bound */
-#ifdef WF_PLANT_DEPTH_OFF_BY_ONE /* planted bug (fuzz/targets/minivm/planted.py): one frame \
-                                    past the limit */
-        if (it->depth > WF_WALK_MAX_DEPTH)
-#else
         if (it->depth >= WF_WALK_MAX_DEPTH)
-#endif
             return finish(it, ASGST_WF_DEPTH_LIMIT); /* too deep: stop, don't hang */
-#endif
         int rc = decode_and_emit(it, frame, &at);
         if (rc < 0) return finish(it, rc); /* the frame itself is bad */
-#ifdef WF_PLANT_DEPTH_REPORTED_ONLY        /* planted bug (fuzz/targets/minivm/planted.py): frames \
-                                              walked through not counted */
-        if (rc == 1) it->depth++;
-#else
         it->depth++;
-#endif
         it->decoded = 1;
         if (rc == 1) return 1;
         /* not reported (a non-Java frame in a Java-only walk): walk through it */
@@ -568,10 +448,7 @@ void ASGST_RewindIterator(ASGST_Iterator *it) {
     it->first = 1;
     it->unbuilt = 0;
     it->decoded = 0;
-#ifndef WF_PLANT_REWIND_KEEPS_SCOPE /* planted bug (fuzz/targets/minivm/planted.py): a rewind \
-                                       between inlined scopes goes on with the scopes left */
     it->scope = it->scope_end = NULL;
-#endif
     it->link = 0;
     it->state = it->start_error != 0 ? it->start_error : 1;
     it->depth = 0;

@@ -1,5 +1,5 @@
 """An executable model of the safepoint queue API (asgst.h queue block, docs/queue.md) and of
-the section 9 executor (native/src/queue/case_queue_run.c): given a queue program and what the stack
+the section 9 executor (native/src/queue/queue_case_run.c): given a queue program and what the stack
 looks like, it predicts the executor's log event by event.
 
 What the stack looks like comes from a `StackOracle`. `TruthOracle` answers from a generated
@@ -263,7 +263,7 @@ class Queue:
 
 
 class QueueModel:
-    """Runs a program the way case_queue_run.c does and returns the log it must produce."""
+    """Runs a program the way queue_case_run.c does and returns the log it must produce."""
 
     def __init__(self, oracle: StackOracle) -> None:
         self.oracle = oracle
@@ -300,7 +300,7 @@ class QueueModel:
             i += 1 + (op.inner_count if op.code == Opcode.SAFEPOINT else 0)
 
     def _logged_queue(self, op: QueueOp) -> int:
-        """The registration an op's event names (case_queue_run.c logged_queue)."""
+        """The registration an op's event names (queue_case_run.c logged_queue)."""
         if registers(op):
             return len(self.queues) - 1
         if op.code == Opcode.MISUSE:

@@ -1,4 +1,4 @@
-/* walker.c — walker tables: the in-core reference walker and dlopen'ed walker libraries. */
+/* run_walker.c — walker tables: the in-core reference walker and dlopen'ed walker libraries. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The strategies that make perturbation records (record.c has the record), the corpus of
+/* The strategies that make perturbation records (wf_hs_record.c has the record), the corpus of
  * records, and the bases of a sampled context.
  *
  * Every strategy yields a record relative to the interrupted thread's real context, so a

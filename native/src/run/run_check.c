@@ -1,7 +1,7 @@
-/* check.c — the contract and oracle checks of the hot path (wf_run.h's wf_check). */
+/* run_check.c — the contract and oracle checks of the hot path (wf_run.h's wf_check). */
 #include <string.h>
 
-#include "walk_record.h"
+#include "run_walk_record.h"
 #include "wf_run.h"
 #include "wf_vm.h"
 

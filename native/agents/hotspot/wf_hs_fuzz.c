@@ -1,5 +1,5 @@
 /* Fuzz mode: on a SIGPROF that interrupted Java code, call ASGCT `batch` times, each time on a
- * copy of the real ucontext with pc/sp/fp perturbed by one record (perturb.c).
+ * copy of the real ucontext with pc/sp/fp perturbed by one record (wf_hs_perturb.c).
  *
  * A record whose base this context lacks (a corpus record naming the next thread's stack
  * when there is one thread) is not tried: it is counted as unresolved, never approximated.

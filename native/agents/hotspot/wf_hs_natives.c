@@ -2,7 +2,8 @@
  * agent libraries too, so exporting them here binds them with no System.loadLibrary.
  *
  *   static native boolean register(ByteBuffer shadow)   shadow stack of the calling thread
- *   static native void hold()                           stay in native until checked (check.c)
+ *   static native void hold()                           stay in native until checked
+ *                                                       (wf_hs_check.c)
  *   static native int viaNative(IntUnaryOperator f, int x)  Java -> native -> Java: f(x)
  */
 #include "wf_hs.h"

@@ -1,4 +1,4 @@
-/* case_queue_run.c — run a case's queue program (section 9) against the mapped case and log
+/* queue_case_run.c — run a case's queue program (section 9) against the mapped case and log
  * every op result and handler call (docs/case-format.md §7).
  *
  * The log is what fuzz/targets/minivm/queue/model.py predicts. Besides logging, the executor keeps

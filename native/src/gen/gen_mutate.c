@@ -1,4 +1,4 @@
-/* mutate.c — mutation operators over the mapped case (wf_mutate.h). */
+/* gen_mutate.c — mutation operators over the mapped case (wf_mutate.h). */
 #include <string.h>
 
 #include "gen_provider.h"

@@ -1,4 +1,4 @@
-/* walk_record.h — internal: what one walk returned, as the harness recorded it. */
+/* run_walk_record.h — internal: what one walk returned, as the harness recorded it. */
 #ifndef WALKFUZZ_WALK_RECORD_H
 #define WALKFUZZ_WALK_RECORD_H
 

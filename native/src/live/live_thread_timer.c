@@ -1,4 +1,4 @@
-/* thread_timer.c — a POSIX interval timer that signals one thread, and its handler's
+/* live_thread_timer.c — a POSIX interval timer that signals one thread, and its handler's
    installation (wf_thread_timer.h). */
 #define _GNU_SOURCE
 #include <errno.h>

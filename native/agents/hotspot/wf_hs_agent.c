@@ -1,4 +1,4 @@
-/* Agent_OnLoad, option parsing, JVMTI callbacks and the table of workload threads.
+/* Agent_OnLoad, option parsing and the JVMTI callbacks.
  *
  * Order matters (DESIGN.md, facts): the SIGPROF handler is installed here in Agent_OnLoad,
  * before any timer exists; ClassLoad events are enabled because ASGCT refuses to walk
@@ -15,19 +15,6 @@
 #include <unistd.h>
 
 #include "wf_hs.h"
-
-wf_hs_config wf_hs_cfg;
-jvmtiEnv *wf_hs_jvmti;
-JavaVM *wf_hs_vm;
-wf_hs_thread wf_hs_threads[WF_HS_MAX_THREADS];
-
-static __attribute__((tls_model("initial-exec"))) __thread wf_hs_thread *tls_self;
-static int thread_high_water;
-static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
-
-wf_hs_thread *wf_hs_self(void) { return tls_self; }
-
-int wf_hs_thread_count(void) { return __atomic_load_n(&thread_high_water, __ATOMIC_ACQUIRE); }
 
 /* ---- options ------------------------------------------------------------------------------ */
 
@@ -128,82 +115,13 @@ static int parse_options(wf_hs_config *c, const char *options) {
     return 0;
 }
 
-/* ---- thread table --------------------------------------------------------------------------- */
-
-static void stack_bounds(uintptr_t *lo, uintptr_t *hi) {
-    pthread_attr_t attr;
-    void *addr = NULL;
-    size_t size = 0;
-    *lo = *hi = 0;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-        if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-            *lo = (uintptr_t)addr;
-            *hi = (uintptr_t)addr + size;
-        }
-        pthread_attr_destroy(&attr);
-    }
-}
-
-static intptr_t nothing(void *arg) {
-    (void)arg;
-    return 0;
-}
-
-/* The guard prepares a thread (handlers, alternate stack) on its first guarded call; do that
- * here, in a JVMTI callback, rather than in the first SIGPROF handler. */
-static void prepare_guard(void) {
-    intptr_t result;
-    wf_fault fault;
-    wf_guard_call(nothing, NULL, &result, &fault);
-    if (wf_hs_cfg.budget_ns) wf_guard_set_budget_ns(wf_hs_cfg.budget_ns);
-}
-
-wf_hs_thread *wf_hs_thread_attach(JNIEnv *env, jthread thread) {
-    pthread_mutex_lock(&thread_lock);
-    wf_hs_thread *t = NULL;
-    for (int i = 0; i < WF_HS_MAX_THREADS; i++) {
-        if (!wf_hs_threads[i].live && !wf_hs_threads[i].tid) {
-            t = &wf_hs_threads[i];
-            t->index = i;
-            if (i + 1 > thread_high_water)
-                __atomic_store_n(&thread_high_water, i + 1, __ATOMIC_RELEASE);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&thread_lock);
-    if (!t) return NULL;
-    t->tid = (pid_t)syscall(SYS_gettid);
-    t->env = env;
-    t->ref = (*env)->NewGlobalRef(env, thread);
-    t->running_num = WF_HS_NO_RUNNING;
-    t->rng = wf_hs_cfg.seed * 0x9E3779B97F4A7C15ull + (uint64_t)t->tid * 0xBF58476D1CE4E5B9ull + 1;
-    stack_bounds(&t->stack_lo, &t->stack_hi);
-    if (wf_hs_cfg.mode != WF_HS_MODE_CONTROL) prepare_guard();
-    __atomic_store_n(&t->live, 1, __ATOMIC_RELEASE);
-    tls_self = t; /* last: a signal sees either no slot or a complete one */
-    return t;
-}
-
-void wf_hs_thread_detach(void) {
-    wf_hs_thread *t = tls_self;
-    if (!t) return;
-    wf_hs_timer_stop(t);
-    tls_self = NULL;
-    struct timespec ts;
-    clockid_t cid;
-    if (pthread_getcpuclockid(pthread_self(), &cid) == 0 && clock_gettime(cid, &ts) == 0)
-        t->cpu_ns_at_exit = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    __atomic_store_n(&t->live, 0, __ATOMIC_RELEASE);
-    /* The slot keeps tid != 0 so its counters stay in the summary; it is never reused. */
-}
-
 /* ---- the SIGPROF handler -------------------------------------------------------------------- */
 
 static void on_sigprof(int sig, siginfo_t *info, void *ucv) {
     (void)sig;
     (void)info;
     int saved_errno = errno;
-    wf_hs_thread *t = tls_self;
+    wf_hs_thread *t = wf_hs_self();
     if (t) {
         ucontext_t *uc = (ucontext_t *)ucv;
         switch (wf_hs_cfg.mode) {
@@ -252,6 +170,8 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) 
     (void)jvmti;
     (void)jni;
     (void)thread;
+    wf_hs_thread *t = wf_hs_self();
+    if (t) wf_hs_timer_stop(t);
     wf_hs_thread_detach();
 }
 
@@ -295,7 +215,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
     wf_hs_check_stop();
     for (int i = 0; i < wf_hs_thread_count(); i++)
         if (wf_hs_threads[i].live) wf_hs_timer_stop(&wf_hs_threads[i]);
-    wf_hs_out_finish();
+    wf_hs_out_finish(wf_hs_check_cpu_s());
 }
 
 static int enable_events(jvmtiEnv *jvmti) {

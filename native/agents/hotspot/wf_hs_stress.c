@@ -24,14 +24,6 @@
 #include "wf_hs.h"
 #include "wf_ucontext.h"
 
-static const char *const class_names[WF_HS_CLASSES] = {
-    "exact",   "top-tolerated", "in-update",    "no-shadow", "truncated",      "missing-top",
-    "missing", "extra",         "wrong-method", "wrong-bci", "unknown-method", "other"};
-
-const char *wf_hs_class_name(wf_hs_class c) {
-    return (unsigned)c < WF_HS_CLASSES ? class_names[c] : "?";
-}
-
 /* tracked: ids of tracked frames, top first; a and b skip that many top entries. */
 static int equal_from(const int32_t *tr, int n, int a, const int32_t *top_first, int d, int b) {
     if (n - a != d - b || a > n || b > d) return 0;

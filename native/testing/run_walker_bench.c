@@ -1,4 +1,4 @@
-/* walker_bench.c — timing loops of wf_walker_bench.h.
+/* run_walker_bench.c — timing loops of wf_walker_bench.h.
  *
  * Both loops are timed the same way: one untimed warm-up pass, then `batches` batches of
  * `reps` walks each, and the figure is the fastest batch (min-of-N: on a shared machine a
@@ -10,6 +10,7 @@
 #include <ucontext.h>
 
 #include "wf_gen.h"
+#include "wf_arch.h"
 #include "wf_vm.h"
 #include "wf_ucontext.h"
 #include "wf_walker.h"
@@ -115,7 +116,7 @@ static double time_fp_chain(uintptr_t start, uintptr_t lo, uintptr_t hi, uint32_
     for (uint32_t b = 0; b < batches; b++) {
         uint64_t t0 = now_ns();
         for (uint32_t i = 0; i < reps; i++) {
-            __asm__ volatile("" ::: "memory"); /* ... and the chain is re-read every time */
+            wf_arch_compiler_barrier(); /* ... and the chain is re-read every time */
             sink = sink + fp_chain_walk(start, lo, hi, &pcs) + pcs;
         }
         uint64_t t = now_ns() - t0;

@@ -174,6 +174,14 @@ static int ints_json(char *buf, size_t cap, const int32_t *v, int n) {
     return (int)used;
 }
 
+static const char *const class_names[WF_HS_CLASSES] = {
+    "exact",   "top-tolerated", "in-update",    "no-shadow", "truncated",      "missing-top",
+    "missing", "extra",         "wrong-method", "wrong-bci", "unknown-method", "other"};
+
+const char *wf_hs_class_name(wf_hs_class c) {
+    return (unsigned)c < WF_HS_CLASSES ? class_names[c] : "?";
+}
+
 static void write_invalid(const wf_hs_invalid_event *ev) {
     if (invalid_lines++ >= MAX_INVALID_LINES) return;
     char ids[512], bcis[512], shadow[512];
@@ -319,7 +327,7 @@ static void mono_array(char *buf, size_t cap, const uint64_t *ns, int n) {
     if (used < cap) snprintf(buf + used, cap - used, "]");
 }
 
-static void write_summary(void) {
+static void write_summary(double checker_cpu_s) {
     totals s;
     sum(&s, 1);
     struct rusage ru;
@@ -348,11 +356,11 @@ static void write_summary(void) {
         "\"bottom_disagree_mono\":[%.6f,%.6f]}",
         elapsed_s(), (unsigned long)s.threads, (unsigned long)s.signals, (unsigned long)s.calls,
         (unsigned long)s.faults, (unsigned long)s.skipped_not_java, (unsigned long)s.unresolved,
-        cpu, s.worker_cpu_s, wf_hs_check_cpu_s(), (double)s.walk_ns / 1e9,
-        (double)s.handler_ns / 1e9, codes, classes, interval, latency, (unsigned long)s.holds,
-        (unsigned long)check_total[1], (unsigned long)check_agree[1], (unsigned long)check_empty[1],
-        (unsigned long)check_total[0], (unsigned long)check_agree[0], (unsigned long)check_empty[0],
-        bottom, (unsigned long)wf_hs_methods_count(), (unsigned long)wf_hs_methods_tracked(),
+        cpu, s.worker_cpu_s, checker_cpu_s, (double)s.walk_ns / 1e9, (double)s.handler_ns / 1e9,
+        codes, classes, interval, latency, (unsigned long)s.holds, (unsigned long)check_total[1],
+        (unsigned long)check_agree[1], (unsigned long)check_empty[1], (unsigned long)check_total[0],
+        (unsigned long)check_agree[0], (unsigned long)check_empty[0], bottom,
+        (unsigned long)wf_hs_methods_count(), (unsigned long)wf_hs_methods_tracked(),
         (unsigned long)fault_drops, (unsigned long)invalid_drops, first, last,
         (double)check_disagree_first[1] / 1e9, (double)check_disagree_last[1] / 1e9,
         (double)check_disagree_first[0] / 1e9, (double)check_disagree_last[0] / 1e9);
@@ -431,8 +439,8 @@ int wf_hs_out_start_reporter(void) {
     return 0;
 }
 
-void wf_hs_out_finish(void) {
+void wf_hs_out_finish(double checker_cpu_s) {
     if (__atomic_exchange_n(&reporter_running, 0, __ATOMIC_ACQ_REL)) pthread_join(reporter, NULL);
     drain();
-    write_summary();
+    write_summary(checker_cpu_s);
 }
