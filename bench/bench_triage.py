@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from runner import Row
+from runner import Row, budget
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "fixtures"))
 
@@ -46,13 +46,13 @@ def measure() -> list[Row]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         fast, hangs = Path(tmp) / "fast", Path(tmp) / "cycle"
-        count = _corpus(fast, FAST_BUGS, PER_BUG, replayer)
+        count = _corpus(fast, FAST_BUGS, budget(PER_BUG, 2), replayer)
         specs = discover([fast])
         for runs in (1, 3):
             o = triage(specs, runs=runs, jobs=2)
             rows.append(Row("triage", f"{count} findings, {runs} replay(s) each, -j 2",
                             o.findings / o.seconds, "findings/s", target="1000/s"))
-        cycles = _corpus(hangs, ("fp-cycle",), 40, replayer)
+        cycles = _corpus(hangs, ("fp-cycle",), budget(40, 2), replayer)
         o = triage(discover([hangs]), runs=1, jobs=2)
         rows.append(Row("triage", f"{cycles} fp-cycle findings (hangs: 100 ms budget each)",
                         o.findings / o.seconds, "findings/s"))
