@@ -5,7 +5,8 @@
   replayed in 2 child processes, with 1 and with 3 replays per input; and the fp-cycle
   findings alone (hangs included).
   minimization: `minimize()` of one finding of each planted bug triage replays (all but the
-  queue harness's, which triage does not replay; budget 5 s), mean seconds.
+  queue harness's, which triage does not replay; budget 5 s), mean seconds, the mean shrink
+  factor, and how many shrank to the empty input (a generator harness's, which can show a bug).
 Targets (issue 7): 1000 findings/s on 2 cores, replay included; under 5 s per minimization.
 """
 

@@ -15,9 +15,9 @@ names as `baseline` in the same group. A module without `measure()` is a script:
     bench/runner.py --quick         every benchmark's smallest case, in seconds (QUICK_ENV=1):
                                     whether each still runs, not what it measures
 
-A benchmark that fails (its measure() raises, or its script exits non-zero) is reported as
-failed, with a one-line reason, in the table's stead and in the results file; the others' rows
-are printed and recorded all the same, and the run exits 1.
+A benchmark that fails (it does not import, its measure() raises, or its script exits non-zero)
+is reported as failed with a one-line reason, at the end of the run and in the results file; the
+others' rows are printed and recorded all the same, and the run exits 1.
 """
 
 from __future__ import annotations
@@ -199,6 +199,8 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="every benchmark's smallest case: does each still run")
     args = parser.parse_args(argv)
+    if args.quick and args.results is not None:
+        parser.error("--quick figures measure nothing worth keeping: no --results with it")
     if args.quick:
         os.environ[QUICK_ENV] = "1"
     run = record.BenchRun(command=["bench/runner.py", *argv],

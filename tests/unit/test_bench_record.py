@@ -150,6 +150,8 @@ def test_quick_sets_the_variable_every_benchmark_reads(fake_bench: ModuleType,
     assert runner.budget(10.0, 0.1) == 10.0
     assert fake_bench.main(["--quick", "measured"]) == 0
     assert os.environ[runner.QUICK_ENV] == "1" and runner.budget(10.0, 0.1) == 0.1
+    with pytest.raises(SystemExit):  # a quick run's figures are never recorded
+        fake_bench.main(["--quick", "--results", str(fake_bench.BENCH_DIR / "results")])
 
 
 def test_the_docs_name_only_results_files_that_exist() -> None:
