@@ -22,7 +22,7 @@ import statistics
 import sys
 from typing import Any
 
-from runner import Row
+from runner import Row, budget
 
 from walkfuzz.targets.minivm.planted import build, planted_bug
 from walkfuzz.targets.minivm.stress.options import StressOptions
@@ -73,6 +73,7 @@ def kept_capture_rows(seconds: float, repeats: int) -> list[Row]:
 
 
 def measure(seconds: float = SECONDS, repeats: int = REPEATS) -> list[Row]:
+    seconds, repeats = budget((seconds, repeats), (0.05, 1))
     rows = kept_capture_rows(seconds, repeats)
     for mode in ("signal", "queue"):
         for interval in INTERVALS_US:

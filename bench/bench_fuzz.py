@@ -34,7 +34,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from runner import Goal, Row
+from runner import Goal, Row, budget
 
 from walkfuzz.targets.minivm.harness import HARNESSES  # name -> enum wf_worker_harness
 
@@ -136,12 +136,13 @@ def bench_harness(harness: str, seconds: float, work: Path) -> dict[str, float]:
     bare_argv = [str(build_bare()), str(seed_copy(harness, work))]
     bare_env = {"WALKFUZZ_BENCH_HARNESS": str(HARNESSES[harness]),
                 "WALKFUZZ_BENCH_JOURNAL": str(work / f"journal-{harness}")}
-    calibration = LibFuzzerRun(bare_argv, bare_env, CALIBRATION_SECONDS).finish()
-    inputs = max(1000, int(calibration["execs"] * seconds / CALIBRATION_SECONDS
-                           / len(LIBFUZZER_SEEDS)))
+    calibration_seconds, seeds = budget((CALIBRATION_SECONDS, LIBFUZZER_SEEDS), (1, (1,)))
+    calibration = LibFuzzerRun(bare_argv, bare_env, calibration_seconds).finish()
+    inputs = max(budget(1000, 100), int(calibration["execs"] * seconds / calibration_seconds
+                                        / len(seeds)))
     worker_env = {"WALKFUZZ_OUT": str(work / "out"), "WALKFUZZ_WORKER_DIR": str(work)}
     atheris, bare = [], []
-    for seed in LIBFUZZER_SEEDS:
+    for seed in seeds:
         runs = [
             LibFuzzerRun([sys.executable, str(ROOT / "harnesses" / f"{harness}.py"),
                           str(seed_copy(harness, work))], worker_env, seconds, inputs, seed),
@@ -178,11 +179,11 @@ def campaign_rate(jobs: int, seconds: float, work: Path) -> float:
 
 
 def measure() -> list[Row]:
-    seconds = float(os.environ.get("BENCH_FUZZ_SECONDS", "10"))
+    seconds = float(os.environ.get("BENCH_FUZZ_SECONDS", budget("10", "1")))
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-fuzz-") as tmp:
         work = Path(tmp)
-        for harness in HARNESSES:
+        for harness in budget(list(HARNESSES), ["layouts"]):
             r = bench_harness(harness, seconds, work)
             group = f"fuzz {harness}"
             rows += [

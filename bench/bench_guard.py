@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from runner import Row
+from runner import Row, budget
 
 from walkfuzz.core import native
 
@@ -24,7 +24,8 @@ REPEATS = 3
 
 def best_ns_per(loop: Callable[[int], int], count: int) -> float:
     """Fastest of REPEATS runs of the C loop, in ns per iteration."""
-    elapsed = [loop(count) for _ in range(REPEATS)]
+    count = budget(count, max(1, count // 10_000))
+    elapsed = [loop(count) for _ in range(budget(REPEATS, 1))]
     assert all(elapsed), "a benchmark loop failed (returned 0 ns)"
     return min(elapsed) / count
 

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from runner import Goal, Row, print_table
+from runner import Goal, Row, budget, print_table
 
 from walkfuzz.targets.hotspot.agent_build import build_agent
 from walkfuzz.targets.hotspot.campaign import BUILD_DIR, DEBUG_NON_SAFEPOINTS, run_hotspot_fuzz
@@ -65,7 +65,7 @@ def fixed_work(jdk_label: str, config: Config, out: Path) -> dict[str, object]:
     agent = build_agent(builder.include, BUILD_DIR)
     workload = build_workload(1, builder.javac, BUILD_DIR / "workloads")
     run = run_jvm(jdk, agent, workload, out, {"mode": "stress", **config.options},
-                  threads=THREADS, millis=0, iterations=ITERATIONS,
+                  threads=THREADS, millis=0, iterations=budget(ITERATIONS, 1000),
                   jvm_flags=DEBUG_NON_SAFEPOINTS)
     return run.summary or {}
 
@@ -99,7 +99,7 @@ def _beyond_row(group: str, case: str, cpu: list[float], empty: list[float], bas
 def stress_rows(jdk_label: str, tmp: Path) -> list[Row]:
     cpu: dict[str, list[float]] = {c.case: [] for c in CONFIGS}
     summaries: dict[str, list[dict[str, object]]] = {c.case: [] for c in CONFIGS}
-    for k in range(REPEATS):
+    for k in range(budget(REPEATS, 1)):
         for config in CONFIGS:
             summary = fixed_work(jdk_label, config, tmp / f"{jdk_label}-{k}-{config.case[:5]}")
             cpu[config.case].append(_num(summary, "process_cpu_s"))
@@ -169,7 +169,8 @@ def oracle_rows(group: str, summaries: list[dict[str, object]]) -> list[Row]:
 
 
 def fuzz_rows(tmp: Path) -> list[Row]:
-    hs = run_hotspot_fuzz(tmp / "fuzz", jdk="17", duration_s=FUZZ_SECONDS, argv=["bench"])
+    hs = run_hotspot_fuzz(tmp / "fuzz", jdk="17", duration_s=budget(FUZZ_SECONDS, 1.0),
+                          argv=["bench"])
     rate = float(str(hs.counters["perturbed_calls_per_s"]))
     return [Row("hs-fuzz", f"perturbed ASGCT calls, JDK {hs.jdk.version}", rate, "calls/s",
                 target=f">= {FUZZ_TARGET}", goal=Goal(at_least=FUZZ_TARGET, on="value"))]

@@ -14,6 +14,8 @@ import argparse
 import multiprocessing
 import time
 
+from runner import budget
+
 from walkfuzz.targets.native import chaingen
 from walkfuzz.targets.native.case import INPUT_SIZE
 from walkfuzz.targets.native.extension import load
@@ -73,8 +75,8 @@ def ns_per_step(walks: int, unwinder: str) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--procs", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=budget(3.0, 0.05))
+    parser.add_argument("--procs", type=int, default=budget(2, 1))
     parser.add_argument("--unwinder", choices=names(), default=DEFAULT)
     args = parser.parse_args()
     name = args.unwinder
@@ -87,7 +89,7 @@ def main() -> int:
     faults = sum(r[1] for r in results)
     steps = sum(r[2] for r in results)
     walk_ns = sum(r[3] for r in results)
-    per_step, per_frame = ns_per_step(20000, name)
+    per_step, per_frame = ns_per_step(budget(20000, 50), name)
     print(f"{name} perturbed walks/s ({args.procs} procs): {walks / elapsed:,.0f} "
           f"({walks:,} walks, {faults} guarded faults, {steps / walks:.1f} steps per walk, "
           f"{walk_ns / steps:,.0f} ns per step)")

@@ -19,13 +19,14 @@ import argparse
 import os
 import sys
 
-from runner import Row
+from runner import Row, budget
 
 from walkfuzz.targets.minivm.stress.limit import Limit, LimitParams
 from walkfuzz.targets.minivm.stress.limit import measure as measure_limit
 
 INTERVALS_US = (100, 10, 5)
 ROUNDS, ROUND_NS = 4, 250_000_000
+TINY_ROUNDS = (1, 10_000_000)  # a quick run's (rounds, round_ns)
 
 
 KINDS = ("timers", "timers paced", "sampler")   # a limit's source, and whether it is paced
@@ -36,15 +37,17 @@ def workers_for(kind: str, cpus: int) -> int:
     return max(1, cpus - 1) if kind == "sampler" else cpus
 
 
-def run_limit(kind: str, interval_us: int, cpus: int, rounds: int = ROUNDS,
-              round_ns: int = ROUND_NS) -> Limit:
+def run_limit(kind: str, interval_us: int, cpus: int, rounds: int | None = None,
+              round_ns: int | None = None) -> Limit:
+    full = budget((ROUNDS, ROUND_NS), TINY_ROUNDS)
+    rounds, round_ns = rounds or full[0], round_ns or full[1]
     return measure_limit(LimitParams(source=kind.split()[0], workers=workers_for(kind, cpus),
                                      interval_ns=interval_us * 1000, rounds=rounds,
                                      round_ns=round_ns, paced=kind.endswith(" paced")))
 
 
-def limit_rows(interval_us: int, cpus: int, rounds: int = ROUNDS,
-               round_ns: int = ROUND_NS) -> list[Row]:
+def limit_rows(interval_us: int, cpus: int, rounds: int | None = None,
+               round_ns: int | None = None) -> list[Row]:
     group = f"limit-{interval_us}us"
     requested = 1e6 / interval_us
     rows = [Row(group, "requested", requested, "/CPU-s")]
@@ -60,7 +63,7 @@ def limit_rows(interval_us: int, cpus: int, rounds: int = ROUNDS,
     return rows
 
 
-def measure(rounds: int = ROUNDS, round_ns: int = ROUND_NS) -> list[Row]:
+def measure(rounds: int | None = None, round_ns: int | None = None) -> list[Row]:
     cpus = len(os.sched_getaffinity(0))
     return [row for us in INTERVALS_US for row in limit_rows(us, cpus, rounds, round_ns)]
 

@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from runner import budget
+
 import walkfuzz
 from walkfuzz.core.symbolize import locate_in_object
 from walkfuzz.findings.hits import load_hits
@@ -104,7 +106,7 @@ def write_into(doc: Path, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/bench_native.py")
-    parser.add_argument("--inputs", type=int, default=50_000)
+    parser.add_argument("--inputs", type=int, default=budget(50_000, 200))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--unwinders", default="all")
     parser.add_argument("--write", type=Path, help="the doc whose marked part gets the tables")

@@ -31,7 +31,7 @@ and the net rows that carry the target:
 
 from __future__ import annotations
 
-from runner import Row
+from runner import Row, budget
 
 from walkfuzz.core.native import load_testing
 from walkfuzz.targets.minivm import vm_model as vm
@@ -52,9 +52,9 @@ def direct_rows() -> list[Row]:
                         min_frames=24, max_frames=24)
     pc, sp, fp = physical_frames(case)[0]
     best = None
-    for _ in range(REPEATS):
+    for _ in range(budget(REPEATS, 1)):
         out = ffi.new("wf_queue_bench_result *")
-        assert lib.wf_queue_bench(pc, sp, fp, ELEMENTS, ROUNDS, out) == 0, out.error
+        assert lib.wf_queue_bench(pc, sp, fp, ELEMENTS, budget(ROUNDS, 1), out) == 0, out.error
         if best is None or out.process_ns + out.enqueue_ns < best.process_ns + best.enqueue_ns:
             best = out
     assert best is not None
@@ -68,7 +68,8 @@ def direct_rows() -> list[Row]:
 
 
 def tsc_rows() -> list[Row]:
-    s = run(StressParams(threads=1, interval_ns=100_000, duration_ms=300, capacity=64,
+    s = run(StressParams(threads=1, interval_ns=100_000,
+                         duration_ms=budget(300, 20), capacity=64,
                          poll_every=20_000, seed=SEED))
     raw_mean = s["enqueue_ns"] / max(s["timed"], 1)
     empty_mean = s["empty_ns"] / max(s["empty"], 1)
@@ -89,7 +90,7 @@ def tsc_rows() -> list[Row]:
 
 
 def cpu_rows() -> list[Row]:
-    c = measure_cpu(CostParams(source=SELF, stretches=200, signals=64, seed=SEED))
+    c = measure_cpu(CostParams(source=SELF, stretches=budget(200, 4), signals=64, seed=SEED))
     g = "queue-cpu"
     return [
         Row(g, "signal + handler with Enqueue", c.enqueue_ns, "ns CPU",

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from runner import Row
+from runner import Row, budget
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = "layouts"
@@ -51,7 +51,7 @@ def rates(seconds: float) -> dict[str, float]:
 
 
 def measure() -> list[Row]:
-    r = rates(float(os.environ.get("BENCH_FUZZ_SECONDS", "10")))
+    r = rates(float(os.environ.get("BENCH_FUZZ_SECONDS", budget("10", "1"))))
     group = f"fuzz {HARNESS} -j 1"
     return [Row(group, "campaign, cov build", r["cov"], "exec/s"),
             Row(group, "campaign, --sanitizer address (ASan+UBSan)", r["asan"], "exec/s",

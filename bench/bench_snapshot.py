@@ -14,6 +14,8 @@ import random
 import time
 from collections import Counter
 
+from runner import budget
+
 from walkfuzz.targets.native.snapshot.capture import capture_chain
 from walkfuzz.targets.native.snapshot.format import join_walked, split_walked
 from walkfuzz.targets.native.snapshot.native import load
@@ -54,8 +56,8 @@ def run(lib: object, ffi: object, code: int, inputs: list[bytes]) -> tuple[float
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--walks", type=int, default=3000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--walks", type=int, default=budget(3000, 20))
+    parser.add_argument("--rounds", type=int, default=budget(3, 1))
     args = parser.parse_args()
     native = load()
     data = capture_chain(CHAIN).encode()

@@ -40,7 +40,7 @@ import sys
 from typing import Any
 
 from bench_limit import run_limit, workers_for
-from runner import Goal, Row, print_table
+from runner import Goal, Row, budget, print_table
 
 from walkfuzz.targets.minivm.stress.limit import Limit
 from walkfuzz.targets.minivm.stress.options import MODES, StressOptions
@@ -165,6 +165,7 @@ def interval_rows(interval_us: int, modes: list[str], cpus: int, seconds: float,
 def measure(seconds: float = SECONDS, repeats: int = REPEATS,
             modes: tuple[str, ...] = VARIANTS) -> list[Row]:
     cpus = len(os.sched_getaffinity(0))
+    seconds, repeats = budget((seconds, repeats), (0.05, 1))
     return [row for us in INTERVALS_US
             for row in interval_rows(us, list(modes), cpus, seconds, repeats)]
 

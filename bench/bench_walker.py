@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner import Row
+from runner import Row, budget
 
 from walkfuzz.core import native
 from walkfuzz.targets.minivm import walk_speed
@@ -41,14 +41,16 @@ def measure() -> list[Row]:
         raise RuntimeError(f"{EXAMPLE} is missing: run `make build` first")
     walkers = {"reference": lib.wf_walker_reference(),
                "example": case_native.load_walker(str(EXAMPLE))}
-    t = walk_speed.measure(walk_speed.STACKS["mixed"], walkers, ROUNDS, SECONDS)
+    t = walk_speed.measure(walk_speed.STACKS["mixed"], walkers, budget(ROUNDS, 1),
+                          budget(SECONDS, 0.05))
     reference, example = t.walkers
     reference_ns, example_ns = _ns_per_walk(reference), _ns_per_walk(example)
 
     data = case_native.generate(seed=TYPICAL_SEED, max_frames=12)
     mapped = case_native.mapped_case()
-    decode_ns = min(native.load_testing().lib.wf_bench_decode_ns(data, len(data), mapped, DECODES)
-                    for _ in range(ROUNDS))
+    decode_ns = min(native.load_testing().lib.wf_bench_decode_ns(data, len(data), mapped,
+                                                                  budget(DECODES, 100))
+                    for _ in range(budget(ROUNDS, 1)))
 
     group = f"walk, {t.physical} physical / {reference.returned} returned frames"
     return [

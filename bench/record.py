@@ -42,6 +42,7 @@ class BenchRun:
     rows: list[dict[str, Any]] = field(default_factory=list)
     scripts: list[ScriptOutput] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # benchmark -> why, in one line
 
 
 def _cpu_model() -> str:
@@ -122,6 +123,7 @@ def document(run: BenchRun) -> dict[str, Any]:
         "seconds": run.seconds,
         "rows": run.rows,
         "scripts": [asdict(s) for s in run.scripts],
+        "failed": run.failed,
     }
 
 
@@ -151,6 +153,9 @@ def markdown(doc: dict[str, Any], name: str) -> str:
         checked = f" **{r['verdict']}**" if r.get("verdict") else ""
         lines.append(f"| {r['group']} | {r['case']} | {_value(r['value'])} | {r['unit']} | "
                      f"{compared} | {r['target']}{checked} |")
+    if doc.get("failed"):
+        lines += ["", "## Failed benchmarks", ""]
+        lines += [f"- {name}: {reason}" for name, reason in doc["failed"].items()]
     for script in doc["scripts"]:
         lines += ["", f"## {script['name']} (its own output, exit {script['returncode']})", "",
                   "```", *script["output"], "```"]

@@ -12,6 +12,12 @@ names as `baseline` in the same group. A module without `measure()` is a script:
     bench/runner.py [NAME ...]      only the named benchmarks (e.g. `guard`, `fuzz`)
     bench/runner.py --results DIR   also record the run in DIR (bench/record.py): `make bench`
                                     keeps it in bench/results/, where the docs quote it from
+    bench/runner.py --quick         every benchmark's smallest case, in seconds (QUICK_ENV=1):
+                                    whether each still runs, not what it measures
+
+A benchmark that fails (it does not import, its measure() raises, or its script exits non-zero)
+is reported as failed with a one-line reason, at the end of the run and in the results file; the
+others' rows are printed and recorded all the same, and the run exits 1.
 """
 
 from __future__ import annotations
@@ -23,15 +29,29 @@ import os
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import record
 
 BENCH_DIR = Path(__file__).resolve().parent
+# Set to 1, every benchmark runs its smallest case (tests/unit/test_bench_modules.py, --quick):
+# an environment variable, so that script benchmarks, run as processes, see it too.
+QUICK_ENV = "WALKFUZZ_BENCH_QUICK"
+T = TypeVar("T")
+
+
+def quick() -> bool:
+    return os.environ.get(QUICK_ENV) == "1"
+
+
+def budget(full: T, tiny: T) -> T:
+    """`full`, or `tiny` in a quick run."""
+    return tiny if quick() else full
 
 
 @dataclass(frozen=True)
@@ -125,6 +145,39 @@ def row_record(row: Row, by_case: dict[tuple[str, str], Row]) -> dict[str, Any]:
     return {**asdict(row), "ratio": ratio_of(row, by_case), "verdict": verdict(row, by_case)}
 
 
+def one_line(error: BaseException) -> str:
+    """An exception as the one line a failed benchmark is reported with."""
+    if isinstance(error, SystemExit) and not isinstance(error.code, int | None):
+        text = str(error.code)  # raise SystemExit("message"): the message is the reason
+    else:
+        text = f"{type(error).__name__}: {error}"
+    return text.strip().splitlines()[0] if text.strip() else type(error).__name__
+
+
+def run_measure(path: Path, measure: Callable[[], list[Row]]) -> tuple[list[Row], str | None]:
+    """A benchmark's rows, or none and the one-line reason it failed (the traceback printed):
+    one broken benchmark must not cost the rows of every other."""
+    try:
+        return measure(), None
+    except (Exception, SystemExit) as error:  # any failure is reported, not fatal
+        return [], failure(path, error)
+
+
+def failure(path: Path, error: BaseException) -> str:
+    """Print a failed benchmark's traceback and its one-line reason; the reason."""
+    traceback.print_exc()
+    reason = one_line(error)
+    print(f"bench: {path.name} FAILED: {reason}", file=sys.stderr, flush=True)
+    return reason
+
+
+def script_failure(script: record.ScriptOutput) -> str:
+    """A failed script's one-line reason: its last line of output (a traceback's last line
+    names the error), with its exit status."""
+    last = next((line.strip() for line in reversed(script.output) if line.strip()), "")
+    return f"exit {script.returncode}" + (f": {last}" if last else "")
+
+
 def run_script(path: Path) -> record.ScriptOutput:
     """Run a script benchmark, printing its output as it comes and keeping it."""
     print(f"\n== {path.name} (its own output) ==", flush=True)
@@ -143,22 +196,36 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--results", type=Path, metavar="DIR",
                         help="write the run's results file (.json and .md) into DIR")
+    parser.add_argument("--quick", action="store_true",
+                        help="every benchmark's smallest case: does each still run")
     args = parser.parse_args(argv)
+    if args.quick and args.results is not None:
+        parser.error("--quick figures measure nothing worth keeping: no --results with it")
+    if args.quick:
+        os.environ[QUICK_ENV] = "1"
     run = record.BenchRun(command=["bench/runner.py", *argv],
                           started=datetime.datetime.now().astimezone(),
                           load_before=os.getloadavg())
     rows: list[Row] = []
     scripts: list[Path] = []
     for path in discover(args.names):
-        module = load(path)
+        try:
+            module = load(path)
+        except (Exception, SystemExit) as error:  # a benchmark that does not even import
+            run.failed[path.stem] = failure(path, error)
+            continue
         measure: Callable[[], list[Row]] | None = getattr(module, "measure", None)
         if measure is None:
             scripts.append(path)
             continue
         started = time.monotonic()
-        rows.extend(measure())
+        measured, reason = run_measure(path, measure)
+        rows.extend(measured)
         run.seconds[path.stem] = round(time.monotonic() - started, 1)
-        print(f"measured {path.name} in {run.seconds[path.stem]:.1f}s", flush=True)
+        if reason is not None:
+            run.failed[path.stem] = reason
+        else:
+            print(f"measured {path.name} in {run.seconds[path.stem]:.1f}s", flush=True)
     if rows:
         print()
         print_table(rows)
@@ -169,15 +236,19 @@ def main(argv: Sequence[str]) -> int:
     run.rows = [row_record(r, by_case) for r in rows]
     for path in scripts:
         started = time.monotonic()
-        run.scripts.append(run_script(path))
+        script = run_script(path)
+        run.scripts.append(script)
         run.seconds[path.stem] = round(time.monotonic() - started, 1)
-    failures = [s.name for s in run.scripts if s.returncode != 0]
-    if failures:
-        print(f"bench: failed: {', '.join(failures)}", file=sys.stderr)
+        if script.returncode != 0:
+            run.failed[path.stem] = script_failure(script)
+    if run.failed:
+        print(f"\nbench: {len(run.failed)} benchmark(s) FAILED:", file=sys.stderr)
+        for name, reason in run.failed.items():
+            print(f"  {name}: {reason}", file=sys.stderr)
     if args.results is not None:
         json_path, md_path = record.write(args.results, run)
         print(f"\nbench results: {json_path} and {md_path.name}")
-    return 1 if failures else 0
+    return 1 if run.failed else 0
 
 
 if __name__ == "__main__":

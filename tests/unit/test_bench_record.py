@@ -106,8 +106,52 @@ def test_a_failed_script_is_recorded_and_fails_the_run(fake_bench: ModuleType,
     out = tmp_path / "results"
     assert fake_bench.main(["--results", str(out), "script"]) == 1
     [path] = results(out)
-    assert json.loads(path.read_text())["scripts"][0]["returncode"] == 3
-    assert "(its own output, exit 3)" in path.with_suffix(".md").read_text()
+    doc = json.loads(path.read_text())
+    assert doc["scripts"][0]["returncode"] == 3
+    assert doc["failed"] == {"bench_script": "exit 3: fake script: 1234 widgets/s"}
+    md = path.with_suffix(".md").read_text()
+    assert "(its own output, exit 3)" in md
+    assert "- bench_script: exit 3: fake script: 1234 widgets/s" in md
+
+
+BROKEN = {
+    # measure() raising, as bench_triage's did on a finding minimized to an empty input
+    "bench_divides.py": "def measure():\n    return [1 / len(b'')]\n",
+    "bench_exits.py": "def measure():\n    raise SystemExit('no report: the campaign died')\n",
+    "bench_unloadable.py": "import walkfuzz.no_such_module\n",
+}
+
+
+def test_a_failed_benchmark_is_recorded_and_the_others_rows_are_kept(
+        fake_bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name, text in BROKEN.items():
+        (fake_bench.BENCH_DIR / name).write_text(text)
+    out = tmp_path / "results"
+    assert fake_bench.main(["--results", str(out)]) == 1
+    [path] = results(out)
+    doc = json.loads(path.read_text())
+    assert [r["case"] for r in doc["rows"]] == ["slow path", "fast path"]
+    assert doc["scripts"][0]["returncode"] == 0
+    assert doc["failed"] == {
+        "bench_divides": "ZeroDivisionError: division by zero",
+        "bench_exits": "no report: the campaign died",
+        "bench_unloadable": "ModuleNotFoundError: No module named 'walkfuzz.no_such_module'",
+    }
+    md = path.with_suffix(".md").read_text()
+    assert "| fake | fast path | 10.0 | ns | 0.25x slow path | < 20 ns |" in md
+    assert "- bench_divides: ZeroDivisionError: division by zero" in md
+    printed = capsys.readouterr()
+    assert "fast path" in printed.out and "3 benchmark(s) FAILED" in printed.err
+
+
+def test_quick_sets_the_variable_every_benchmark_reads(fake_bench: ModuleType,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(runner.QUICK_ENV, "0")  # and restored after: --quick sets it
+    assert runner.budget(10.0, 0.1) == 10.0
+    assert fake_bench.main(["--quick", "measured"]) == 0
+    assert os.environ[runner.QUICK_ENV] == "1" and runner.budget(10.0, 0.1) == 0.1
+    with pytest.raises(SystemExit):  # a quick run's figures are never recorded
+        fake_bench.main(["--quick", "--results", str(fake_bench.BENCH_DIR / "results")])
 
 
 def test_the_docs_name_only_results_files_that_exist() -> None:

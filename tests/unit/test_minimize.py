@@ -6,10 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from walkfuzz.targets.harness_replay import MinivmReplayer
 from walkfuzz.targets.minivm import planted
 from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
-from walkfuzz.triage.minimize import ddmin, split_queue
+from walkfuzz.triage.minimize import MINIMIZE_HANG_NS, ddmin, minimize, split_queue
 
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
 
@@ -65,3 +66,20 @@ def test_a_clean_input_is_refused(tmp_path: Path) -> None:
                           text=True, timeout=60)
     assert done.returncode == 2 and "clean.case" in done.stderr
     assert "nothing to minimize" in done.stderr
+
+
+def test_a_generator_input_can_shrink_to_nothing_and_still_show_the_bug() -> None:
+    # The layouts harness reads missing bytes as zeros, and the layout it generates from none
+    # has fixed-size frames, which frame-size-off-by-one misreads: the empty input is the
+    # smallest reproducer, not a case shrunk past what reproduces (the reference walker walks
+    # it clean). A consumer of minimize() (bench/bench_triage.py) must allow for b"".
+    walker = str(planted.build(planted.planted_bug("frame-size-off-by-one"), "plain"))
+    replayer = MinivmReplayer(MINIMIZE_HANG_NS)
+    empty = replayer.run(b"", "layouts", walker, "<empty>").finding
+    assert empty is not None
+    assert replayer.run(b"", "layouts", "reference", "<empty>").finding is None
+    data = bytes(range(1, 200))
+    first = replayer.run(data, "layouts", walker, "<input>").finding
+    assert first is not None and first.signature == empty.signature, "pick another input"
+    result = minimize(data, "layouts", walker, 5.0, replayer)
+    assert (result.data, result.harness, result.signature) == (b"", "layouts", empty.signature)
