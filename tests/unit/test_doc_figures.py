@@ -38,7 +38,9 @@ FIGURE = re.compile(
     r"(?<![\w.])(\d{1,3}(?:[ ,\u2009\u202f]\d{3})+(?!\d)|\d+)(\.\d+)?(?:\s?([kM])\b)?(\s?%)?"
 )
 FILE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(*\[])")
+SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?]\)))\s+(?=[A-Z(*\[])")
+# The first figure of a range takes the unit written after the second: `95-98%`, `14-23 k`.
+RANGE_UNIT = re.compile(r"\s?(?:-|–|\.\.)\s?[+-]?[\d.]+\s?([kM]\b)?(%)?")
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,9 @@ def figures_of(text: str) -> tuple[Figure, ...]:
     found = []
     for m in FIGURE.finditer(text):
         whole, fraction, multiplier, percent = m.groups()
+        ranged = RANGE_UNIT.match(text, m.end())
+        if ranged and not (multiplier or percent):
+            multiplier, percent = ranged.groups()
         digits = re.sub(r"[ ,\u2009\u202f]", "", whole)
         found.append(Figure(
             text=m.group(0).strip(),
@@ -77,6 +82,8 @@ def figures_of(text: str) -> tuple[Figure, ...]:
 
 
 def referenced_files(text: str) -> tuple[str, ...]:
+    """The files a text's references name; a reference in a code span is an example."""
+    text = NOT_FIGURES[0].sub(" ", text)
     return tuple(name.strip() for m in REFERENCE.finditer(text) for name in m.group(1).split(","))
 
 
@@ -113,7 +120,7 @@ def quotes(doc: Path) -> list[Quote]:
     for index, (start, block) in enumerate(parsed):
         if block[0].startswith("|"):
             for offset, row in enumerate(block):
-                if REFERENCE.search(row):
+                if referenced_files(row):
                     found.append(Quote(doc, start + offset, referenced_files(row), figures_of(row)))
             continue
         following = parsed[index + 1] if index + 1 < len(parsed) else None
@@ -129,7 +136,7 @@ def quotes(doc: Path) -> list[Quote]:
             assert following is not None
             for offset, row in enumerate(table):
                 figures = figures_of(row)
-                if figures and not REFERENCE.search(row):
+                if figures and not referenced_files(row):
                     found.append(Quote(doc, following[0] + offset, caption, figures))
     return found
 
