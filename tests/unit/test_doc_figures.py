@@ -1,7 +1,7 @@
 """Every figure the docs quote from a results file is in that file.
 
 The convention (docs/performance.md, "Where a figure comes from"): a sentence that quotes
-measured figures carries `[results: bench/results/FILE.md]` (several files: comma-separated),
+measured figures carries `[results: bench/results/<file>.md]` (several files: comma-separated),
 and every number in that sentence must be a number of one of the named files, as the docs
 round it. A reference in a paragraph directly followed by a table covers the table's rows as
 well; a reference in a table row covers that row. Numbers in code spans, dates, hex values,
@@ -41,7 +41,7 @@ FIGURE = re.compile(
 FILE_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?|\d+(?:\.\d+)?")
 SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?]\)))\s+(?=[A-Z(*\[])")
 # The first figure of a range takes the unit written after the second: `95-98%`, `14-23 k`.
-RANGE_UNIT = re.compile(r"\s?(?:-|–|\.\.)\s?[+-]?[\d.]+\s?([kM]\b)?(%)?")
+RANGE_UNIT = re.compile(r"\s?(?:-|\u2013|\.\.)\s?[+-]?[\d.]+\s?([kM]\b)?(%)?")
 
 
 @dataclass(frozen=True)
@@ -240,5 +240,14 @@ def test_a_figure_outside_a_referenced_sentence_is_not_read(tree: Path) -> None:
 def test_a_missing_results_file_is_named(tree: Path) -> None:
     doc = tree / "doc.md"
     doc.write_text("Walked 67 240 [results: bench/results/gone.md].\n")
-    with pytest.raises(FileNotFoundError, match="gone.md"):
+    with pytest.raises(FileNotFoundError, match=r"gone\.md"):
         mismatches([doc], tree)
+
+
+def test_a_real_figure_edited_fails(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "performance.md").read_text()
+    assert "| 13 862 |" in text
+    doc = tmp_path / "performance.md"
+    doc.write_text(text.replace("| 13 862 |", "| 13 962 |"))
+    [message] = mismatches([doc], ROOT)
+    assert "'13 962'" in message and "epyc-7.md" in message
