@@ -62,8 +62,9 @@ class Quote:
 
 
 def figures_of(text: str) -> tuple[Figure, ...]:
+    text = NOT_FIGURES[0].sub(" ", text)  # code spans first: a [made by: ...] quotes commands
     text = MADE_BY.sub(" ", REFERENCE.sub(" ", text))
-    for pattern in NOT_FIGURES:
+    for pattern in NOT_FIGURES[1:]:
         text = pattern.sub(" ", text)
     found = []
     for m in FIGURE.finditer(text):
