@@ -139,7 +139,8 @@ def _check_copies(out: Path) -> None:
     for path in inputs:
         kind = stored_finding(path)["kind"]
         copy = out / f"{'timeout' if kind == 'hang' else 'crash'}-{path.stem}"
-        assert path.read_bytes() and copy.read_bytes() == path.read_bytes(), copy
+        assert path.read_bytes() and copy.is_file(), f"{copy} missing for {path}"
+        assert copy.read_bytes() == path.read_bytes(), copy
 
 
 def _copy_gives(copy: Path, finding: tuple[str, str]) -> bool:
