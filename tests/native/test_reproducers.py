@@ -1,7 +1,8 @@
 """Every reproducer a report prints runs: a real finding per target (planted-bug walkers for
 minivm, perturbed contexts that fault for libunwind, AsyncGetCallTrace in a JVM for hotspot),
 its reproducer taken from the written report (or triage's output) as a user would copy it,
-run in a fresh process, with the documented exit status and the finding's signature again.
+run in a fresh process, with the documented exit status, and what the replay printed (its
+`finding: KIND SIGNATURE` line or its JSON) is the finding the run stored for that input.
 
 Campaigns run until they find (--stop-on-first, or a loop of short runs) under a generous cap;
 nothing here depends on how fast or idle the machine is.
