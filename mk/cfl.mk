@@ -2,8 +2,9 @@
 #   make test-cfl   .clusterfuzzlite/build.sh in a simulated builder (temporary $SRC, $OUT,
 #                   $WORK; CC=clang with ASan; tools/compile_python_fuzzer standing in for
 #                   OSS-Fuzz's helper), then every fuzzer it made runs 1000 inputs and one finds
-#                   a planted bug (tests/cfl). Opt-in, not part of `make test`: six PyInstaller
-#                   bundles take five to eight minutes on 2 cores.
+#                   a planted bug (tests/cfl). Not part of `make test`: six PyInstaller bundles
+#                   take five to eight minutes on 2 cores, past its 15. CI runs it as a second
+#                   job, after a passing `make test` (.ci/run).
 #   make cfl-build  the same build, its fuzzers left in $(CFL_OUT)
 
 CFL_OUT ?= build/cfl/out

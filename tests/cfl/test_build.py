@@ -37,6 +37,8 @@ LIBFUZZER_CRASH = 77
 BUILD_TIMEOUT = 1800
 RUN_TIMEOUT = 600
 FINDING_LINE = re.compile(r"FindingCrash: walkfuzz (\S+) finding in .*signature (\S+)\)")
+LOADED_COUNTERS = re.compile(r"INFO: Loaded \d+ modules\s+\((\d+) inline 8-bit counters\)")
+COVERAGE = re.compile(r"\scov: (\d+)")
 
 
 def expected_fuzzers() -> set[str]:
@@ -131,9 +133,16 @@ def test_every_fuzzer_runs_a_thousand_inputs(build: Build, name: str, tmp_path: 
     dictionary = [f"-dict={fuzzer}.dict"] if Path(f"{fuzzer}.dict").exists() else []
     done = run_fuzzer(fuzzer, ["-runs=1000", "-seed=1", *dictionary, str(corpus)], tmp_path)
     output = done.stdout + done.stderr
-    # The wrapper's preloaded runtime is the libFuzzer that runs, and it sees the core's (or for
-    # libunwind, the outcome function's) coverage.
-    assert "Using preloaded libfuzzer" in output, output[-3000:]
+    # The wrapper's preloaded runtime is the libFuzzer that runs (walkfuzz loads atheris's own
+    # only when none is preloaded, and the libunwind harness's atheris says which it uses: never
+    # its built-in one), and it sees the core's (or for libunwind, the outcome function's)
+    # coverage: instrumented modules registered with it, coverage found in the runs.
+    assert "Using built-in libfuzzer" not in output, output[-3000:]
+    if name.startswith("libunwind_"):
+        assert "Using preloaded libfuzzer" in output, output[-3000:]
+    loaded = LOADED_COUNTERS.search(output)
+    assert loaded is not None and int(loaded.group(1)) > 0, output[-3000:]
+    assert max(map(int, COVERAGE.findall(output)), default=0) > 0, output[-3000:]
     if name.startswith("libunwind_") and done.returncode == LIBFUZZER_CRASH:
         # libunwind's own bugs (docs/native.md: cycles, faults) are found within a thousand
         # inputs: a crash is then a walkfuzz finding, and it replays as one.

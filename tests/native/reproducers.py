@@ -2,13 +2,17 @@
 triage's table), run in a fresh process with a user's environment, its exit status checked
 against the documented one and the signature its replay names against the finding's.
 
-How a replay names a signature, per target (what `replayed_signatures` reads):
+How a replay names a finding, per target (what `replayed_findings` reads):
   minivm     `walkfuzz replay` prints a line `finding: KIND SIGNATURE` (none: `finding: none`)
-  libunwind  `walkfuzz replay --target libunwind` prints JSON with "signature" (native too)
+  libunwind  `walkfuzz replay --target libunwind` prints JSON with "verdict" and "signature"
+             (native too; a process that died: "process_died" and "signature", a crash)
   snapshot   `walkfuzz replay SNAPSHOT` prints JSON with "walks", a verdict each
-  hotspot    `walkfuzz replay --target hotspot` prints JSON with "signatures" (hits by signature)
-A reproducer that reruns a whole run (a finding without input bytes) is checked by the report
-the rerun writes instead (`report_signatures`).
+  hotspot    `walkfuzz replay --target hotspot` prints JSON with "signatures" (the faults of
+             the fresh JVM by signature, each a crash)
+What it printed is compared with what the run stored for the input the reproducer names
+(`stored_finding`: the description beside it), never with the report, which is read from the
+same description. A reproducer that reruns a whole run (a finding without input bytes) is
+checked by the report the rerun writes instead (`report_signatures`).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ FUZZ_FOUND = 1  # walkfuzz fuzz: findings
 # walkfuzz stress: a fault, a hang, an invalid trace or a dead JVM fail it
 STRESS_CLEAN, STRESS_FAILED = 0, 1
 TRIAGE_FOUND = 1  # walkfuzz triage: findings
+COPIES = ("crash-", "timeout-")  # a campaign's libFuzzer-style copy of a stored input
 # A copied command may take long on a busy machine (a JVM replay runs 10 s of its own); the
 # cap only stops a hung process.
 TIMEOUT = 1200.0
@@ -77,31 +82,66 @@ def report_groups(out: Path) -> list[dict[str, Any]]:
     return groups
 
 
-def replayed_signatures(target: str, stdout: str) -> set[str]:
-    """The signatures a replay's output names (see the module docstring)."""
+def replayed_findings(target: str, stdout: str) -> set[tuple[str, str]]:
+    """The findings, (kind, signature), a replay's output names (see the module docstring)."""
     if target == "minivm":
-        return {line.split()[2] for line in stdout.splitlines()
+        return {(line.split()[1], line.split()[2]) for line in stdout.splitlines()
                 if line.startswith("finding: ") and line != "finding: none"}
     doc = json.loads(stdout[stdout.index("{"):])
     if target in ("libunwind", "native"):
-        return {doc["signature"]} if "signature" in doc else set()
+        kind = "crash" if "process_died" in doc else doc.get("verdict")
+        return {(str(kind), doc["signature"])} if "signature" in doc else set()
     if target == "hotspot":
-        return set(doc.get("signatures", {}))
+        return {("crash", signature) for signature in doc.get("signatures", {})}
     raise AssertionError(f"no replay for target {target!r}")
 
 
+def replayed_signatures(target: str, stdout: str) -> set[str]:
+    """The signatures a replay's output names."""
+    return {signature for _, signature in replayed_findings(target, stdout)}
+
+
+def stored_finding(path: Path) -> dict[str, Any]:
+    """The description a run stored for the input or snapshot at `path`: the JSON beside it in
+    findings/<signature>/, or for a libFuzzer-style copy in a campaign's folder (crash-<sha1>,
+    timeout-<sha1>) the one of the input it copies."""
+    if path.parent.parent.name == "findings":
+        description = path.with_suffix(".json")
+    else:
+        sha1 = path.name.split("-", 1)[1]
+        (description,) = path.parent.glob(f"findings/*/{sha1}.json")
+    doc: dict[str, Any] = json.loads(description.read_text())
+    return doc
+
+
+def reproducer_input(command: str) -> Path:
+    """The stored input (or snapshot, or copy) a `walkfuzz replay` reproducer names."""
+    paths = [Path(a) for a in shlex.split(command)
+             if Path(a).parent.parent.name == "findings" or Path(a).name.startswith(COPIES)]
+    assert len(paths) == 1, f"not one stored input in {command!r}"
+    return paths[0]
+
+
 def check_replay(target: str, group: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    """Run a group's `walkfuzz replay` reproducer: documented status 1, the same signature."""
+    """Run a group's `walkfuzz replay` reproducer: exit status 1, and the finding stored for
+    its input printed again (check_replayed)."""
     return check_replayed(target, group, run_reproducer(group["reproducer"]))
 
 
 def check_replayed(target: str, group: dict[str, Any],
                    done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
-    """`done`, the run of a group's reproducer: documented status 1, the same signature."""
+    """`done`, the run of a group's reproducer: exit status 1, and what it printed is the
+    finding stored for the reproducer's input (kind and signature; a JVM replay may meet other
+    faults beside it), which is the group's."""
+    stored = stored_finding(reproducer_input(group["reproducer"]))
+    assert stored["signature"] == group["signature"], (stored["signature"], group["signature"])
     assert done.returncode == REPLAY_FOUND, (group["reproducer"], done.stdout[-2000:],
                                              done.stderr[-2000:])
-    assert group["signature"] in replayed_signatures(target, done.stdout), \
-        (group["signature"], done.stdout[-2000:])
+    found, want = replayed_findings(target, done.stdout), (stored["kind"], stored["signature"])
+    if target == "hotspot":
+        assert want in found, (want, done.stdout[-2000:])
+    else:
+        assert found == {want}, (want, done.stdout[-2000:])
     return done
 
 
@@ -112,13 +152,16 @@ def is_snapshot_reproducer(command: str) -> bool:
 
 
 def check_snapshot_replay(group: dict[str, Any]) -> dict[str, Any]:
-    """Run a group's snapshot reproducer: documented status 1, a walk that is the group's kind
-    of finding, the same on both walks of the replay; returns that walk."""
+    """Run a group's snapshot reproducer: exit status 1, a walk that is the kind of finding
+    stored beside the snapshot (a remote walk has a signature of its own), the same on both
+    walks of the replay; returns that walk."""
+    stored = stored_finding(reproducer_input(group["reproducer"]))
+    assert stored["signature"] == group["signature"], (stored["signature"], group["signature"])
     done = run_reproducer(group["reproducer"])
     assert done.returncode == REPLAY_FOUND, (group["reproducer"], done.stdout[-2000:],
                                              done.stderr[-2000:])
     walk: dict[str, Any] = json.loads(done.stdout)["walks"][0]
-    assert walk["verdict"] == group["kind"] and walk["repeatable"], walk
+    assert walk["verdict"] == stored["kind"] and walk["repeatable"], (stored["kind"], walk)
     return walk
 
 

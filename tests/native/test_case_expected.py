@@ -73,10 +73,25 @@ def test_round_trips_through_both_codecs() -> None:
     assert case_native.encode_mapped() == data
 
 
-def test_the_section_is_optional_to_a_decoder_that_skips_it() -> None:
-    data = live_case()
+def test_the_section_is_optional_to_a_decoder_that_skips_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decoder that does not know section 11 decodes a live case as the case without it:
+    the Python decoder with its section 11 decoder taken out, and the C decoder given the
+    section under a type it does not know (an experiment's, >= 0x8000, which keeps the order).
+    Without the OPTIONAL flag both refuse it."""
+    data, plain = live_case(), enc.encode(interpreted_case())
     at = data.index(struct.pack("<HH", 11, C.SECTION_OPTIONAL))
-    assert at > 0  # written with the OPTIONAL flag
+    unknown_type = data[:at] + struct.pack("<H", 0x8000) + data[at + 2:]
+    assert case_native.decode(unknown_type).status == 0
+    assert case_native.encode_mapped() == plain  # skipped, not kept
+    without_flag = data[:at] + struct.pack("<HH", 0x8000, 0) + data[at + 4:]
+    assert case_native.decode(without_flag).status == CaseStatus.UNKNOWN_SECTION
+    assert_same_status(without_flag)
+    monkeypatch.setattr(dec._Decoder, "DECODERS",
+                        {k: v for k, v in dec._Decoder.DECODERS.items() if k != 11})
+    assert dec.decode(data) == dec.decode(plain)
+    assert dec.decode_status(data[:at + 2] + b"\0\0" + data[at + 4:])[0] \
+        == CaseStatus.UNKNOWN_SECTION
 
 
 def test_every_byte_of_the_section_changed() -> None:

@@ -1,7 +1,8 @@
 """Every reproducer a report prints runs: a real finding per target (planted-bug walkers for
 minivm, perturbed contexts that fault for libunwind, AsyncGetCallTrace in a JVM for hotspot),
 its reproducer taken from the written report (or triage's output) as a user would copy it,
-run in a fresh process, with the documented exit status and the finding's signature again.
+run in a fresh process, with the documented exit status, and what the replay printed (its
+`finding: KIND SIGNATURE` line or its JSON) is the finding the run stored for that input.
 
 Campaigns run until they find (--stop-on-first, or a loop of short runs) under a generous cap;
 nothing here depends on how fast or idle the machine is.
@@ -31,10 +32,13 @@ from tests.native.reproducers import (
     check_replayed,
     check_snapshot_replay,
     is_snapshot_reproducer,
+    replayed_findings,
     replayed_signatures,
     report_groups,
     report_signatures,
+    reproducer_input,
     run_reproducer,
+    stored_finding,
     user_env,
     walkfuzz,
 )
@@ -96,9 +100,11 @@ def test_triage_reproducers_replay_the_group(
         assert command in done.stdout  # the table prints the same command
         path = shlex.split(command)[-1]
         (smallest,) = [i for i in group["inputs"] if i["path"] == path]
+        stored = stored_finding(Path(path))
         replay = run_reproducer(command)
-        assert replay.returncode == 1, replay.stderr[-2000:]
-        assert replayed_signatures("minivm", replay.stdout) == {smallest["signature"]}
+        assert replay.returncode == REPLAY_FOUND, replay.stderr[-2000:]
+        assert replayed_findings("minivm", replay.stdout) == {
+            (stored["kind"], stored["signature"])} == {(stored["kind"], smallest["signature"])}
 
 
 def _needs_unwind() -> None:
@@ -111,6 +117,10 @@ def _needs_unwind() -> None:
 
 
 COPY_TRIES = 3  # fresh processes a process-state-reading input gets to show its finding
+# What walkfuzz.targets.native.fresh_replay writes in a group's `replay` detail when the run
+# replayed the reproducer in a fresh process and it gave the finding (the input, or the
+# snapshot beside it).
+REPRODUCES = ("the input reproduces it", "the snapshot beside the input reproduces it")
 
 
 def _replayed(done: subprocess.CompletedProcess[str]) -> set[str]:
@@ -122,46 +132,61 @@ def _replayed(done: subprocess.CompletedProcess[str]) -> set[str]:
     return signatures
 
 
+def _check_copies(out: Path) -> None:
+    """Every stored input (never empty: a perturbation record) has its libFuzzer-style copy in
+    the campaign's folder, crash-<sha1> (a hang's: timeout-<sha1>), holding the same bytes."""
+    inputs = sorted(out.glob("findings/*/*.bin"))
+    assert inputs
+    for path in inputs:
+        kind = stored_finding(path)["kind"]
+        copy = out / f"{'timeout' if kind == 'hang' else 'crash'}-{path.stem}"
+        assert path.read_bytes() and copy.is_file(), f"{copy} missing for {path}"
+        assert copy.read_bytes() == path.read_bytes(), copy
+
+
+def _copy_gives(copy: Path, finding: tuple[str, str]) -> bool:
+    """Whether docs/native.md's form, `walkfuzz replay --target libunwind crash-<sha1>`, gives
+    the finding within COPY_TRIES fresh processes (each with a documented status): the copy's
+    path is not the input's, and a perturbation that reads the words at the top of the stack
+    (argv and the environment lie there) or stale words below it may meet other values."""
+    for _ in range(COPY_TRIES):
+        again = walkfuzz("replay", "--target", "libunwind", str(copy))
+        _replayed(again)
+        if again.returncode == REPLAY_FOUND and \
+                replayed_findings("libunwind", again.stdout) == {finding}:
+            return True
+    return False
+
+
 def _check_libunwind_replays(out: Path) -> None:
-    """Every reproducer runs with a documented status (1: a finding again, 0: clean) and
-    names the signature of what it found; at least one brings back its own signature.
-    Not every one does: a perturbation that reads process state (a scratch register swapped
-    into sp, stack words below the live stack) meets other values in a fresh process
-    (docs/native.md, "Reproducers")."""
+    """Every reproducer runs as printed. One the report says reproduces (the run replayed it in
+    a fresh process: walkfuzz.targets.native.fresh_replay) gives, with exit status 1, the
+    finding stored for the input it names, and so does that input's copy; one the report says
+    does not (an input that reads process state: docs/native.md, "Reproducers") runs with a
+    documented status and the report says why. Every stored input has its copy."""
     groups = report_groups(out)
     assert groups
+    _check_copies(out)
     reproduced = 0
-    copies: list[tuple[str, bool]] = []  # (signature, its copy gave it back) where it should
     for group in groups:
+        detail = str(group["details"].get("replay", ""))
         if is_snapshot_reproducer(group["reproducer"]):  # its input walks clean elsewhere
+            assert detail.startswith(REPRODUCES[1]), detail
             check_snapshot_replay(group)
             reproduced += 1
             continue
         assert group["reproducer"].startswith("walkfuzz replay --target libunwind --harness ")
-        done = run_reproducer(group["reproducer"])
-        signatures = _replayed(done)
-        reproduced += group["signature"] in signatures
-        # docs/native.md's form, on the libFuzzer-style copy of the same input: the same
-        # documented status, and the same finding where the input is one that reproduces (an
-        # input that reads process state may meet other values in this third process too)
-        # (each try checks the status and the signature count; such an input gets COPY_TRIES
-        # fresh processes to show the same finding, a stable one shows it at the first)
-        stem = Path(group['examples'][0]).stem  # a hang's copy is timeout-<sha1>
-        copy = out / f"{'timeout' if group['kind'] == 'hang' else 'crash'}-{stem}"
-        if copy.exists():
-            seen = []
-            for _ in range(COPY_TRIES if group["signature"] in signatures else 1):
-                again = walkfuzz("replay", "--target", "libunwind", str(copy))
-                seen.append((again.returncode, _replayed(again)))
-                if seen[-1] == (done.returncode, signatures):
-                    break
-            if group["signature"] in signatures:
-                copies.append((group["signature"], (done.returncode, signatures) in seen))
-    assert reproduced > 0, [g["signature"] for g in groups]
-    # the copy's path is longer than the input's: an input that reads the words at the top of
-    # the stack (argv and the environment lie there) may meet other values, so not every copy
-    # gives its finding back, but a stable one does
-    assert not copies or any(again for _, again in copies), copies
+        if not detail.startswith(REPRODUCES[0]):
+            assert detail.startswith(("the input does not reproduce it", "not checked: ")), detail
+            _replayed(run_reproducer(group["reproducer"]))
+            continue
+        check_replay("libunwind", group)
+        reproduced += 1
+        path = reproducer_input(group["reproducer"])
+        stored = stored_finding(path)
+        copy = out / f"{'timeout' if stored['kind'] == 'hang' else 'crash'}-{path.stem}"
+        assert _copy_gives(copy, (stored["kind"], stored["signature"])), (copy, stored["signature"])
+    assert reproduced > 0, [(g["signature"], g["details"].get("replay")) for g in groups]
 
 
 def test_libunwind_fuzz_reproducers_replay(libunwind_fuzz: Callable[[], Path]) -> None:
@@ -269,10 +294,7 @@ def test_minivm_live_stress_reproducer(tmp_path: Path) -> None:
                                                  str(walker), "--duration", "2s", "--baseline",
                                                  "0", "--out", str(out)],
                            tmp_path, (STRESS_FAILED,))  # its invalid traces are findings
-    group = groups[0]
-    replay = run_reproducer(group["reproducer"])
-    assert replay.returncode == 1, replay.stderr[-2000:]
-    assert replayed_signatures("minivm", replay.stdout) == {group["signature"]}
+    check_replay("minivm", groups[0])
 
 
 def test_a_harness_run_by_hand_replays_a_crash_file(

@@ -53,17 +53,32 @@ def test_a_wrong_walker_is_reported_and_not_timed(scope_order_walker: str) -> No
     assert t.rounds == 1
 
 
-def test_rounds_go_on_for_the_seconds_asked() -> None:
+class StepClock:
+    """A monotonic clock that moves `step` seconds at every reading: the rounds a measurement
+    takes depend on the seconds asked, not on how busy the machine is."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def monotonic(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_rounds_go_on_for_the_seconds_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     walkers = {"reference": case_native.load_walker(None)}
     start = time.monotonic()
     t = walk_speed.measure(walk_speed.STACKS["compiled"], walkers, rounds=1, seconds=0.3)
-    elapsed = time.monotonic() - start
-    assert elapsed >= 0.3
-    # Rounds go on past the first until the time is up: on a machine so busy that one round
-    # takes the whole 0.3 s, the one round is all there is.
-    assert t.rounds >= 1
-    t2 = walk_speed.measure(walk_speed.STACKS["compiled"], walkers, rounds=1, seconds=0.0)
-    assert t2.rounds == 1
+    assert time.monotonic() - start >= 0.3
+    assert t.rounds >= 1  # on a machine so busy that one round takes 0.3 s, one is all
+    # Past the rounds asked, rounds go on while the time is not up and stop when it is: the
+    # deadline is 0.1 + 0.35; after the first round the checks read 0.2, 0.3 and 0.4 (a round
+    # each), then 0.5 (the end).
+    monkeypatch.setattr(walk_speed, "time", StepClock(0.1))
+    assert walk_speed.measure(walk_speed.STACKS["compiled"], walkers, rounds=1,
+                              seconds=0.35).rounds == 4
+    assert walk_speed.measure(walk_speed.STACKS["compiled"], walkers, rounds=2,
+                              seconds=0.0).rounds == 2
 
 
 @pytest.mark.parametrize("seconds", ["-1", "abc", "nan", "601"])

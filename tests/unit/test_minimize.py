@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
 
 from walkfuzz.targets.harness_replay import MinivmReplayer
 from walkfuzz.targets.minivm import planted
+from walkfuzz.targets.minivm.case import decode as dec
 from walkfuzz.targets.minivm.case import encode as enc
+from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
 from walkfuzz.triage.minimize import MINIMIZE_HANG_NS, ddmin, minimize, split_queue
 
@@ -43,20 +46,55 @@ def test_split_queue_takes_out_section_9_only() -> None:
     assert split_queue(data) == (data, b"")
 
 
+def _finding(path: Path, walker: Path) -> str:
+    """The `finding: KIND SIGNATURE` line `walkfuzz replay` prints for path on walker, checked
+    against its exit status (1: a finding, 0: none)."""
+    done = subprocess.run([str(WALKFUZZ), "replay", str(path), "--walker", str(walker)],
+                          capture_output=True, text=True, timeout=60)
+    [line] = [x for x in done.stdout.splitlines() if x.startswith("finding: ")]
+    assert done.returncode == (0 if line == "finding: none" else 1), done.stderr[-2000:]
+    return line
+
+
+def _minimize(path: Path, walker: Path, out: Path) -> str:
+    done = subprocess.run([str(WALKFUZZ), "minimize", str(path), "--walker", str(walker), "-o",
+                           str(out), "--budget", "2"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def _padded(data: bytes) -> bytes:
+    """The case with a class and a method after its own that nothing uses: what minimizing
+    must take out again."""
+    case = dec.decode(data)
+    unused_class = len(case.classes)
+    return enc.encode(dataclasses.replace(
+        case, classes=(*case.classes, C.ClassDef(1, b"Unused" * 20, b"")),
+        methods=(*case.methods, C.MethodDef(unused_class, 257, 10, b"unused" * 20, b"()V", b""))))
+
+
 def test_minimize_keeps_the_signature_and_shrinks(tmp_path: Path) -> None:
+    """The first regression input that shows the frame-size-off-by-one bug, already minimal,
+    stays its size; the same input with an unused class and method becomes strictly smaller.
+    Each minimized file replays to the finding the input replays to."""
     walker = planted.build(planted.planted_bug("frame-size-off-by-one"), "plain")
     regressions = Path(__file__).resolve().parents[2] / "corpora" / "bytes" / "regressions"
-    for candidate in sorted(regressions.iterdir()):
-        out = tmp_path / "min.case"
-        done = subprocess.run([str(WALKFUZZ), "minimize", str(candidate), "--walker",
-                               str(walker), "-o", str(out), "--budget", "2"],
-                              capture_output=True, text=True, timeout=60)
-        if done.returncode == 0:
-            assert out.stat().st_size <= candidate.stat().st_size
-            assert "kept" in done.stdout
-            return
-        assert done.returncode == 2 and "nothing to minimize" in done.stderr
-    raise AssertionError("no regression input shows the frame-size-off-by-one bug")
+    shows = [p for p in sorted(regressions.iterdir()) if _finding(p, walker) != "finding: none"]
+    assert shows, "no regression input shows the frame-size-off-by-one bug"
+    candidate = shows[0]
+    padded = tmp_path / "padded.case"
+    padded.write_bytes(_padded(candidate.read_bytes()))
+    finding = _finding(candidate, walker)
+    assert _finding(padded, walker) == finding
+    for source, shrinks in ((candidate, False), (padded, True)):
+        out = tmp_path / f"{source.name}.min"
+        stdout = _minimize(source, walker, out)
+        assert f"signature {finding.split()[2]} kept" in stdout
+        assert _finding(out, walker) == finding
+        if shrinks:
+            assert out.stat().st_size < source.stat().st_size, stdout
+        else:
+            assert out.stat().st_size <= source.stat().st_size, stdout
 
 
 def test_a_clean_input_is_refused(tmp_path: Path) -> None:
