@@ -179,8 +179,8 @@ class MinivmReplayer:
 
     def run_live(self, data: bytes, walker: str, source: str) -> Replay:
         """A live capture walked again and judged by the live oracle; `extra` has the
-        replay's result (walkfuzz.targets.minivm.stress.replay)."""
-        from walkfuzz.targets.minivm.stress.replay import replay_live
+        replay's result (walkfuzz.targets.minivm.live.replay)."""
+        from walkfuzz.targets.minivm.live.replay import replay_live
 
         table = self.walker(walker)
         if self.lib.wf_guard_budget_ns() != self.hang_ns:

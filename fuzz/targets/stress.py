@@ -1,7 +1,7 @@
 """`walkfuzz stress --target T`: the runner of each target (named in
 walkfuzz.targets.table.TARGETS), and how the command's options map onto it.
 
-    minivm      the live simulated VM (walkfuzz.targets.minivm.stress.runner),
+    minivm      the live simulated VM (walkfuzz.targets.minivm.live.runner),
                 --mode signal|thread|queue
     hotspot     AsyncGetCallTrace sampled in a JVM (walkfuzz.targets.hotspot.runs), --jdk 17|25|PATH
     native      native threads walked from the handler by --unwinder NAME
@@ -25,11 +25,11 @@ from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED
 from walkfuzz.core.paths import output_dir
 from walkfuzz.engine.progress import Progress
-from walkfuzz.targets.minivm.stress.gateways import stress_over_gateways
-from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
-from walkfuzz.targets.minivm.stress.reporting import write_stress_report
-from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
-from walkfuzz.targets.minivm.stress.summary import one_line, status_key, status_line, verdict
+from walkfuzz.targets.minivm.live.gateways import stress_over_gateways
+from walkfuzz.targets.minivm.live.options import StressOptions, format_ns
+from walkfuzz.targets.minivm.live.reporting import write_stress_report
+from walkfuzz.targets.minivm.live.runner import run_minivm_stress
+from walkfuzz.targets.minivm.live.summary import one_line, status_key, status_line, verdict
 from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
 from walkfuzz.targets.table import default_out
 

@@ -25,8 +25,8 @@ import pytest
 from walkfuzz.findings.finding import load_findings
 from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer
 from walkfuzz.targets.minivm.planted import build, planted_bug
-from walkfuzz.targets.minivm.stress.options import StressOptions
-from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
+from walkfuzz.targets.minivm.live.options import StressOptions
+from walkfuzz.targets.minivm.live.runner import run_minivm_stress
 
 pytestmark = pytest.mark.stress
 

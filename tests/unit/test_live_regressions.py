@@ -15,8 +15,8 @@ import pytest
 from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer, sniff_harness
 from walkfuzz.targets.minivm.case.expected import has_expected
 from walkfuzz.targets.minivm.planted import build, planted_bug
-from walkfuzz.targets.minivm.stress.hits import RunClock, hits_doc
-from walkfuzz.targets.minivm.stress.signature import key_signature, live_finding
+from walkfuzz.targets.minivm.live.hits import RunClock, hits_doc
+from walkfuzz.targets.minivm.live.signature import key_signature, live_finding
 from walkfuzz.targets.table import CORPORA_DIR
 
 LIVE_REGRESSIONS = sorted((CORPORA_DIR / "stress" / "regressions").iterdir())

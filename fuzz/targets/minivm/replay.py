@@ -4,7 +4,7 @@ they compare. It also runs FILE as the harness that made it ran it (walkfuzz.tar
 the campaign's hot path) and names the finding's signature, so a reproducer from a report
 shows the same one. A live stress capture (a case with section 11 EXPECTED; no --harness
 needed) is walked again the way the live run walked it and judged by the live oracle
-(walkfuzz.targets.minivm.stress.replay): the finding it shows is the live finding's (kind,
+(walkfuzz.targets.minivm.live.replay): the finding it shows is the live finding's (kind,
 `check:live-<class>`, shape, first differing frame).
 
 Exit status: 0 when the native walk equals the spec's and the input is no finding; 1 when

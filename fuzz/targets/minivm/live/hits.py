@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.findings.finding import finding_dir, write_atomic
-from walkfuzz.targets.minivm.stress.signature import key_signature
+from walkfuzz.targets.minivm.live.signature import key_signature
 
 HITS = "hits"
 SIGNATURES_CAP = 1024  # wf_live_signatures: at most 16 workers x 32 keys

@@ -1,6 +1,6 @@
 """What a failed live sample is as a finding: kind, location and shape from the live oracle's
 verdict, the same whether the sample was just drained from a live run
-(walkfuzz.targets.minivm.stress.drain)
+(walkfuzz.targets.minivm.live.drain)
 or its case was replayed (walkfuzz.targets.harness_replay: wf_live_replay), so both give one
 signature.
 

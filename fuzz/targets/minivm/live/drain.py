@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.findings.finding import save_finding
-from walkfuzz.targets.minivm.stress.hits import RunClock, signature_hits, write_hits
-from walkfuzz.targets.minivm.stress.signature import FAULT, HANG, class_name, live_finding, located
+from walkfuzz.targets.minivm.live.hits import RunClock, signature_hits, write_hits
+from walkfuzz.targets.minivm.live.signature import FAULT, HANG, class_name, live_finding, located
 
 POLL_SECONDS = 0.02
 HITS_EVERY_SECONDS = 1.0       # how often stored descriptions get their signature's hits
