@@ -1,14 +1,12 @@
-"""What `walkfuzz fuzz --target T` runs for each target (named in walkfuzz.targets.table.TARGETS):
+"""What `walkfuzz fuzz --target T` runs for the native target and its libunwind alias (named in
+walkfuzz.targets.table.TARGETS; every other target's is its package's fuzz.fuzz):
 
-    minivm      a libFuzzer campaign on harnesses/<H>.py (walkfuzz.targets.campaign_run)
     libunwind   --engine libfuzzer (default): a libFuzzer campaign on
                 harnesses/libunwind_perturb.py; --engine generator: the C generator stream in
                 supervised worker processes (walkfuzz.targets.native.runs), the
                 benchmark's engine
     native      the C generator stream walked by --unwinder NAME's extension in supervised
                 worker processes (walkfuzz.targets.native.runs); its only engine
-    hotspot     one guarded JVM run of perturbed-context AsyncGetCallTrace calls
-                (walkfuzz.targets.hotspot.runs); -j is the workload's threads
 
 Each takes the parsed arguments of `walkfuzz fuzz` (the flags the target does not take were
 refused already) and returns the exit status: 0 no findings, 1 findings.
@@ -27,9 +25,6 @@ from walkfuzz.targets.flags import refuse_inapplicable
 from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
 from walkfuzz.targets.table import CAMPAIGN_FLAGS, TARGET_FLAGS, default_out
 
-HOTSPOT_HARNESS = "perturb"  # the harness name hotspot findings carry
-HOTSPOT_DEFAULT_SECONDS = 60.0
-HOTSPOT_DEFAULT_THREADS = 2
 ENGINES = ("libfuzzer", "generator")
 # The libunwind generator engine's defaults (it has no corpus to resume, so a time budget).
 GENERATOR_SECONDS = 60.0
@@ -41,10 +36,6 @@ DIFFERENTIAL_FLAGS = ("--unwinder", "--runs", "--seed", "--walk-budget")
 
 def _argv() -> list[str]:
     return ["walkfuzz", *sys.argv[1:]]
-
-
-def fuzz_minivm(args: argparse.Namespace) -> int:
-    return run_campaign(args)
 
 
 def fuzz_libunwind(args: argparse.Namespace) -> int:
@@ -106,35 +97,3 @@ def _differential(args: argparse.Namespace) -> int:
     return fuzz_differential(out, args.unwinder, seconds=args.time, runs=args.runs,
                              seed=1 if args.seed is None else args.seed, budget_ms=budget_ms,
                              argv=_argv())
-
-
-def hotspot_threads(args: argparse.Namespace) -> int:
-    """-j and --threads are one setting for hotspot: the workload's (fuzzed) threads."""
-    if args.jobs is not None and args.threads is not None and args.jobs != args.threads:
-        raise UserError(f"-j {args.jobs} and --threads {args.threads} disagree "
-                        "(for hotspot both are the workload's threads)")
-    return next((n for n in (args.jobs, args.threads) if n is not None),
-                HOTSPOT_DEFAULT_THREADS)
-
-
-def fuzz_hotspot(args: argparse.Namespace) -> int:
-    """AsyncGetCallTrace in a JVM: one guarded fuzz run (and with --control an unguarded one)."""
-    from walkfuzz.targets.hotspot.campaign import DEFAULT_BATCH, DEFAULT_FUZZ_INTERVAL_US
-    from walkfuzz.targets.hotspot.runs import fuzz_and_judge, interval_us
-
-    if args.harness not in (None, HOTSPOT_HARNESS):
-        raise UserError(f"unknown harness {args.harness!r} for target 'hotspot'; "
-                        f"available: {HOTSPOT_HARNESS}")
-    if len(args.corpus) > 1:
-        raise UserError(f"--corpus given {len(args.corpus)} times; target 'hotspot' takes one "
-                        "directory or file")
-    return fuzz_and_judge(
-        output_dir(args.out or default_out("fuzz", "hotspot")), jdk=args.jdk,
-        duration_s=HOTSPOT_DEFAULT_SECONDS if args.time is None else args.time,
-        seed=1 if args.seed is None else args.seed, threads=hotspot_threads(args),
-        corpus=args.corpus[0] if args.corpus else None, control=args.control,
-        corpus_only=args.corpus_only,
-        batch=DEFAULT_BATCH if args.batch is None else args.batch,
-        interval_us=(DEFAULT_FUZZ_INTERVAL_US if args.interval_ns is None
-                     else interval_us(args.interval_ns)),
-        argv=_argv())

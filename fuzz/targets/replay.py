@@ -1,6 +1,7 @@
-"""What `walkfuzz replay --target T FILE` runs for the targets other than minivm (whose replay
-is walkfuzz.targets.minivm.replay), as named in walkfuzz.targets.table.TARGETS. Each takes the
-parsed arguments and returns the replay's exit status: 0 clean, 1 the finding again."""
+"""What `walkfuzz replay --target T FILE` runs for the native target and its libunwind alias,
+as named in walkfuzz.targets.table.TARGETS (every other target's is its package's
+replay.replay). Each takes the parsed arguments and returns the replay's exit status: 0 clean,
+1 the finding again."""
 
 from __future__ import annotations
 
@@ -26,10 +27,3 @@ def replay_native(args: argparse.Namespace) -> int:
     if is_differential(args.unwinder):
         return replay_differential_file(Path(args.file), args.unwinder)
     return replay_and_judge(Path(args.file), args.unwinder or DEFAULT)
-
-
-def replay_hotspot(args: argparse.Namespace) -> int:
-    """The finding's perturbation record alone, on live contexts of a fresh JVM."""
-    from walkfuzz.targets.hotspot.runs import replay_and_judge
-
-    return replay_and_judge(Path(args.file))

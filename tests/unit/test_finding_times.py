@@ -257,7 +257,7 @@ def test_a_resumed_campaign_keeps_first_seen_and_updates_last_seen(tmp_path: Pat
 def test_hotspot_hits_count_every_invalid_trace_the_agent_counted() -> None:
     """The agent writes only the first invalid traces and disagreements as events; the
     summary counts them all, with the first and last time of each class and kind."""
-    from walkfuzz.targets.hotspot import results
+    from walkfuzz.targets.hotspot import finding as results
     from walkfuzz.targets.hotspot.jdk import Jdk
     from walkfuzz.targets.hotspot.jvm_run import JvmRun
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from walkfuzz.targets.minivm import planted
 from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
-from walkfuzz.triage.minimize import ddmin, split_queue
+from walkfuzz.targets.minivm.minimize import ddmin, split_queue
 
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
 

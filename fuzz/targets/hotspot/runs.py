@@ -26,7 +26,7 @@ from walkfuzz.targets.hotspot.campaign import (
     run_hotspot_fuzz,
     run_hotspot_stress,
 )
-from walkfuzz.targets.hotspot.record import RecordError, decode
+from walkfuzz.targets.hotspot.inputs import RecordError, decode
 
 MAX_THREADS = 64
 # Strategy bits (perturb.c): all nine, or "corpus" alone (apply the given records, nothing else).
