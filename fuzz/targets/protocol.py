@@ -28,6 +28,12 @@ description stored beside the input names it, not replayed: a Replay with `findi
 `extra[STORED]` the description (a dict). Triage reports such an input with runs 0 and groups
 it by that description's signature; `replay.extra.get(STORED)` is how any caller tells.
 
+Triage makes one Replayer per target package and process key in each replay process and hands
+it only inputs of that key (`key` is process_key's answer for them); `stored.harness` is ""
+when nothing said which harness made the input (the target's inputs tell it from the bytes),
+and `stored.target` is the name the input was stored under, an alias's included (`libunwind`
+resolves to the native package: the table's entry for it names that package).
+
 A target with a minimizer (`walkfuzz minimize`) names it in its table entry: a `Minimizer`
 below, whose result is `Minimized`.
 
