@@ -27,8 +27,9 @@ from walkfuzz.engine.pool import STOP_GRACE, Supervisor
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.report.files import write_report
 from walkfuzz.targets.minivm.walker_library import check_walker_library
-from walkfuzz.targets.native.fresh_replay import PERTURB, check_reproducers
-from walkfuzz.targets.native.outcome import TARGET as LIBUNWIND
+from walkfuzz.targets.native import ALIAS as LIBUNWIND
+from walkfuzz.targets.native.fresh_replay import check_reproducers
+from walkfuzz.targets.native.inputs import PERTURB
 from walkfuzz.targets.table import DEFAULT_TARGET, default_out, find_harness, list_harnesses
 
 TICK = 1.0  # seconds between samples

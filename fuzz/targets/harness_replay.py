@@ -3,10 +3,8 @@
 minivm inputs go through the hot path (`wf_worker_run`: decode or generate, map, walk under
 the guard, check) with the walker named in the finding (or `--walker`); a live stress capture
 (harness `stress`: a case with section 11 EXPECTED) is walked again the way the live run
-walked it and judged by the live oracle (`wf_live_replay`); the native target's inputs
-(targets libunwind and native) through its one-call replay (`wf_uw_fuzz_one`) on their unwinder,
-and its snapshots by remote-memory mode (walkfuzz.targets.native.snapshot.replayer). Each replay
-gives a
+walked it and judged by the live oracle (`wf_live_replay`); the native target's inputs are
+walkfuzz.targets.native.replay's. Each replay gives a
 `Replay`: the finding it reproduces (built exactly as the harness builds it, so signatures
 match the stored ones), its class on the walker scale (walkfuzz.findings.classify), or an error line
 for an input that cannot run (bad case file, missing walker library).
@@ -19,12 +17,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from walkfuzz.core import native
-from walkfuzz.core.errors import CaseFormatError, UserError
+from walkfuzz.core.errors import CaseFormatError
 from walkfuzz.findings import classify
 from walkfuzz.findings.finding import Finding
 from walkfuzz.targets.minivm.case.decode import decode
@@ -34,28 +31,15 @@ from walkfuzz.targets.minivm.finding import API_HARNESS, check_name, to_finding
 from walkfuzz.targets.minivm.harness import HARNESSES, NEEDS_QUEUE
 from walkfuzz.targets.minivm.regions import MINIVM_REGIONS
 from walkfuzz.targets.minivm.walker_library import load_walker
+from walkfuzz.targets.protocol import DEFAULT_HANG_NS as DEFAULT_HANG_NS
+from walkfuzz.targets.protocol import Replay as Replay
+from walkfuzz.targets.protocol import ReplayError as ReplayError
 from walkfuzz.targets.table import list_harnesses, script_stem, target_names
 
 LIVE_HARNESS = "stress"  # a live capture: a case file whose EXPECTED section is the oracle
 
 GENERATOR_HARNESSES = frozenset({"registers", "layouts", "api"})
-DEFAULT_HANG_NS = 100_000_000  # the reference walker takes microseconds; a walk this long hangs
-LIBUNWIND_HARNESS = "perturb"
 CASE_MAGIC = b"WFCS"
-
-
-class ReplayError(UserError):
-    """An input that cannot be replayed; the message is the per-file error line."""
-
-
-@dataclass
-class Replay:
-    """What one input did: a finding (None: it ran clean) with its class and the reason."""
-
-    finding: Finding | None
-    klass: str = ""
-    why: str = ""
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 def case_error(data: bytes, source: str) -> str:
@@ -262,42 +246,3 @@ class MinivmReplayer:
         if got != need:
             raise RuntimeError(f"wf_case_encode wrote {got} bytes, announced {need}")
         return bytes(self.ffi.buffer(buf, need))
-
-
-class LibunwindReplayer:
-    """Replays the native target's inputs with its one-call replay (`wf_uw_fuzz_one`) on one
-    unwinder's extension (libunwind's by default; one per process: their symbols clash)."""
-
-    def __init__(self, hang_ns: int = DEFAULT_HANG_NS, unwinder: str = "") -> None:
-        from walkfuzz.targets.native.extension import load
-        from walkfuzz.targets.native.outcome import Namer
-        from walkfuzz.targets.native.unwinders import DEFAULT
-
-        self.native = load(unwinder or DEFAULT)
-        self.ffi, self.lib = self.native.ffi, self.native.lib
-        self.lib.wf_uw_set_walk_budget_ns(hang_ns)
-        self.result = self.ffi.new("wf_uw_result *")
-        self.namer = Namer(self.native)
-        self.hang_ns = hang_ns
-        self._regions: tuple[classify.Region, ...] | None = None
-
-    def run(self, data: bytes, harness: str, walker: str, source: str) -> Replay:
-        from walkfuzz.targets.native.outcome import WalkOutcome, to_finding
-
-        if walker != "reference":
-            raise ReplayError(f"{source}: the native target takes no --walker ({walker!r})")
-        self.lib.wf_uw_fuzz_one(data, len(data), self.result)
-        outcome = WalkOutcome.from_c(self.result)
-        if outcome.finding_kind is None:
-            return Replay(None)
-        finding = to_finding(outcome, data, self.namer, harness)
-        if finding.kind == "crash" and outcome.stop == "fault":
-            if self._regions is None:
-                self._regions = classify.process_regions()
-            klass, why = classify.fault_class(outcome.fault["addr"], outcome.fault["si_code"],
-                                              self._regions)
-        elif finding.kind in ("crash", "hang"):
-            klass, why = classify.HANG_CLASS, f"the walk stopped at {outcome.stop}"
-        else:
-            klass, why = outcome.invalid, f"first differing frame {outcome.first_diff}"
-        return Replay(finding, klass, why)

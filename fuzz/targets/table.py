@@ -115,20 +115,20 @@ TARGETS: tuple[Target, ...] = (
         "native", "real unwinders on real native stacks, one per run (--unwinder "
         f"{'|'.join(unwinder_names())}; default {DEFAULT_UNWINDER})",
         # each unwinder's own extension in its own worker processes: the generator engine
-        fuzz=Action("walkfuzz.targets.fuzz:fuzz_native",
+        fuzz=Action("walkfuzz.targets.native.fuzz:fuzz",
                     ("--unwinder", "--engine", "--seed", "--walk-budget", *CAMPAIGN_FLAGS)),
-        stress=Action("walkfuzz.targets.stress:stress_native",
+        stress=Action("walkfuzz.targets.native.stress:stress",
                       ("--unwinder", "--mode", "--baseline", "--walk-budget", "--max-depth")),
-        replay=Action("walkfuzz.targets.replay:replay_native", ("--unwinder",))),
+        replay=Action("walkfuzz.targets.native.replay:replay", ("--unwinder",))),
     Target(
         "libunwind", "--target native --unwinder libunwind (Debian's libunwind), by its first "
         "name; its fuzz runs a libFuzzer campaign by default",
         # its harness loads walkfuzz._unwind: no --walker, no --build flavour
-        fuzz=Action("walkfuzz.targets.fuzz:fuzz_libunwind",
+        fuzz=Action("walkfuzz.targets.native.fuzz:fuzz",
                     (*CAMPAIGN_FLAGS, "--engine", "--seed", "--walk-budget", "--sanitizer")),
-        stress=Action("walkfuzz.targets.stress:stress_libunwind",
+        stress=Action("walkfuzz.targets.native.stress:stress",
                       ("--mode", "--baseline", "--walk-budget", "--max-depth")),
-        replay=Action("walkfuzz.targets.replay:replay_libunwind")),
+        replay=Action("walkfuzz.targets.native.replay:replay")),
 )
 
 

@@ -22,22 +22,17 @@ from typing import Any
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.engine.progress import report_status
-from walkfuzz.targets.harness_replay import (
-    LibunwindReplayer,
-    MinivmReplayer,
-    Replay,
-    ReplayError,
-    sniff_harness,
-)
+from walkfuzz.targets.harness_replay import MinivmReplayer, Replay, ReplayError, sniff_harness
+from walkfuzz.targets.native import replay as native_replay
 from walkfuzz.targets.native.snapshot.format import is_snapshot
-from walkfuzz.targets.native.snapshot.replayer import SnapshotReplayer
+from walkfuzz.targets.protocol import StoredInput
 from walkfuzz.triage.stored import STORED_HARNESSES, STORED_TARGETS, stored_result
 
 LIBUNWIND = "libunwind"
 NATIVE = "native"
 PERTURB = "perturb"
 SNAPSHOT = "snapshot"  # the native target's remote-memory harness: its inputs are snapshots
-Replayer = MinivmReplayer | LibunwindReplayer | SnapshotReplayer
+Replayer = MinivmReplayer | native_replay.Replayer
 
 
 class Replayers:
@@ -54,10 +49,8 @@ class Replayers:
         if key not in self._made:
             if target == "minivm":
                 self._made[key] = MinivmReplayer(self.hang_ns)
-            elif target == NATIVE and harness == SNAPSHOT:
-                self._made[key] = SnapshotReplayer(self.hang_ns)
             elif target in (LIBUNWIND, NATIVE):
-                self._made[key] = LibunwindReplayer(self.hang_ns, unwinder)
+                self._made[key] = native_replay.Replayer(self.hang_ns, "")
             else:
                 raise ReplayError(f"{source}: target {target!r} cannot be replayed by triage "
                                   "(minivm, libunwind and native can)")
@@ -75,9 +68,11 @@ def native_harness(target: str, data: bytes) -> str | None:
 
 def _replay(replayer: Replayer, data: bytes, harness: str, task: dict[str, Any],
             source: str) -> Replay:
-    if isinstance(replayer, SnapshotReplayer):
-        return replayer.run(data, str(task.get("unwinder") or ""), source)
-    return replayer.run(data, harness, str(task.get("walker") or "reference"), source)
+    walker = str(task.get("walker") or "reference")
+    if isinstance(replayer, native_replay.Replayer):
+        return replayer.run(data, StoredInput(source, str(task.get("target")), harness, walker,
+                                              str(task.get("unwinder") or "")))
+    return replayer.run(data, harness, walker, source)
 
 
 def replay_task(task: dict[str, Any], replayers: Replayers, runs: int) -> dict[str, Any]:
