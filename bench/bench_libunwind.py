@@ -15,8 +15,8 @@ import multiprocessing
 import time
 
 from walkfuzz.targets.native import chaingen
-from walkfuzz.targets.native.case import INPUT_SIZE
 from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.inputs import INPUT_SIZE
 from walkfuzz.targets.native.unwinders import DEFAULT, names
 
 CHAIN_DEPTH = 16

@@ -17,10 +17,12 @@ import atheris  # type: ignore[import-untyped]
 
 from walkfuzz.engine.worker import Worker
 from walkfuzz.targets.native.extension import load
-from walkfuzz.targets.native.outcome import Namer, WalkOutcome, to_finding
+from walkfuzz.targets.native.finding import walk_finding
+from walkfuzz.targets.native.inputs import PERTURB
+from walkfuzz.targets.native.outcome import Namer, WalkOutcome
 from walkfuzz.targets.native.walk_snapshot import WalkSnapshots
 
-worker = Worker.from_environment("perturb")
+worker = Worker.from_environment(PERTURB)
 native = load()
 namer = Namer(native)
 result = native.ffi.new("wf_uw_result *")
@@ -61,7 +63,7 @@ def one_input(data: bytes) -> None:
     kinds = outcome.kinds(namer) or ("none",)
     outcome_feedback(int(result.stop), int(result.frames), kinds[0], kinds[-1])
     if status != 0:
-        finding = to_finding(outcome, data, namer, "perturb")
+        finding = walk_finding(outcome, data, namer, PERTURB)
         snapshots.save(worker.report(finding), finding)
 
 

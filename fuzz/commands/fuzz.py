@@ -22,7 +22,7 @@ from pathlib import Path
 
 from walkfuzz.core.duration import Nanoseconds, Seconds
 from walkfuzz.core.sanitizer import SANITIZERS
-from walkfuzz.targets.fuzz import ENGINES
+from walkfuzz.targets.native.fuzz import ENGINES
 from walkfuzz.targets.table import (
     DEFAULT_TARGET,
     UNWINDER_HELP,

@@ -27,8 +27,6 @@ from walkfuzz.engine.pool import STOP_GRACE, Supervisor
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.report.files import write_report
 from walkfuzz.targets.minivm.walker_library import check_walker_library
-from walkfuzz.targets.native.fresh_replay import PERTURB, check_reproducers
-from walkfuzz.targets.native.outcome import TARGET as LIBUNWIND
 from walkfuzz.targets.table import (
     default_out,
     find_harness,
@@ -195,8 +193,9 @@ def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) 
     if "--walker" not in lookup(spec.target).fuzz.flags:  # it walks with its own walker
         doc.meta.walker = spec.target
     # inputs of a live walk; Ctrl-C asks for the report now, not for replays first
-    if (spec.target, spec.harness) == (LIBUNWIND, PERTURB) and session.status != "interrupted":
-        check_reproducers(doc.findings, LIBUNWIND)
+    check = lookup(spec.target).reproducer_check(spec.harness)
+    if check is not None and session.status != "interrupted":
+        check(doc.findings)
     paths = write_report(out.root, doc)
     print(summary(doc.series, len(doc.findings), paths["html"]))
     if failure is not None:

@@ -29,12 +29,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from walkfuzz.core.errors import UnknownTargetError, UserError
 from walkfuzz.core.paths import ROOT
 from walkfuzz.core.sanitizer import FLAVOUR as SANITIZER_FLAVOUR
 from walkfuzz.targets.flags import refuse_inapplicable
+from walkfuzz.targets.native import ALIAS as LIBUNWIND
+from walkfuzz.targets.native import TARGET as NATIVE
+from walkfuzz.targets.native.inputs import PERTURB as PERTURB_HARNESS
 from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
 from walkfuzz.targets.native.unwinders import names as unwinder_names
 from walkfuzz.targets.native.walk_snapshot import SUFFIX as NATIVE_SNAPSHOT_SUFFIX
@@ -42,11 +45,10 @@ from walkfuzz.targets.native.walk_snapshot import SUFFIX as NATIVE_SNAPSHOT_SUFF
 if TYPE_CHECKING:
     from walkfuzz.targets.protocol import Minimizer, ReplayModule
 
-# The target names, here and nowhere else.
+# The target names, here (the native target's and its alias's from its package) and nowhere
+# else.
 MINIVM = "minivm"
 HOTSPOT = "hotspot"
-NATIVE = "native"
-LIBUNWIND = "libunwind"  # an alias: --target native --unwinder libunwind, by its first name
 
 HARNESS_DIR = ROOT / "harnesses"
 CORPORA_DIR = ROOT / "corpora"
@@ -104,6 +106,16 @@ def part(package: str, action: str, flags: tuple[str, ...] = ()) -> Action:
 
 
 @dataclass(frozen=True)
+class Hook:
+    """A target's step after a libFuzzer campaign of `harness`: "module:function" called with
+    the campaign's finding groups and `argument`."""
+
+    harness: str
+    run: str
+    argument: str
+
+
+@dataclass(frozen=True)
 class Target:
     name: str
     about: str  # one line for --help
@@ -128,6 +140,8 @@ class Target:
     side_files: tuple[tuple[str, str], ...] = ()
     # the module of the replay part, when it is not yet the package's replay.py
     replay_module: str = ""
+    # after a campaign of its harness: the reproducers checked in fresh processes
+    reproducer_checks: tuple[Hook, ...] = ()
 
     def action(self, name: str) -> Action:
         return {"fuzz": self.fuzz, "stress": self.stress, "replay": self.replay}[name]
@@ -141,6 +155,16 @@ class Target:
     def replayer(self) -> ReplayModule:
         """The replay part: Replayer, process_key, alternatives (walkfuzz.targets.protocol)."""
         return cast("ReplayModule", self.part("replay"))
+
+    def reproducer_check(self, harness: str) -> Callable[[list[Any]], None] | None:
+        """What checks the reproducers of a campaign of `harness`, its argument bound; None
+        when nothing does."""
+        for hook in self.reproducer_checks:
+            if hook.harness == harness:
+                module, name = hook.run.split(":")
+                check = getattr(importlib.import_module(module), name)
+                return lambda groups: check(groups, hook.argument)
+        return None
 
     def minimize(self) -> Minimizer | None:
         """The target's minimizer, imported now; None when it has none."""
@@ -156,8 +180,7 @@ NATIVE_NOT_MINIMIZED = ("native inputs are not minimized: an input is a fixed 59
                         "`walkfuzz minimize` shrinks minivm cases")
 NATIVE_SIDE_FILES = ((NATIVE_SNAPSHOT_SUFFIX, "the snapshot of the walk of the input next to "
                       "it (replayed when the input is not)"),)
-# The native package's five modules come with its own branch; until then its parts are the
-# functions at the top of walkfuzz.targets and the bridge's replay.
+# native's replay part with the differential findings it does not group by description yet
 _NATIVE_REPLAY = "walkfuzz.targets.native_bridge"
 
 TARGETS: tuple[Target, ...] = (
@@ -182,11 +205,11 @@ TARGETS: tuple[Target, ...] = (
         NATIVE, "real unwinders on real native stacks, one per run (--unwinder "
         f"{'|'.join(unwinder_names())}; default {DEFAULT_UNWINDER})", "native",
         # each unwinder's own extension in its own worker processes: the generator engine
-        fuzz=Action("walkfuzz.targets.fuzz:fuzz_native",
-                    ("--unwinder", "--engine", "--seed", "--walk-budget", *CAMPAIGN_FLAGS)),
-        stress=Action("walkfuzz.targets.stress:stress_native",
-                      ("--unwinder", "--mode", "--baseline", "--walk-budget", "--max-depth")),
-        replay=Action("walkfuzz.targets.replay:replay_native", ("--unwinder",)),
+        fuzz=part("native", "fuzz",
+                  ("--unwinder", "--engine", "--seed", "--walk-budget", *CAMPAIGN_FLAGS)),
+        stress=part("native", "stress",
+                    ("--unwinder", "--mode", "--baseline", "--walk-budget", "--max-depth")),
+        replay=part("native", "replay", ("--unwinder",)),
         script_prefix="native_", not_minimized=NATIVE_NOT_MINIMIZED,
         side_files=NATIVE_SIDE_FILES,
         replay_module=_NATIVE_REPLAY),
@@ -194,13 +217,16 @@ TARGETS: tuple[Target, ...] = (
         LIBUNWIND, "--target native --unwinder libunwind (Debian's libunwind), by its first "
         "name; its fuzz runs a libFuzzer campaign by default", "native",
         # its harness loads walkfuzz._unwind: no --walker, no --build flavour
-        fuzz=Action("walkfuzz.targets.fuzz:fuzz_libunwind",
-                    (*CAMPAIGN_FLAGS, "--engine", "--seed", "--walk-budget", "--sanitizer")),
-        stress=Action("walkfuzz.targets.stress:stress_libunwind",
-                      ("--mode", "--baseline", "--walk-budget", "--max-depth")),
-        replay=Action("walkfuzz.targets.replay:replay_libunwind"),
+        fuzz=part("native", "fuzz",
+                  (*CAMPAIGN_FLAGS, "--engine", "--seed", "--walk-budget", "--sanitizer")),
+        stress=part("native", "stress", ("--mode", "--baseline", "--walk-budget", "--max-depth")),
+        replay=part("native", "replay"),
         script_prefix="libunwind_", not_minimized=NATIVE_NOT_MINIMIZED,
         sanitizer_builds=("unwind-asan",), side_files=NATIVE_SIDE_FILES,
+        # its campaign's unwinder is libunwind, by the alias's name
+        reproducer_checks=(Hook(PERTURB_HARNESS,
+                                "walkfuzz.targets.native.fresh_replay:check_reproducers",
+                                LIBUNWIND),),
         replay_module=_NATIVE_REPLAY),
 )
 

@@ -137,7 +137,7 @@ def _check_libunwind_replays(out: Path) -> None:
             check_snapshot_replay(group)
             reproduced += 1
             continue
-        assert group["reproducer"].startswith("walkfuzz replay --target libunwind --harness ")
+        assert group["reproducer"].startswith("walkfuzz replay --target native --harness ")
         done = run_reproducer(group["reproducer"])
         signatures = _replayed(done)
         reproduced += group["signature"] in signatures

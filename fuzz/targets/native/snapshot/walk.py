@@ -1,11 +1,10 @@
-"""One snapshot walked by one unwinder, in Python: the frames, the verdict and the finding.
+"""One snapshot walked by one unwinder, in Python: the frames and the verdict (the finding it
+makes is walkfuzz.targets.native.finding's).
 
-A finding's location is `<unwinder>-remote:` and the fault's symbol (walkfuzz.core.symbolize),
-`watchdog:` and the symbol for a hang, or `check:cycle`. A frame's kind: `truth-N` for the N-th
-function of the snapshot's known chain (innermost 0), else the base name of the snapshot module
-holding the pc, else `wild`. A finding's shape is the class of the frame the unwinder was
-stepping from (`known`, `module`, `wild`; `init` when there was none), as for the libunwind
-target: the fault's location names the code path.
+A frame's kind: `truth-N` for the N-th function of the snapshot's known chain (innermost 0),
+else the base name of the snapshot module holding the pc, else `wild`. A finding's shape is the
+class of the frame the unwinder was stepping from (`known`, `module`, `wild`; `init` when there
+was none), as for a live walk: the fault's location names the code path.
 """
 
 from __future__ import annotations
@@ -14,19 +13,15 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from walkfuzz.core.symbolize import locate
-from walkfuzz.findings.finding import Finding, FindingKind
+from walkfuzz.findings.finding import FindingKind
 from walkfuzz.targets.native.snapshot import format as fmt
 
-TARGET = "native"
-HARNESS = "snapshot"
 UNWINDERS = {"libunwind": 0, "libdw": 1}
 UNWINDER_ENV = "WALKFUZZ_UNWINDER"  # the harness's unwinder, set by the campaign for its workers
 LIBRARIES = {"libunwind": "libunwind-x86_64.so.8 (remote address space)",
              "libdw": "libdw.so.1 (Dwfl_Thread_Callbacks)"}
 STOP_NAMES = ("none", "root", "end", "step-error", "init-error", "cycle", "budget", "fault",
               "hang", "bad-snapshot")  # wf_snap_stop, the native target's numbers and one more
-SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV"}
 
 
 @dataclass(frozen=True)
@@ -122,38 +117,3 @@ def describe(snapshot: fmt.Snapshot, walk: SnapshotWalk) -> list[str]:
     """Each frame as `kind pc sp`, for reports and replay."""
     maps = snapshot.mappings()
     return [f"{frame_kind(snapshot, maps, f)} pc={f.pc:#x} sp={f.sp:#x}" for f in walk.frames]
-
-
-def location(walk: SnapshotWalk) -> str:
-    """`<unwinder>-remote:` and where it went wrong: the signature names the unwinder, and a
-    remote-memory walk's findings stay apart from the same unwinder's live ones."""
-    hang = walk.stop == "hang"
-    if walk.stop == "cycle":
-        where = "check:cycle"
-    else:
-        where = locate(walk.fault["pc"], hang=hang).location
-        where = f"watchdog:{where}" if hang else where
-    return f"{walk.unwinder}-remote:{where}"
-
-
-def to_finding(walk: SnapshotWalk, data: bytes) -> Finding:
-    """The finding of a walk that faulted, hung or cycled (the unwinder's own bugs: the
-    snapshot's bytes are data, every read of them is bounds-checked)."""
-    kind = walk.finding_kind
-    if kind is None:
-        raise ValueError(f"walk stop {walk.stop} is not a finding")
-    snapshot = fmt.decode(data)
-    maps = snapshot.mappings()
-    kinds = [frame_kind(snapshot, maps, f) for f in walk.frames]
-    details: dict[str, object] = {
-        "unwinder": walk.unwinder, "library": LIBRARIES[walk.unwinder], "stop": walk.stop,
-        "rc": walk.rc, "frames": describe(snapshot, walk), "frame_kinds": kinds,
-        "registers": {n: hex(v) for n, v in zip(fmt.REG_NAMES, snapshot.regs, strict=True)},
-    }
-    if walk.stop != "cycle":
-        details["signal"] = SIGNALS.get(walk.fault["signo"], str(walk.fault["signo"]))
-        details["fault_address"] = hex(walk.fault["addr"])
-        details["frames_before_fault"] = walk.fault["frames"]
-    shape = (walk.unwinder, step_class(kinds[-1]) if kinds else "init")
-    return Finding(kind=kind, target=TARGET, harness=HARNESS, location=location(walk),
-                   shape=shape, data=data, details=details)
