@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""atheris harness (target libunwind, harness perturb): walk a perturbed context with libunwind.
+"""atheris harness (`--target libunwind`, the native target walked by libunwind; harness perturb):
+walk a perturbed context with libunwind.
 
 One C call per input: wf_uw_fuzz_one decodes the bytes (layout in wf_unwind.h), runs the chain
 they name, captures the context at its bottom, applies the perturbations and walks the copy

@@ -8,7 +8,7 @@ stack snapshots walked in remote-memory mode (`snapshot`), and every unwinder on
 """
 
 TARGET = "native"
-# `--target libunwind`: the native target walked by libunwind, by its first name; findings stored
-# before every unwinder's were the native target's name it (libunwind's walks): they still read
-# and replay.
+# `--target libunwind`: the native target walked by libunwind, by its first name. Findings of
+# libunwind's walks stored before all five unwinders were one target name it as their target:
+# they still read and replay.
 ALIAS = "libunwind"

@@ -4,8 +4,8 @@ workers, the libFuzzer harnesses, stress, the differential oracle and every repl
 same thing the same way.
 
 Every finding has target `native` and names the unwinder that walked in details["unwinder"]
-(the differential oracle's: the comma list of the run's). Findings stored before all unwinders
-were one target's named libunwind's walks target `libunwind` (ALIAS); they still read and
+(the differential oracle's: the comma list of the run's). Findings of libunwind's walks stored
+before all five unwinders were one target have target `libunwind` (ALIAS): they still read and
 replay (`--target libunwind` is an alias of the native target).
 
 Locations, which with the kind and shape make the signature (walkfuzz.findings.finding):

@@ -176,7 +176,8 @@ def _run_native(native: Any, cfg: StressConfig, seconds: float, interval_ns: int
             lib.wf_uw_stress_progress(counts)
             report_status({"sampling": interval_ns != 0, **progress_of(counts)})
     if rc != [0]:
-        raise UserError(f"libunwind stress could not run: {ffi.string(stats.error).decode()}")
+        raise UserError(f"{cfg.unwinder} stress could not run: "
+                        f"{ffi.string(stats.error).decode()}")
     if interval_ns != 0:  # the sampled phase's final counts: the line ends on what it did
         report_status({"sampling": True, **progress_of(stats)})
     return stats
@@ -190,7 +191,7 @@ def progress_of(counts: Any) -> dict[str, int]:
 
 
 def status_line(status: dict[str, Any]) -> str:
-    """The progress line of a running libunwind stress, from the child's status report."""
+    """The progress line of a running native stress, from the child's status report."""
     if not status.get("sampling"):
         return "unsampled baseline phase (the workload's own speed)"
     walked, invalid = int(status["walked"]), int(status["invalid"])
