@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from walkfuzz.findings.classify import fault_class
 from walkfuzz.targets.native import TARGET
 from walkfuzz.targets.native import replay as native_replay
+from walkfuzz.targets.native.finding import DIFFERENTIAL
 from walkfuzz.targets.native.replay import alternatives as alternatives
 from walkfuzz.targets.native.replay import process_key as process_key
 from walkfuzz.targets.native.replay import replay as replay
 from walkfuzz.targets.protocol import Replay, StoredInput, stored_replay
 
-DIFFERENTIAL = "differential"  # the harness of a finding across unwinders
 DEATH_CLASS = "process-death"  # a native worker died on it: no fault address was kept
 
 
