@@ -12,8 +12,8 @@ from walkfuzz.targets.minivm.case.decode import decode
 from walkfuzz.targets.minivm.case.expected import has_expected
 from walkfuzz.targets.minivm.case.status import CaseDecodeError
 from walkfuzz.targets.protocol import ReplayError
+from walkfuzz.targets.table import MINIVM
 
-TARGET = "minivm"
 BYTES_HARNESS = "bytes"  # a case file is its own input
 LIVE_HARNESS = "stress"  # a live capture: a case file whose EXPECTED section is the oracle
 GENERATOR_HARNESSES = frozenset({"registers", "layouts", "api"})
@@ -62,7 +62,7 @@ def harness_of_path(path: Path) -> tuple[str, str] | None:
         if part == "corpora" and parts[i + 1] in GENERATOR_HARNESSES:
             return parts[i + 1], f"it is in corpora/{parts[i + 1]}/"
     fuzzer = fuzzer_of_path(path)
-    if fuzzer is not None and fuzzer[0] == TARGET and fuzzer[1] in GENERATOR_HARNESSES:
+    if fuzzer is not None and fuzzer[0] == MINIVM and fuzzer[1] in GENERATOR_HARNESSES:
         return fuzzer[1], fuzzer[2]
     return None
 
