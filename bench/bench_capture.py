@@ -24,10 +24,10 @@ from typing import Any
 
 from runner import Row, budget
 
+from walkfuzz.targets.minivm.live.options import StressOptions
+from walkfuzz.targets.minivm.live.runner import run_minivm_stress
+from walkfuzz.targets.minivm.live.summary import figures
 from walkfuzz.targets.minivm.planted import build, planted_bug
-from walkfuzz.targets.minivm.stress.options import StressOptions
-from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
-from walkfuzz.targets.minivm.stress.summary import figures
 
 INTERVALS_US = (100, 10)
 SECONDS = 2.0

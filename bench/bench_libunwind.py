@@ -17,8 +17,8 @@ import time
 from runner import budget
 
 from walkfuzz.targets.native import chaingen
-from walkfuzz.targets.native.case import INPUT_SIZE
 from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.inputs import INPUT_SIZE
 from walkfuzz.targets.native.unwinders import DEFAULT, names
 
 CHAIN_DEPTH = 16

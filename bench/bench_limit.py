@@ -1,4 +1,4 @@
-"""The delivery limit (walkfuzz.targets.minivm.stress.limit, native/testing/live_limit.c): what
+"""The delivery limit (walkfuzz.targets.minivm.live.limit, native/testing/live_limit.c): what
 this machine can deliver to spinning workers with an empty SIGPROF handler, at 100 us, 10 us and
 5 us, from per-thread timers (signal and queue mode's sampling; a worker per CPU), the same
 timers paced as the live stress paces them (a starved or late worker's timer restarts, which
@@ -21,8 +21,8 @@ import sys
 
 from runner import Row, budget
 
-from walkfuzz.targets.minivm.stress.limit import Limit, LimitParams
-from walkfuzz.targets.minivm.stress.limit import measure as measure_limit
+from walkfuzz.targets.minivm.live.limit import Limit, LimitParams
+from walkfuzz.targets.minivm.live.limit import measure as measure_limit
 
 INTERVALS_US = (100, 10, 5)
 ROUNDS, ROUND_NS = 4, 250_000_000

@@ -42,10 +42,10 @@ from typing import Any
 from bench_limit import run_limit, workers_for
 from runner import Goal, Row, budget, print_table
 
-from walkfuzz.targets.minivm.stress.limit import Limit
-from walkfuzz.targets.minivm.stress.options import MODES, StressOptions
-from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
-from walkfuzz.targets.minivm.stress.summary import figures, slowdown
+from walkfuzz.targets.minivm.live.limit import Limit
+from walkfuzz.targets.minivm.live.options import MODES, StressOptions
+from walkfuzz.targets.minivm.live.runner import run_minivm_stress
+from walkfuzz.targets.minivm.live.summary import figures, slowdown
 
 INTERVALS_US = (100, 10)
 SECONDS, REPEATS = 3.0, 3

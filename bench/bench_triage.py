@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "fixtu
 import planted_corpus
 
 from walkfuzz.findings.store import save_finding
-from walkfuzz.targets.harness_replay import MinivmReplayer
+from walkfuzz.targets.minivm.minimize import MINIMIZE_HANG_NS, minimize
+from walkfuzz.targets.minivm.replayer import MinivmReplayer
 from walkfuzz.triage.driver import triage
 from walkfuzz.triage.inputs import discover
-from walkfuzz.triage.minimize import MINIMIZE_HANG_NS, minimize
 
 PER_BUG = 200
 FAST_BUGS = ("missing-bounds-check", "frame-size-off-by-one", "inlined-scope-order",

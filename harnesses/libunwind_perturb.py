@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""atheris harness (target libunwind, harness perturb): walk a perturbed context with libunwind.
+"""atheris harness (`--target libunwind`, the native target walked by libunwind; harness perturb):
+walk a perturbed context with libunwind.
 
 One C call per input: wf_uw_fuzz_one decodes the bytes (layout in wf_unwind.h), runs the chain
 they name, captures the context at its bottom, applies the perturbations and walks the copy
@@ -17,10 +18,12 @@ import atheris  # type: ignore[import-untyped]
 
 from walkfuzz.engine.worker import Worker
 from walkfuzz.targets.native.extension import load
-from walkfuzz.targets.native.outcome import Namer, WalkOutcome, to_finding
+from walkfuzz.targets.native.finding import walk_finding
+from walkfuzz.targets.native.inputs import PERTURB
+from walkfuzz.targets.native.outcome import Namer, WalkOutcome
 from walkfuzz.targets.native.walk_snapshot import WalkSnapshots
 
-worker = Worker.from_environment("perturb")
+worker = Worker.from_environment(PERTURB)
 native = load()
 namer = Namer(native)
 result = native.ffi.new("wf_uw_result *")
@@ -61,7 +64,7 @@ def one_input(data: bytes) -> None:
     kinds = outcome.kinds(namer) or ("none",)
     outcome_feedback(int(result.stop), int(result.frames), kinds[0], kinds[-1])
     if status != 0:
-        finding = to_finding(outcome, data, namer, "perturb")
+        finding = walk_finding(outcome, data, namer, PERTURB)
         snapshots.save(worker.report(finding), finding)
 
 

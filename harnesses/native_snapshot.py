@@ -25,10 +25,11 @@ import atheris  # type: ignore[import-untyped]
 
 from walkfuzz.core.errors import CaseFormatError
 from walkfuzz.engine.worker import Worker
+from walkfuzz.targets.native.finding import snapshot_finding
 from walkfuzz.targets.native.snapshot.capture import capture_chain, capture_seeds
 from walkfuzz.targets.native.snapshot.format import join_walked, split_walked
 from walkfuzz.targets.native.snapshot.native import load
-from walkfuzz.targets.native.snapshot.walk import UNWINDER_ENV, SnapshotWalk, Walker, to_finding
+from walkfuzz.targets.native.snapshot.walk import UNWINDER_ENV, SnapshotWalk, Walker
 
 SEEDS = 16
 FINDING_STOPS = (5, 7, 8)  # cycle, fault, hang (wf_snap_stop)
@@ -91,7 +92,8 @@ def one_input(data: bytes) -> None:
     outcome_feedback(stop, int(result.rc), frames, matched, int(result.misses),
                      frames > 1 and int(result.frame[frames - 1].exact))
     if stop in FINDING_STOPS:
-        worker.report(to_finding(SnapshotWalk.from_c(walker.unwinder, result, native.ffi), data))
+        walk = SnapshotWalk.from_c(walker.unwinder, result, native.ffi)
+        worker.report(snapshot_finding(walk, data))
 
 
 fallback: list[bytes] = []  # a snapshot for libFuzzer's first, empty input to grow from

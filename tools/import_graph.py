@@ -3,8 +3,8 @@
 package (default fuzz/) and every import against its layers, and exit 1 if there is one.
 
 Layers, each importing only itself and those after it (CONTRIBUTING.md, Layout):
-commands -> triage -> targets -> engine -> report -> findings -> core. `walkfuzz.cli` is of
-the commands layer, the package's own __init__ of core.
+commands -> triage -> coverage -> targets -> engine -> report -> findings -> core. `walkfuzz.cli`
+is of the commands layer, the package's own __init__ of core.
 
 Every import counts, wherever it is written: at the top of a module, inside a function, or
 under `if TYPE_CHECKING:`. An import moved into a function still makes the two modules depend
@@ -129,7 +129,7 @@ def shortest_cycle(graph: dict[str, set[str]], group: list[str]) -> list[str]:
     return path[::-1]
 
 
-LAYERS = ("commands", "triage", "targets", "engine", "report", "findings", "core")
+LAYERS = ("commands", "triage", "coverage", "targets", "engine", "report", "findings", "core")
 
 
 def layer(module: str) -> str:

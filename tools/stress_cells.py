@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.engine.load import cpu_load
-from walkfuzz.targets.minivm.stress.options import MODES, WORKLOADS, StressOptions
-from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
+from walkfuzz.targets.minivm.live.options import MODES, WORKLOADS, StressOptions
+from walkfuzz.targets.minivm.live.runner import run_minivm_stress
 
 INTERVALS_US = (100, 10)
 

@@ -1,5 +1,5 @@
 """`walkfuzz coverage CORPUS...`: the source coverage of the walker that several corpora reach
-together, each replayed by its own harness (walkfuzz.targets.coverage.run does the work).
+together, each replayed by its own harness (walkfuzz.coverage.run does the work).
 
 Prints the union per walker source file (lines, branches, functions) and a harness x file table
 (lines % / branches %); writes the union's HTML and coverage.json (per file, union and each
@@ -12,8 +12,8 @@ import argparse
 from pathlib import Path
 
 from walkfuzz.commands._flags import add_harness, add_out, add_target, add_walker
-from walkfuzz.targets.coverage.run import CoverageRequest, measure_coverage
-from walkfuzz.targets.coverage.table import render
+from walkfuzz.coverage.run import CoverageRequest, measure_coverage
+from walkfuzz.coverage.table import render
 
 # What --help shows under "examples" (walkfuzz.commands._help).
 EXAMPLES = (

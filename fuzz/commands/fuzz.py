@@ -23,7 +23,7 @@ from pathlib import Path
 from walkfuzz.commands._flags import add_harness, add_out, add_target, add_unwinder, add_walker
 from walkfuzz.core.duration import Nanoseconds, Seconds
 from walkfuzz.core.sanitizer import SANITIZERS
-from walkfuzz.targets.fuzz import ENGINES
+from walkfuzz.targets.native.fuzz import ENGINES
 from walkfuzz.targets.table import (
     runner_for,
 )

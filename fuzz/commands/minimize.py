@@ -11,10 +11,9 @@ from walkfuzz.core.duration import Seconds
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import output_file, read_input
 from walkfuzz.findings.store import write_atomic
-from walkfuzz.targets.harness_replay import ReplayError, sniff_harness
-from walkfuzz.triage.driver import NATIVE_NOT_MINIMIZED, NATIVE_TARGETS
+from walkfuzz.targets.protocol import MINIMIZE_BUDGET_S, ReplayError
+from walkfuzz.targets.table import TARGETS, lookup
 from walkfuzz.triage.inputs import Defaults, discover, resolve
-from walkfuzz.triage.minimize import DEFAULT_BUDGET, minimize
 
 SUFFIX = ".min"
 
@@ -40,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_harness(p, "of an input without a description (a case file needs none)")
     add_walker(p, "to replay on (default: the one in the finding's description, else the "
                "reference walker)")
-    p.add_argument("--budget", type=Seconds("s"), default=DEFAULT_BUDGET, metavar="T",
+    p.add_argument("--budget", type=Seconds("s"), default=MINIMIZE_BUDGET_S, metavar="T",
                    help="time budget (default %(default)gs; a bare number is seconds)")
     p.set_defaults(func=run)
 
@@ -52,13 +51,17 @@ def run(args: argparse.Namespace) -> int:
     spec = resolve(discover([args.file])[0], defaults)
     if spec.error:
         raise ReplayError(spec.error)
-    if spec.target != "minivm":
-        if spec.target in NATIVE_TARGETS:
-            raise UserError(f"{args.file}: {NATIVE_NOT_MINIMIZED}")
-        raise UserError(f"{args.file}: minimize works on minivm cases, not {spec.target!r} inputs")
+    target = lookup(str(spec.target))
+    minimize = target.minimize()
+    if minimize is None:
+        if target.not_minimized:
+            raise UserError(f"{args.file}: {target.not_minimized}")
+        which = ", ".join(t.name for t in TARGETS if t.minimizer)
+        raise UserError(f"{args.file}: minimize works on {which} cases, not {spec.target!r} "
+                        "inputs")
     out = output_file(args.output or args.file.with_name(args.file.name + SUFFIX), "--output")
     data = read_input(args.file)
-    harness = spec.harness or sniff_harness(data, str(args.file))
+    harness = spec.harness or target.part("inputs").sniff_harness(data, str(args.file))
     result = minimize(data, harness, spec.walker or "reference", args.budget,
                       source=str(args.file))
     write_atomic(out, result.data)

@@ -27,7 +27,7 @@ from walkfuzz.commands._flags import add_out, add_target, add_unwinder, add_walk
 from walkfuzz.core.duration import Nanoseconds
 from walkfuzz.core.exit_status import rate_fraction
 from walkfuzz.engine.load import MAX_LOAD, check_load, cores, cpu_load
-from walkfuzz.targets.minivm.stress.options import SOURCES, WORKLOADS
+from walkfuzz.targets.minivm.live.options import SOURCES, WORKLOADS
 from walkfuzz.targets.minivm.walker_library import check_walker_library
 from walkfuzz.targets.stress import StressRequest
 from walkfuzz.targets.table import (

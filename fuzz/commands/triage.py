@@ -22,8 +22,8 @@ from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS, INTERRUPTED
 from walkfuzz.core.paths import input_file, output_file
 from walkfuzz.engine.progress import Progress
 from walkfuzz.findings.store import write_atomic
-from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
 from walkfuzz.targets.minivm.walker_library import check_walker_library
+from walkfuzz.targets.protocol import DEFAULT_HANG_NS
 from walkfuzz.triage.driver import (
     DEFAULT_RUNS,
     FileError,

@@ -14,7 +14,7 @@ environment variable `WALKFUZZ_NATIVE` unless a caller names one:
 module from `load()` is exercised under the sanitizers without knowing about them.
 
 This module is the only place that imports a compiled extension: the core here, and the
-libunwind target's own extension through `import_extension` (walkfuzz.targets.native.extension).
+native target's own extensions through `import_extension` (walkfuzz.targets.native.extension).
 
 What only tests and benchmarks call (the crash guard's fault instruments, timing loops, the
 queue's signal stress: native/testing/) is not in the core but in a testing extension per

@@ -6,10 +6,11 @@ corpus (-reload=1 shares new inputs between them), their output appended to `wor
 libFuzzer's own artifacts (crash-, timeout-, oom-) directed into `workers/<n>/`.
 
 The processes themselves are a `WorkerPool`, the one process manager of walkfuzz's
-supervisors (this one, and walkfuzz.targets.native.fuzz's): `jobs` slots running one process (a
-life) each, started with PR_SET_PDEATHSIG so that killing the supervisor, even with SIGKILL,
-also ends them; a life that ends is handed to the supervisor, and its slot restarted when the
-supervisor asks and time is left; stopping is SIGTERM, STOP_GRACE, SIGKILL (`terminate`).
+supervisors (this one, and walkfuzz.targets.native.supervisor's): `jobs` slots running one
+process (a life) each, started with PR_SET_PDEATHSIG so that killing the supervisor, even with
+SIGKILL, also ends them; a life that ends is handed to the supervisor, and its slot restarted
+when the supervisor asks and time is left; stopping is SIGTERM, STOP_GRACE, SIGKILL
+(`terminate`).
 
 When a worker exits on its own with a non-zero status, in order:
   1. each libFuzzer artifact it wrote becomes a finding (timeout- -> hang, others -> crash);

@@ -27,9 +27,13 @@ from walkfuzz.engine.pool import STOP_GRACE, Supervisor
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.engine.run_report import write_run_report
 from walkfuzz.targets.minivm.walker_library import check_walker_library
-from walkfuzz.targets.native.fresh_replay import PERTURB, check_reproducers
-from walkfuzz.targets.native.outcome import TARGET as LIBUNWIND
-from walkfuzz.targets.table import DEFAULT_TARGET, default_out, find_harness, list_harnesses
+from walkfuzz.targets.table import (
+    default_out,
+    find_harness,
+    list_harnesses,
+    lookup,
+    run_label,
+)
 
 TICK = 1.0  # seconds between samples
 # libFuzzer flags the campaign sets itself; the message says which option to use instead.
@@ -63,8 +67,9 @@ def harness_name(args: argparse.Namespace) -> str:
 
 
 def campaign_out(target: str, harness: str) -> Path:
-    """The default output directory: minivm's campaigns are told apart by harness."""
-    return default_out("fuzz", target, harness if target == DEFAULT_TARGET else None)
+    """The default output directory: a target's campaigns told apart by harness where the
+    table says so (minivm's)."""
+    return default_out("fuzz", target, run_label(target, harness))
 
 
 def build_spec(args: argparse.Namespace, argv: list[str]) -> CampaignSpec:
@@ -102,7 +107,7 @@ def campaign_flavour(args: argparse.Namespace) -> Flavour:
 
 def sanitizer_builds(target: str) -> tuple[str, ...]:
     """What a sanitizer campaign of `target` loads (fuzz/core/_build.py names)."""
-    return ("unwind-asan",) if target == "libunwind" else (sanitizer.FLAVOUR,)
+    return lookup(target).sanitizer_builds
 
 
 def run_campaign(args: argparse.Namespace) -> int:
@@ -185,11 +190,12 @@ def run_session(args: argparse.Namespace, spec: CampaignSpec, out: CampaignDir) 
     out.save(spec, sessions)
     notes = [*imported.warnings, *sup.notes, *([str(failure)] if failure else [])]
     doc = build_report(out, spec, sessions, notes)
-    if spec.target != DEFAULT_TARGET:  # its harness walks with the target's own walker
+    if "--walker" not in lookup(spec.target).fuzz.flags:  # it walks with its own walker
         doc.meta.walker = spec.target
     # inputs of a live walk; Ctrl-C asks for the report now, not for replays first
-    if (spec.target, spec.harness) == (LIBUNWIND, PERTURB) and session.status != "interrupted":
-        check_reproducers(doc.findings, LIBUNWIND)
+    check = lookup(spec.target).reproducer_check(spec.harness)
+    if check is not None and session.status != "interrupted":
+        check(doc.findings)
     paths = write_run_report(out.root, doc)
     print(summary(doc.series, len(doc.findings), paths["html"]))
     if failure is not None:

@@ -42,7 +42,7 @@ from walkfuzz.findings.store import write_atomic
 from walkfuzz.report.document import RunReport, host_label
 from walkfuzz.report.files import REPORT_STEM, load_report
 from walkfuzz.report.merge import HOST_PREFIX, add_row, host_rows, merge_reports, relocator
-from walkfuzz.targets.table import DEFAULT_TARGET, default_out, find_harness
+from walkfuzz.targets.table import default_out, find_harness, run_label
 
 CAMPAIGN = "campaign"
 RUN_IDENTITY = ("run_type", "target", "mode", "walker")
@@ -160,7 +160,7 @@ def merge_outputs(inputs: Sequence[Path], out: Path | None,
 def _default_out(target: str, label: str) -> Path:
     """reports/merge-LABEL: minivm's folders are told apart by harness or mode, the other
     targets' by target (as the inputs' own default folders are)."""
-    return default_out("merge", target, label if target == DEFAULT_TARGET else None)
+    return default_out("merge", target, run_label(target, label))
 
 
 def merge_runs(inputs: Sequence[Path], out: Path, command: list[str],

@@ -1,10 +1,15 @@
-"""The targets walkfuzz runs on, in one table, and where a campaign's pieces live.
+"""The targets walkfuzz runs on, in one table: each entry names its package, and every command
+reaches a target only through it (the Target protocol: walkfuzz.targets.protocol).
 
-`walkfuzz fuzz|stress|replay --target T` read TARGETS: what each action runs for T (a function
-named "module:function", imported only when that action runs, so that the command line starts
-without a JVM's or libunwind's modules) and which of the action's target-specific flags T
-takes (a flag given to a target that does not take it is refused in one line, never ignored).
-Adding a target is one entry here and its run functions.
+A target is a package `walkfuzz.targets.<package>` with five modules (fuzz, stress, replay,
+finding, inputs). `walkfuzz fuzz|stress|replay --target T` read TARGETS: what each action runs
+for T (by default the package's module of the action's name, `fuzz.fuzz`, `stress.stress`,
+`replay.replay`, imported only when that action runs, so that the command line starts without
+a JVM's or libunwind's modules) and which of the action's target-specific flags T takes (a
+flag given to a target that does not take it is refused in one line, never ignored). What
+triage, minimize, merge and regress need to know of a target is an attribute of its entry.
+Adding a target is its five modules and one entry here. An alias (`libunwind`) is an entry of
+its own naming another target's package: its parts read `args.target` for its own defaults.
 
 Where a run writes without --out, for every target and action: `default_out`.
 
@@ -23,17 +28,31 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 from walkfuzz.core.errors import UnknownTargetError, UserError
 from walkfuzz.core.paths import ROOT
+from walkfuzz.core.sanitizer import FLAVOUR as SANITIZER_FLAVOUR
 from walkfuzz.targets.flags import refuse_inapplicable
+from walkfuzz.targets.native import ALIAS as LIBUNWIND
+from walkfuzz.targets.native import TARGET as NATIVE
+from walkfuzz.targets.native.inputs import PERTURB as PERTURB_HARNESS
 from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
 from walkfuzz.targets.native.unwinders import names as unwinder_names
+from walkfuzz.targets.native.walk_snapshot import SUFFIX as NATIVE_SNAPSHOT_SUFFIX
+
+if TYPE_CHECKING:
+    from walkfuzz.targets.protocol import Minimizer, ReplayModule
+
+# The target names, here (the native target's and its alias's from its package) and nowhere
+# else.
+MINIVM = "minivm"
+HOTSPOT = "hotspot"
 
 HARNESS_DIR = ROOT / "harnesses"
 CORPORA_DIR = ROOT / "corpora"
-DEFAULT_TARGET = "minivm"
+DEFAULT_TARGET = MINIVM
 REPORTS_DIR = Path("reports")
 DEFAULT_MAX_LEN = 4096
 # Harnesses whose inputs are whole case files need room for a stack image.
@@ -81,54 +100,134 @@ class Action:
         return cast(Callable[..., int], getattr(importlib.import_module(module), name))
 
 
+def part(package: str, action: str, flags: tuple[str, ...] = ()) -> Action:
+    """The action as the Target protocol has it: walkfuzz.targets.<package>.<action>:<action>."""
+    return Action(f"walkfuzz.targets.{package}.{action}:{action}", flags)
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A target's step after a libFuzzer campaign of `harness`: "module:function" called with
+    the campaign's finding groups and `argument`."""
+
+    harness: str
+    run: str
+    argument: str
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
     about: str  # one line for --help
+    package: str  # walkfuzz.targets.<package>: the five modules of the Target protocol
     fuzz: Action
     stress: Action
     replay: Action
+    # the harness scripts' prefix: harnesses/<prefix><harness>.py ("" for the default target)
+    script_prefix: str
+    # a run's default folder is labelled by its kind (a campaign's harness, a stress run's
+    # mode), not by the target: default_out
+    labels_by_kind: bool = False
+    # an input with no description and no harness: its harness from where it lies (the
+    # package's inputs.placed_harness)
+    harness_from_place: bool = False
+    source_coverage: bool = False  # `walkfuzz coverage`: its harnesses have an srccov build
+    minimizer: str = ""  # "module:function" of `walkfuzz minimize`; "" the target has none
+    not_minimized: str = ""  # why its inputs keep their size, said under triage's table
+    # what a sanitizer campaign loads (fuzz/core/_build.py names)
+    sanitizer_builds: tuple[str, ...] = (SANITIZER_FLAVOUR,)
+    # files saved beside a stored input that are no input: (suffix, what it is)
+    side_files: tuple[tuple[str, str], ...] = ()
+    # the module of the replay part, when it is not yet the package's replay.py
+    replay_module: str = ""
+    # after a campaign of its harness: the reproducers checked in fresh processes
+    reproducer_checks: tuple[Hook, ...] = ()
 
     def action(self, name: str) -> Action:
         return {"fuzz": self.fuzz, "stress": self.stress, "replay": self.replay}[name]
 
+    def part(self, name: str) -> ModuleType:
+        """The package's module `name` (one of protocol.PARTS), imported now."""
+        if name == "replay" and self.replay_module:
+            return importlib.import_module(self.replay_module)
+        return importlib.import_module(f"walkfuzz.targets.{self.package}.{name}")
+
+    def replayer(self) -> ReplayModule:
+        """The replay part: Replayer, process_key, alternatives (walkfuzz.targets.protocol)."""
+        return cast("ReplayModule", self.part("replay"))
+
+    def reproducer_check(self, harness: str) -> Callable[[list[Any]], None] | None:
+        """What checks the reproducers of a campaign of `harness`, its argument bound; None
+        when nothing does."""
+        for hook in self.reproducer_checks:
+            if hook.harness == harness:
+                module, name = hook.run.split(":")
+                check = getattr(importlib.import_module(module), name)
+                return lambda groups: check(groups, hook.argument)
+        return None
+
+    def minimize(self) -> Minimizer | None:
+        """The target's minimizer, imported now; None when it has none."""
+        if not self.minimizer:
+            return None
+        module, name = self.minimizer.split(":")
+        return cast("Minimizer", getattr(importlib.import_module(module), name))
+
+
+# Why a native input is left as it is, where a minivm case's minimal size is `walkfuzz minimize`'s.
+NATIVE_NOT_MINIMIZED = ("native inputs are not minimized: an input is a fixed 59-byte record (a "
+                        "chain and up to 4 perturbations) and a snapshot a captured stack; "
+                        "`walkfuzz minimize` shrinks minivm cases")
+NATIVE_SIDE_FILES = ((NATIVE_SNAPSHOT_SUFFIX, "the snapshot of the walk of the input next to "
+                      "it (replayed when the input is not)"),)
+# native's replay part with the differential findings it does not group by description yet
+_NATIVE_REPLAY = "walkfuzz.targets.native.replay"
 
 TARGETS: tuple[Target, ...] = (
     Target(
-        "minivm", "the simulated VM, walked by the reference walker or --walker PATH.so",
-        fuzz=Action("walkfuzz.targets.fuzz:fuzz_minivm",
-                    (*CAMPAIGN_FLAGS, "--walker", "--build", "--sanitizer")),
-        stress=Action("walkfuzz.targets.stress:stress_minivm",
-                      ("--walker", "--mode", "--source", "--workload", "--baseline",
-                       "--walk-budget", "--walks", "--stop-on-first", "--tx")),
-        replay=Action("walkfuzz.targets.minivm.replay:replay_minivm",
-                      ("--walker", "--json", "--sanitizer"))),
+        MINIVM, "the simulated VM, walked by the reference walker or --walker PATH.so",
+        "minivm",
+        fuzz=part("minivm", "fuzz", (*CAMPAIGN_FLAGS, "--walker", "--build", "--sanitizer")),
+        stress=part("minivm", "stress", ("--walker", "--mode", "--source", "--workload",
+                                         "--baseline", "--walk-budget", "--walks",
+                                         "--stop-on-first", "--tx")),
+        replay=part("minivm", "replay", ("--walker", "--json", "--sanitizer")),
+        script_prefix="", labels_by_kind=True, harness_from_place=True, source_coverage=True,
+        minimizer="walkfuzz.targets.minivm.minimize:minimize"),
     Target(
-        "hotspot", "AsyncGetCallTrace in a real JVM (--jdk 17, 25 or a JDK path)",
-        fuzz=Action("walkfuzz.targets.fuzz:fuzz_hotspot",
-                    ("--harness", "--corpus", "--jdk", "--seed", "--threads", "--control",
-                     "--corpus-only", "--batch", "--interval")),
-        stress=Action("walkfuzz.targets.stress:stress_hotspot",
-                      ("--jdk", "--no-debug-nonsafepoints")),
-        replay=Action("walkfuzz.targets.replay:replay_hotspot")),
+        HOTSPOT, "AsyncGetCallTrace in a real JVM (--jdk 17, 25 or a JDK path)", "hotspot",
+        fuzz=part("hotspot", "fuzz", ("--harness", "--corpus", "--jdk", "--seed", "--threads",
+                                      "--control", "--corpus-only", "--batch", "--interval")),
+        stress=part("hotspot", "stress", ("--jdk", "--no-debug-nonsafepoints")),
+        replay=part("hotspot", "replay"),
+        script_prefix="hotspot_"),
     Target(
-        "native", "real unwinders on real native stacks, one per run (--unwinder "
-        f"{'|'.join(unwinder_names())}; default {DEFAULT_UNWINDER})",
+        NATIVE, "real unwinders on real native stacks, one per run (--unwinder "
+        f"{'|'.join(unwinder_names())}; default {DEFAULT_UNWINDER})", "native",
         # each unwinder's own extension in its own worker processes: the generator engine
-        fuzz=Action("walkfuzz.targets.fuzz:fuzz_native",
-                    ("--unwinder", "--engine", "--seed", "--walk-budget", *CAMPAIGN_FLAGS)),
-        stress=Action("walkfuzz.targets.stress:stress_native",
-                      ("--unwinder", "--mode", "--baseline", "--walk-budget", "--max-depth")),
-        replay=Action("walkfuzz.targets.replay:replay_native", ("--unwinder",))),
+        fuzz=part("native", "fuzz",
+                  ("--unwinder", "--engine", "--seed", "--walk-budget", *CAMPAIGN_FLAGS)),
+        stress=part("native", "stress",
+                    ("--unwinder", "--mode", "--baseline", "--walk-budget", "--max-depth")),
+        replay=part("native", "replay", ("--unwinder",)),
+        script_prefix="native_", not_minimized=NATIVE_NOT_MINIMIZED,
+        side_files=NATIVE_SIDE_FILES,
+        replay_module=_NATIVE_REPLAY),
     Target(
-        "libunwind", "--target native --unwinder libunwind (Debian's libunwind), by its first "
-        "name; its fuzz runs a libFuzzer campaign by default",
+        LIBUNWIND, "--target native --unwinder libunwind (Debian's libunwind), by its first "
+        "name; its fuzz runs a libFuzzer campaign by default", "native",
         # its harness loads walkfuzz._unwind: no --walker, no --build flavour
-        fuzz=Action("walkfuzz.targets.fuzz:fuzz_libunwind",
-                    (*CAMPAIGN_FLAGS, "--engine", "--seed", "--walk-budget", "--sanitizer")),
-        stress=Action("walkfuzz.targets.stress:stress_libunwind",
-                      ("--mode", "--baseline", "--walk-budget", "--max-depth")),
-        replay=Action("walkfuzz.targets.replay:replay_libunwind")),
+        fuzz=part("native", "fuzz",
+                  (*CAMPAIGN_FLAGS, "--engine", "--seed", "--walk-budget", "--sanitizer")),
+        stress=part("native", "stress", ("--mode", "--baseline", "--walk-budget", "--max-depth")),
+        replay=part("native", "replay"),
+        script_prefix="libunwind_", not_minimized=NATIVE_NOT_MINIMIZED,
+        sanitizer_builds=("unwind-asan",), side_files=NATIVE_SIDE_FILES,
+        # its campaign's unwinder is libunwind, by the alias's name
+        reproducer_checks=(Hook(PERTURB_HARNESS,
+                                "walkfuzz.targets.native.fresh_replay:check_reproducers",
+                                LIBUNWIND),),
+        replay_module=_NATIVE_REPLAY),
 )
 
 
@@ -142,6 +241,11 @@ def lookup(name: str) -> Target:
         if target.name == name:
             return target
     raise UnknownTargetError(name, target_names())
+
+
+def side_files() -> dict[str, str]:
+    """Every target's files saved beside a stored input that are no input: suffix -> what."""
+    return {suffix: what for t in TARGETS for suffix, what in t.side_files}
 
 
 def target_arg(text: str) -> str:
@@ -173,9 +277,8 @@ def runner_for(action: str, args: argparse.Namespace) -> Callable[..., int]:
     """The function that runs `walkfuzz ACTION --target T`, once no flag T does not take was
     given (UserError naming the first such flag)."""
     target = lookup(args.target)
-    step = target.action(action)
-    refuse_inapplicable(args, target.name, TARGET_FLAGS[action], step.flags)
-    return step.runner()
+    refuse_inapplicable(args, target.name, TARGET_FLAGS[action], target.action(action).flags)
+    return target.action(action).runner()
 
 
 def default_out(action: str, target: str, kind: str | None = None) -> Path:
@@ -189,6 +292,12 @@ def default_out(action: str, target: str, kind: str | None = None) -> Path:
     """
     lookup(target)
     return REPORTS_DIR / f"{action}-{kind or target}"
+
+
+def run_label(target: str, kind: str) -> str | None:
+    """The `kind` of default_out for a run of `target` of that kind: the kind where the
+    target's runs are told apart by kind (labels_by_kind), else None (the target's name)."""
+    return kind if lookup(target).labels_by_kind else None
 
 
 # The rule of default_out as every command that writes a folder states it in --help.
@@ -209,7 +318,7 @@ class HarnessSpec:
 
 def script_stem(target: str, harness: str) -> str:
     """The harness script's name without .py, which a standalone fuzzer built from it keeps."""
-    return harness if target == DEFAULT_TARGET else f"{target}_{harness}"
+    return f"{lookup(target).script_prefix}{harness}"
 
 
 def _script_name(target: str, harness: str) -> str:
@@ -221,12 +330,13 @@ def list_harnesses(target: str) -> list[str]:
     names = []
     for script in sorted(HARNESS_DIR.glob("*.py")):
         stem = script.stem
-        if target == DEFAULT_TARGET:
-            others = tuple(f"{t}_" for t in target_names())
-            if not stem.startswith(others) and not stem.startswith("_"):
-                names.append(stem)
-        elif stem.startswith(f"{target}_"):
-            names.append(stem.removeprefix(f"{target}_"))
+        prefix = lookup(target).script_prefix
+        if prefix:
+            if stem.startswith(prefix):
+                names.append(stem.removeprefix(prefix))
+        elif not stem.startswith((*(t.script_prefix for t in TARGETS if t.script_prefix),
+                                  "_")):
+            names.append(stem)
     return names
 
 

@@ -95,7 +95,7 @@ class Cluster:
 
     @property
     def reliability(self) -> str:
-        if all(m.runs == 0 for m in self.members):  # walkfuzz.triage.stored
+        if all(m.runs == 0 for m in self.members):  # walkfuzz.targets.protocol.stored_replay
             return "not replayed"
         flaky = sum(1 for m in self.members if not m.reliable)
         return "reliable" if flaky == 0 else f"flaky ({flaky} of {len(self.members)} inputs)"

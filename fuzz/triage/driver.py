@@ -11,10 +11,12 @@ new process takes the rest of the slice, so one such input never stops a triage.
 SIGTERM stops the replays at once (they run in sessions of their own, so a terminal's Ctrl-C is
 not mistaken for a death); the inputs replayed until then make the outcome, marked interrupted.
 
-The native target's inputs are replayed per unwinder, each in processes of its own; one that
-does not give its stored finding walked a fresh process's stack, not the one the finding walked,
-so the snapshot saved beside it (walkfuzz.targets.native.walk_snapshot) is replayed in its stead
-and, when it gives a finding, the input's member is the snapshot's.
+Each input is replayed by its target's Replayer (walkfuzz.targets.protocol, reached through
+walkfuzz.targets.table), in processes of its target's process key (the native target's: one
+per unwinder, and for snapshots). An input that does not give its stored finding is replayed
+again as its target's first alternative (the native target's: the snapshot saved beside it,
+since a fresh process's stack is not the one the finding walked) and, when that gives a
+finding, the input's member is the alternative's.
 """
 
 from __future__ import annotations
@@ -31,23 +33,19 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core import sanitizer
+from walkfuzz.core.errors import UnknownTargetError
 from walkfuzz.core.exit_status import describe_exit
 from walkfuzz.engine.child import run_child, walkfuzz_command
 from walkfuzz.findings.finding import Finding
 from walkfuzz.findings.sanitizer_report import read_report
 from walkfuzz.report.document import SANITIZER_KINDS, replay_command
-from walkfuzz.targets.harness_replay import DEFAULT_HANG_NS
-from walkfuzz.targets.native.snapshot.walk import UNWINDERS as SNAPSHOT_UNWINDERS
-from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
-from walkfuzz.targets.native.walk_snapshot import SUFFIX as SNAPSHOT_SUFFIX
-from walkfuzz.targets.native.walk_snapshot import snapshot_of
+from walkfuzz.targets.protocol import DEFAULT_HANG_NS
+from walkfuzz.targets.table import DEFAULT_TARGET, lookup
 from walkfuzz.triage.cluster import Cluster, Member, cluster
-from walkfuzz.triage.inputs import Defaults, InputSpec, resolve
+from walkfuzz.triage.inputs import Defaults, InputSpec, resolve, stored_input
+from walkfuzz.triage.worker import stored_input as task_input
 
 DEFAULT_RUNS = 3
-NATIVE_TARGETS = ("libunwind", "native")
-PERTURB = "perturb"  # the native target's inputs walked live
-SNAPSHOT_HARNESS = "snapshot"  # its snapshots, walked in remote-memory mode
 ESCAPED = "escaped-guard"
 SCHEMA_VERSION = 1
 
@@ -81,16 +79,16 @@ class Outcome:
 
 
 def process_key(task: dict[str, Any]) -> tuple[bool, str]:
-    """Which replay processes may take `task`: a sanitizer's or not, and for the native target
-    its unwinder, or `snapshot` (each unwinder's library, and the snapshot extension's, must be
-    a process's only one: their unw_* and _Unwind_* symbols clash)."""
-    target = str(task.get("target") or "")
-    if target not in NATIVE_TARGETS:
-        return _sanitized(task), ""
-    if task.get("harness") == SNAPSHOT_HARNESS or \
-            Path(str(task["path"])).suffix == SNAPSHOT_SUFFIX:
-        return False, SNAPSHOT_HARNESS
-    return False, str(task.get("unwinder") or DEFAULT_UNWINDER)
+    """Which replay processes may take `task`: a sanitizer's or not, and its target's process
+    key (walkfuzz.targets.protocol: the native target's unwinder, or `snapshot`). A target
+    whose inputs need processes of their own loads libraries of its own there, not the core's
+    sanitizer build."""
+    target = str(task.get("target") or DEFAULT_TARGET)
+    try:
+        key = lookup(target).replayer().process_key(task_input(task))
+    except UnknownTargetError:  # an unknown target: its replay names it
+        key = ""
+    return (False, key) if key else (_sanitized(task), "")
 
 
 def _run_slice(tasks: list[dict[str, Any]], runs: int, hang_ns: int,
@@ -196,28 +194,32 @@ def _reproduced(spec: InputSpec, result: dict[str, Any] | None) -> bool:
     return spec.stored_signature in (None, finding.get("signature"))
 
 
-def _snapshot_retries(specs: Sequence[InputSpec], results: Sequence[dict[str, Any] | None]
-                      ) -> dict[int, InputSpec]:
-    """The snapshots of the native inputs that replayed without their stored finding (a walk
-    of a fresh process's stack, not the one the finding walked), by input index."""
+def _alternative_retries(specs: Sequence[InputSpec], results: Sequence[dict[str, Any] | None]
+                         ) -> dict[int, InputSpec]:
+    """The first alternative (its target's replay part's `alternatives`) of each input that
+    replayed without its stored finding, by input index."""
     retries = {}
     for i, (spec, result) in enumerate(zip(specs, results, strict=True)):
-        snapshot = snapshot_of(Path(spec.path))
-        if spec.target in NATIVE_TARGETS and spec.harness == PERTURB and result is not None \
-                and "error" not in result and not _reproduced(spec, result) \
-                and (spec.unwinder or DEFAULT_UNWINDER) in SNAPSHOT_UNWINDERS \
-                and snapshot.is_file():
-            retries[i] = InputSpec(str(snapshot), "native", SNAPSHOT_HARNESS, spec.walker,
-                                   unwinder=spec.unwinder or DEFAULT_UNWINDER)
+        if result is None or "error" in result or _reproduced(spec, result):
+            continue
+        stored = stored_input(spec)
+        try:
+            alternatives = lookup(stored.target).replayer().alternatives(stored)
+        except UnknownTargetError:  # an unknown target: its replay named it already
+            continue
+        if alternatives:
+            first = alternatives[0]
+            retries[i] = InputSpec(first.path, first.target, first.harness, first.walker,
+                                   unwinder=first.unwinder or None)
     return retries
 
 
-def _with_snapshots(specs: list[InputSpec], results: list[dict[str, Any] | None], runs: int,
+def _with_alternatives(specs: list[InputSpec], results: list[dict[str, Any] | None], runs: int,
                     jobs: int, hang_ns: int
                     ) -> tuple[list[InputSpec], list[dict[str, Any] | None], bool]:
-    """Inputs whose snapshot reproduced a finding where they did not are replaced by it (the
-    input's stored signature kept, so the change is reported)."""
-    retries = _snapshot_retries(specs, results)
+    """Inputs whose alternative reproduced a finding where they did not are replaced by it
+    (the input's stored signature kept, so the change is reported)."""
+    retries = _alternative_retries(specs, results)
     if not retries:
         return specs, results, False
     # not counted on the progress line: it counts the inputs, replayed already
@@ -238,15 +240,15 @@ def _member(spec: InputSpec, result: dict[str, Any]) -> Member:
     size = path.stat().st_size if path.exists() else 0
     if "sanitizer" in result:  # the sanitizer's report ended it, as in the campaign
         found = result["sanitizer"]
-        signature = Finding(found["kind"], spec.target or "minivm", spec.harness or "?",
+        signature = Finding(found["kind"], spec.target or DEFAULT_TARGET, spec.harness or "?",
                             found["location"], (), b"").signature
-        return Member(spec.path, size, spec.walker or "reference", spec.target or "minivm",
+        return Member(spec.path, size, spec.walker or "reference", spec.target or DEFAULT_TARGET,
                       spec.harness or "?", signature, found["kind"], found["location"], (),
                       found["kind"], f"the {found['kind']} report: {found['location']}", True,
                       1, 1, spec.stored_signature)
     if "died" in result:
         signature = f"crash.{ESCAPED}.{result['died']}"
-        return Member(spec.path, size, spec.walker or "reference", spec.target or "minivm",
+        return Member(spec.path, size, spec.walker or "reference", spec.target or DEFAULT_TARGET,
                       spec.harness or "?", signature, "crash", f"{ESCAPED}:{result['died']}",
                       (), ESCAPED, f"the replay process died of {result['died']}", True, 1, 1,
                       spec.stored_signature)
@@ -274,7 +276,8 @@ def triage(specs: Sequence[InputSpec], defaults: Defaults | None = None,
     results, interrupted = (replay_all(resolved, runs, jobs, hang_ns, on_status) if resolved
                             else ([], False))
     if not interrupted:
-        resolved, results, interrupted = _with_snapshots(resolved, results, runs, jobs, hang_ns)
+        resolved, results, interrupted = _with_alternatives(resolved, results, runs, jobs,
+                                                            hang_ns)
     replayed = [(s, r) for s, r in zip(resolved, results, strict=True) if r is not None]
     members, errors, clean, mismatched = [], [], [], []
     for spec, result in replayed:
@@ -357,16 +360,18 @@ def outcome_json(o: Outcome, command: list[str]) -> dict[str, object]:
     }
 
 
-# Why a native input is left as it is, where a minivm case's minimal size is `walkfuzz minimize`'s.
-NATIVE_NOT_MINIMIZED = ("native inputs are not minimized: an input is a fixed 59-byte record (a "
-                        "chain and up to 4 perturbations) and a snapshot a captured stack; "
-                        "`walkfuzz minimize` shrinks minivm cases")
-
-
 def notes(o: Outcome) -> list[str]:
-    """Lines the table does not say: why the native target's groups keep their size."""
-    native = any(m.target in NATIVE_TARGETS for c in o.clusters for m in c.members)
-    return [NATIVE_NOT_MINIMIZED] if native else []
+    """Lines the table does not say: why some targets' groups keep their size (the table's
+    `not_minimized` of each target among the members)."""
+    said: list[str] = []
+    for target in dict.fromkeys(m.target for c in o.clusters for m in c.members):
+        try:
+            note = lookup(target).not_minimized
+        except UnknownTargetError:
+            continue
+        if note and note not in said:
+            said.append(note)
+    return said
 
 
 def table(o: Outcome) -> str:

@@ -26,12 +26,13 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from walkfuzz.core.errors import UserError
+from walkfuzz.core.errors import UnknownTargetError, UserError
 from walkfuzz.engine.campaign import CAMPAIGN_FILE
 from walkfuzz.findings.finding import CRASH_PREFIX, FINDINGS_DIR, TIMEOUT_PREFIX
 from walkfuzz.report.files import REPORT_STEM
-from walkfuzz.targets.harness_replay import CASE_MAGIC, fuzzer_of_path, harness_of_path
-from walkfuzz.targets.native.walk_snapshot import SUFFIX as SNAPSHOT_SUFFIX
+from walkfuzz.targets.artifacts import fuzzer_of_path
+from walkfuzz.targets.protocol import StoredInput
+from walkfuzz.targets.table import DEFAULT_TARGET, lookup, side_files
 
 ARTIFACT_PREFIXES = (CRASH_PREFIX, TIMEOUT_PREFIX, "oom-", "leak-")
 # Files of a directory that are no input, by suffix: why.
@@ -110,8 +111,9 @@ def _not_input(path: Path) -> str | None:
         return "a hidden file"
     if _is_description(path):
         return "the description of the input next to it"
-    if path.suffix == SNAPSHOT_SUFFIX and path.with_suffix(".bin").is_file():
-        return "the snapshot of the walk of the input next to it (replayed when the input is not)"
+    side = side_files().get(path.suffix)
+    if side is not None and path.with_suffix(".bin").is_file():
+        return side
     return NOT_INPUT_SUFFIXES.get(path.suffix)
 
 
@@ -193,17 +195,16 @@ def discover(arguments: list[Path]) -> list[InputSpec]:
     return find_inputs(arguments).inputs
 
 
-def _placed_harness(path: Path) -> str | None:
-    """The generator harness of an input that is no case file, known from where it lies
-    (walkfuzz.targets.harness_replay.harness_of_path); None when nothing says."""
-    try:
-        with path.open("rb") as data:
-            if data.read(len(CASE_MAGIC)) == CASE_MAGIC:
-                return None
-    except OSError:
-        return None  # the replay names the unreadable file
-    placed = harness_of_path(path)
-    return placed[0] if placed else None
+def _placed_harness(target: str, path: Path, fuzzer: tuple[str, str, str] | None
+                   ) -> str | None:
+    """The harness of an input nothing describes, from where it lies: the target's own rule
+    (its inputs.placed_harness, where the table says it has one), else a standalone fuzzer's
+    artifact's."""
+    entry = lookup(target)
+    if entry.harness_from_place:
+        placed = entry.part("inputs").placed_harness(path)
+        return placed if isinstance(placed, str) else None
+    return fuzzer[1] if fuzzer else None
 
 
 def resolve(spec: InputSpec, defaults: Defaults) -> InputSpec:
@@ -211,17 +212,27 @@ def resolve(spec: InputSpec, defaults: Defaults) -> InputSpec:
     (to replay stored findings on another walker); the others only fill gaps, and where
     nothing says an input's target and harness, where it lies may (a generator harness's seed
     in corpora/<harness>/, a campaign folder's campaign.json, a standalone fuzzer's artifact:
-    walkfuzz.targets.harness_replay.fuzzer_of_path)."""
+    walkfuzz.targets.artifacts.fuzzer_of_path)."""
     fuzzer = None if spec.target or defaults.target else fuzzer_of_path(Path(spec.path))
-    target = spec.target or defaults.target or (fuzzer[0] if fuzzer else "minivm")
+    target = spec.target or defaults.target or (fuzzer[0] if fuzzer else DEFAULT_TARGET)
+    harness = spec.harness or defaults.harness
+    if not harness:
+        try:
+            harness = _placed_harness(target, Path(spec.path), fuzzer)
+        except UnknownTargetError:  # its replay names it
+            harness = None
     return InputSpec(
         spec.path,
         target=target,
-        harness=spec.harness or defaults.harness or
-        (_placed_harness(Path(spec.path)) if target == "minivm" else
-         fuzzer[1] if fuzzer else None),
+        harness=harness,
         walker=defaults.walker or spec.walker or "reference",
         stored_signature=spec.stored_signature,
         error=spec.error,
         unwinder=spec.unwinder,
     )
+
+
+def stored_input(spec: InputSpec) -> StoredInput:
+    """A resolved input as its target's replay part takes it (walkfuzz.targets.protocol)."""
+    return StoredInput(spec.path, spec.target or DEFAULT_TARGET, spec.harness or "",
+                       spec.walker or "reference", spec.unwinder or "")

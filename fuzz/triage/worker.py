@@ -20,65 +20,47 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from walkfuzz.core.errors import UserError
+from walkfuzz.core.errors import UnknownTargetError, UserError
 from walkfuzz.core.paths import read_input
 from walkfuzz.engine.progress import report_status
-from walkfuzz.targets.harness_replay import (
-    LibunwindReplayer,
-    MinivmReplayer,
-    Replay,
-    ReplayError,
-    sniff_harness,
-)
-from walkfuzz.targets.native.snapshot.format import is_snapshot
-from walkfuzz.targets.native.snapshot.replayer import SnapshotReplayer
-from walkfuzz.triage.stored import STORED_HARNESSES, STORED_TARGETS, stored_result
-
-LIBUNWIND = "libunwind"
-NATIVE = "native"
-PERTURB = "perturb"
-SNAPSHOT = "snapshot"  # the native target's remote-memory harness: its inputs are snapshots
-Replayer = MinivmReplayer | LibunwindReplayer | SnapshotReplayer
+from walkfuzz.targets.protocol import STORED, Replay, Replayer, ReplayError, StoredInput
+from walkfuzz.targets.table import DEFAULT_TARGET, lookup
 
 
 class Replayers:
-    """One replayer per target (and per unwinder of the native target), created on first use
-    (the native extensions are optional). The driver gives each unwinder, and snapshots,
-    processes of their own (process_key): their libraries' symbols clash in one process."""
+    """One Replayer per target package and process key (walkfuzz.targets.protocol), created on
+    first use (the native extensions are optional). The driver gives each process key
+    processes of its own (walkfuzz.triage.driver.process_key): their libraries' symbols clash
+    in one process."""
 
     def __init__(self, hang_ns: int) -> None:
         self.hang_ns = hang_ns
         self._made: dict[tuple[str, str], Replayer] = {}
 
-    def get(self, target: str, source: str, harness: str = "", unwinder: str = "") -> Replayer:
-        key = (target, SNAPSHOT if harness == SNAPSHOT else unwinder)
+    def get(self, stored: StoredInput) -> Replayer:
+        try:
+            target = lookup(stored.target)
+        except UnknownTargetError as err:
+            raise ReplayError(f"{stored.path}: {err}") from None
+        part = target.replayer()
+        key = (target.package, part.process_key(stored))
         if key not in self._made:
-            if target == "minivm":
-                self._made[key] = MinivmReplayer(self.hang_ns)
-            elif target == NATIVE and harness == SNAPSHOT:
-                self._made[key] = SnapshotReplayer(self.hang_ns)
-            elif target in (LIBUNWIND, NATIVE):
-                self._made[key] = LibunwindReplayer(self.hang_ns, unwinder)
-            else:
-                raise ReplayError(f"{source}: target {target!r} cannot be replayed by triage "
-                                  "(minivm, libunwind and native can)")
+            self._made[key] = part.Replayer(self.hang_ns, key[1])
         return self._made[key]
 
 
-def native_harness(target: str, data: bytes) -> str | None:
-    """The harness of a native input that names none: a snapshot is known by its bytes."""
-    if target == LIBUNWIND:
-        return PERTURB
-    if target == NATIVE:
-        return SNAPSHOT if is_snapshot(data) else PERTURB
-    return None
+def stored_input(task: dict[str, Any]) -> StoredInput:
+    return StoredInput(str(task["path"]), str(task.get("target") or DEFAULT_TARGET),
+                       str(task.get("harness") or ""), str(task.get("walker") or "reference"),
+                       str(task.get("unwinder") or ""))
 
 
-def _replay(replayer: Replayer, data: bytes, harness: str, task: dict[str, Any],
-            source: str) -> Replay:
-    if isinstance(replayer, SnapshotReplayer):
-        return replayer.run(data, str(task.get("unwinder") or ""), source)
-    return replayer.run(data, harness, str(task.get("walker") or "reference"), source)
+def _stored_result(replay: Replay) -> dict[str, Any]:
+    """An input grouped by its stored description, not replayed (runs 0)."""
+    doc = replay.extra[STORED]
+    harness = doc.get("harness") if isinstance(doc, dict) else None
+    return {"runs": 0, "signatures": [], "finding": doc, "class": replay.klass,
+            "why": replay.why, "harness": harness}
 
 
 def replay_task(task: dict[str, Any], replayers: Replayers, runs: int) -> dict[str, Any]:
@@ -89,14 +71,13 @@ def replay_task(task: dict[str, Any], replayers: Replayers, runs: int) -> dict[s
         if task.get("error"):
             raise ReplayError(str(task["error"]))
         data = read_input(Path(source))
-        target = str(task.get("target") or "minivm")
-        if target in STORED_TARGETS or (target, task.get("harness")) in STORED_HARNESSES:
-            return {**out, **stored_result(source)}
-        harness = str(task.get("harness") or native_harness(target, data)
-                      or sniff_harness(data, source))
-        replayer = replayers.get(target, source, harness, str(task.get("unwinder") or ""))
-        replays: list[Replay] = [_replay(replayer, data, harness, task, source)
-                                 for _ in range(max(1, runs))]
+        stored = stored_input(task)
+        replayer = replayers.get(stored)
+        replays: list[Replay] = []
+        for _ in range(max(1, runs)):
+            replays.append(replayer.run(data, stored))
+            if STORED in replays[-1].extra:
+                return {**out, **_stored_result(replays[-1])}
     except (UserError, OSError) as err:
         out["error"] = str(err) if isinstance(err, UserError) else f"{source}: {err.strerror}"
         return out

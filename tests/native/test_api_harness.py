@@ -16,10 +16,10 @@ import pytest
 from tests.native.reproducers import ROOT, walkfuzz
 from walkfuzz.core.native import load
 from walkfuzz.engine.corpus import entries
-from walkfuzz.targets.harness_replay import MinivmReplayer
 from walkfuzz.targets.minivm import planted
 from walkfuzz.targets.minivm.finding import to_finding
 from walkfuzz.targets.minivm.harness import HARNESSES
+from walkfuzz.targets.minivm.replayer import MinivmReplayer
 from walkfuzz.targets.minivm.walker_library import load_walker
 
 API = HARNESSES["api"]
@@ -84,7 +84,7 @@ def test_shipped_seeds_replay_clean_in_process() -> None:
     assert len(seeds) >= 32
     replayer = MinivmReplayer()
     assert [p.name for p in seeds
-            if replayer.run(p.read_bytes(), "api", "reference", str(p)).finding] == []
+            if replayer.run_as(p.read_bytes(), "api", "reference", str(p)).finding] == []
 
 
 def test_a_seed_replays_as_an_api_input_from_where_it_lies() -> None:

@@ -1,5 +1,5 @@
 """The agent's record codec (native/agents/hotspot/wf_hs_record.c, called through ctypes on the
-built agent) and the Python one (walkfuzz.targets.hotspot.record) agree: on whether bytes are a
+built agent) and the Python one (walkfuzz.targets.hotspot.inputs) agree: on whether bytes are a
 record and what it holds, on its version-2 bytes, and on what it does to a given context with
 given bases.
 No JVM is started: the agent library loads into any process (it finds libjvm with dlsym)."""
@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.targets.hotspot.agent_build import build_agent
-from walkfuzz.targets.hotspot.jdk import build_jdk
-from walkfuzz.targets.hotspot.record import (
+from walkfuzz.targets.hotspot.inputs import (
     BASES,
     SET,
     V1_SIZE,
@@ -27,6 +26,7 @@ from walkfuzz.targets.hotspot.record import (
     RegOp,
     decode,
 )
+from walkfuzz.targets.hotspot.jdk import build_jdk
 
 U64 = st.integers(0, 2**64 - 1)
 REGS3 = ctypes.c_uint64 * 3

@@ -1,4 +1,4 @@
-"""The delivery limit (native/testing/live_limit.c, walkfuzz.targets.minivm.stress.limit):
+"""The delivery limit (native/testing/live_limit.c, walkfuzz.targets.minivm.live.limit):
 its bookkeeping with each signal source on tiny runs, and its refusal of bad parameters. What
 it measures is bench/bench_limit.py's business; here only that its counts fit together."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.native import load_testing
-from walkfuzz.targets.minivm.stress.limit import SOURCES, LimitParams, measure
+from walkfuzz.targets.minivm.live.limit import SOURCES, LimitParams, measure
 
 TINY = {"workers": 2, "interval_ns": 100_000, "rounds": 2, "round_ns": 20_000_000}
 

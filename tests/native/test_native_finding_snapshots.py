@@ -28,8 +28,8 @@ from tests.native.reproducers import (
 )
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.findings.finding import Finding
-from walkfuzz.targets.native.case import INPUT_SIZE
 from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.inputs import INPUT_SIZE
 from walkfuzz.targets.native.snapshot import format as fmt
 from walkfuzz.targets.native.walk_snapshot import WalkSnapshots
 

@@ -11,7 +11,7 @@ from tests.opt_outs import skip_if_opted_out
 skip_if_opted_out("libunwind", module=True)
 
 from walkfuzz.core import native  # noqa: E402
-from walkfuzz.targets.native.case import INPUT_SIZE, unperturbed  # noqa: E402
+from walkfuzz.targets.native.inputs import INPUT_SIZE, unperturbed  # noqa: E402
 from walkfuzz.targets.native.unwinders import UNWINDERS  # noqa: E402
 
 LIBDW = UNWINDERS["libdw"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from walkfuzz.targets.native import chaingen
-from walkfuzz.targets.native.case import INPUT_SIZE, unperturbed
 from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.inputs import INPUT_SIZE, unperturbed
 
 libgcc = load("libgcc")  # not built: an error naming the module and how to build it
 ffi, lib = libgcc.ffi, libgcc.lib

@@ -14,10 +14,10 @@ import pytest
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.core.errors import UserError
 from walkfuzz.targets.native.extension import load
-from walkfuzz.targets.native.stress import (
+from walkfuzz.targets.native.stress_run import (
     StressConfig,
     percentile_ns,
-    run_libunwind_stress,
+    run_stress,
 )
 
 skip_if_opted_out("libunwind", module=True)
@@ -28,7 +28,7 @@ MIN_MATCH_RATE = 0.999
 
 @pytest.mark.parametrize("mode", ["ucontext", "sigframe"])
 def test_samples_at_100us_match_the_shadow_stack(mode: str) -> None:
-    result = run_libunwind_stress(StressConfig(seconds=1.5, threads=2, interval_us=100,
+    result = run_stress(StressConfig(seconds=1.5, threads=2, interval_us=100,
                                                mode=mode, baseline_seconds=0))
     assert result.died is None
     c = result.counters
@@ -44,4 +44,4 @@ def test_samples_at_100us_match_the_shadow_stack(mode: str) -> None:
 
 def test_bad_mode_is_named() -> None:
     with pytest.raises(UserError, match="'sideways'"):
-        run_libunwind_stress(StressConfig(mode="sideways"))
+        run_stress(StressConfig(mode="sideways"))

@@ -10,9 +10,9 @@ import pytest
 
 from tests.opt_outs import skip_if_opted_out
 from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
-from walkfuzz.targets.native.case import INPUT_SIZE
 from walkfuzz.targets.native.extension import load
-from walkfuzz.targets.native.fuzz import run_libunwind_fuzz
+from walkfuzz.targets.native.inputs import INPUT_SIZE
+from walkfuzz.targets.native.supervisor import run_fuzz
 
 skip_if_opted_out("libunwind", module=True)
 load()  # not built: an error naming the module and how to build it, never a skip
@@ -46,7 +46,7 @@ def test_killed_worker_becomes_a_finding_and_is_restarted(
 
     # Long enough for a restart after a late kill: the supervisor restarts a worker only with
     # more than a second left.
-    result = run_libunwind_fuzz(tmp_path, RUN_SECONDS, jobs=1, progress=kill_one_worker)
+    result = run_fuzz(tmp_path, RUN_SECONDS, jobs=1, progress=kill_one_worker)
     assert killed
     assert result.counters["worker_deaths"] == 1
     assert result.counters["worker_lives"] == 2

@@ -18,7 +18,7 @@ unwind = load()  # not built: an error naming the module and how to build it, ne
 ffi, lib = unwind.ffi, unwind.lib
 
 from walkfuzz.targets.native import chaingen  # noqa: E402
-from walkfuzz.targets.native.case import INPUT_SIZE, decode, unperturbed  # noqa: E402
+from walkfuzz.targets.native.inputs import INPUT_SIZE, decode, unperturbed  # noqa: E402
 
 FP = [s.index for s in chaingen.chain_specs() if s.frame_pointer]
 NOFP = [s.index for s in chaingen.chain_specs() if not s.frame_pointer]

@@ -16,7 +16,7 @@ from tests.opt_outs import skip_if_opted_out
 
 skip_if_opted_out("libunwind", module=True)
 
-from walkfuzz.targets.native.case import unperturbed  # noqa: E402
+from walkfuzz.targets.native.inputs import unperturbed  # noqa: E402
 
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
 KILLER = """import os, signal, sys
@@ -43,7 +43,7 @@ def chain_input(tmp_path: Path) -> Path:
 
 
 def test_a_replay_whose_child_dies_prints_the_crash_finding_it_is(tmp_path: Path) -> None:
-    done = replay_killing(tmp_path, ["walkfuzz.targets.native.replay"],
+    done = replay_killing(tmp_path, ["walkfuzz.targets.native.child_replay"],
                           "--target", "native", "--unwinder", "fp", str(chain_input(tmp_path)))
     assert done.returncode == 1, done.stderr[-2000:]
     doc = json.loads(done.stdout)

@@ -29,7 +29,7 @@ from tests.opt_outs import skip_if_opted_out
 from walkfuzz.core.exit_status import CLEAN
 from walkfuzz.findings.store import load_findings
 from walkfuzz.targets.native import chaingen
-from walkfuzz.targets.native.case import unperturbed
+from walkfuzz.targets.native.inputs import unperturbed
 
 FP = [s.index for s in chaingen.chain_specs() if s.frame_pointer]
 NOFP = [s.index for s in chaingen.chain_specs() if not s.frame_pointer]

@@ -175,7 +175,7 @@ def _check_libunwind_replays(out: Path) -> None:
             check_snapshot_replay(group)
             reproduced += 1
             continue
-        assert group["reproducer"].startswith("walkfuzz replay --target libunwind --harness ")
+        assert group["reproducer"].startswith("walkfuzz replay --target native --harness ")
         if not detail.startswith(REPRODUCES[0]):
             assert detail.startswith(("the input does not reproduce it", "not checked: ")), detail
             _replayed(run_reproducer(group["reproducer"]))

@@ -6,7 +6,7 @@ gateways on other hosts (`--tx ssh=...`, `--tx socket=...`; docs/stress.md "On m
 machines"): each worker sends its results, with the findings they stored and the host it ran
 on, to the controller (the process without `workerinput`) with xdist's `workeroutput`, the
 one channel that reaches back from any host; results of several hosts are reported per host
-and summed (walkfuzz.targets.minivm.stress.session)."""
+and summed (walkfuzz.targets.minivm.live.session)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from xdist.workermanage import parse_tx_spec_config
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.report.document import host_info
-from walkfuzz.targets.minivm.stress.gateway_hosts import check_hosts
-from walkfuzz.targets.minivm.stress.session import (
+from walkfuzz.targets.minivm.live.gateway_hosts import check_hosts
+from walkfuzz.targets.minivm.live.session import (
     HOSTS_DIR,
     stored_findings,
     write_session_reports,

@@ -21,8 +21,8 @@ import pytest
 
 from tests.gateways import children, socket_servers
 from walkfuzz.core.exit_status import CLEAN, FINDINGS, INTERRUPTED
+from walkfuzz.targets.minivm.live.remote import CHILD_MODULE
 from walkfuzz.targets.minivm.planted import build, planted_bug
-from walkfuzz.targets.minivm.stress.remote import CHILD_MODULE
 
 pytestmark = pytest.mark.stress
 

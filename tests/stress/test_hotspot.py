@@ -24,9 +24,9 @@ from walkfuzz.targets.hotspot.campaign import (
     run_hotspot_fuzz,
     run_hotspot_stress,
 )
+from walkfuzz.targets.hotspot.inputs import BASES, KEEP, SET, decode
 from walkfuzz.targets.hotspot.jdk import KNOWN, build_jdk, find_jdk
 from walkfuzz.targets.hotspot.jvm_run import run_jvm
-from walkfuzz.targets.hotspot.record import BASES, KEEP, SET, decode
 from walkfuzz.targets.hotspot.runs import replay_and_judge
 from walkfuzz.targets.hotspot.workload import build as build_workload
 

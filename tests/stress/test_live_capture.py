@@ -23,10 +23,11 @@ from typing import Any
 import pytest
 
 from walkfuzz.findings.store import load_findings
-from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer
+from walkfuzz.targets.minivm.inputs import LIVE_HARNESS
+from walkfuzz.targets.minivm.live.options import StressOptions
+from walkfuzz.targets.minivm.live.runner import run_minivm_stress
 from walkfuzz.targets.minivm.planted import build, planted_bug
-from walkfuzz.targets.minivm.stress.options import StressOptions
-from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
+from walkfuzz.targets.minivm.replayer import MinivmReplayer
 
 pytestmark = pytest.mark.stress
 
@@ -65,14 +66,14 @@ def test_planted_findings_replay_to_their_signature_every_time(
         assert doc["hits"]["count"] >= 1
         assert doc["hits"]["first_seen_s"] <= doc["hits"]["last_seen_s"]
         for _ in range(per_file):
-            replay = replayer.run(data, LIVE_HARNESS, walker, str(path))
+            replay = replayer.run_as(data, LIVE_HARNESS, walker, str(path))
             total += 1
             same += (replay.finding is not None
                      and replay.finding.signature == doc["signature"]
                      and replay.extra["first_diff"] == doc["details"]["first_diff"]
                      and replay.klass == doc["details"]["class"])
     assert same == total >= REPLAYS, f"{same} of {total} replays reproduced the signature"
-    reference = [replayer.run(p.read_bytes(), LIVE_HARNESS, "reference", str(p)).finding
+    reference = [replayer.run_as(p.read_bytes(), LIVE_HARNESS, "reference", str(p)).finding
                  for p in stored]
     assert reference == [None] * len(stored)   # the expected trace is the truth of the case
 
@@ -139,5 +140,5 @@ def test_findings_are_on_disk_while_the_run_goes_on(tmp_path: Path) -> None:
     assert running, "the run ended before a finding was on disk"
     found = load_findings(tmp_path)
     assert found and all(f.data for f in found)
-    replay = MinivmReplayer().run(found[0].data, LIVE_HARNESS, str(walker), "first")
+    replay = MinivmReplayer().run_as(found[0].data, LIVE_HARNESS, str(walker), "first")
     assert replay.finding is not None and replay.finding.signature == found[0].signature

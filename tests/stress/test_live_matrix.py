@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from walkfuzz.engine.load import cores, cpu_load
-from walkfuzz.targets.minivm.stress.options import StressOptions
-from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
+from walkfuzz.targets.minivm.live.options import StressOptions
+from walkfuzz.targets.minivm.live.runner import run_minivm_stress
 
 pytestmark = pytest.mark.stress
 

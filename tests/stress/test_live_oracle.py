@@ -15,11 +15,11 @@ import pytest
 
 from walkfuzz.core.native import load_testing
 from walkfuzz.findings.store import load_findings
+from walkfuzz.targets.minivm.live.live import CLASS_NAMES
+from walkfuzz.targets.minivm.live.options import StressOptions
+from walkfuzz.targets.minivm.live.reporting import write_stress_report
+from walkfuzz.targets.minivm.live.runner import run_minivm_stress
 from walkfuzz.targets.minivm.planted import build, planted_bug
-from walkfuzz.targets.minivm.stress.live import CLASS_NAMES
-from walkfuzz.targets.minivm.stress.options import StressOptions
-from walkfuzz.targets.minivm.stress.reporting import write_stress_report
-from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
 
 pytestmark = pytest.mark.stress
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from walkfuzz.core.exit_status import BAD_INPUT
-from walkfuzz.targets.coverage.llvm import llvm_tool
+from walkfuzz.coverage.llvm import llvm_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 WALKFUZZ = [sys.executable, "-m", "walkfuzz.cli"]

@@ -249,7 +249,7 @@ def test_a_resumed_campaign_keeps_first_seen_and_updates_last_seen(tmp_path: Pat
 def test_hotspot_hits_count_every_invalid_trace_the_agent_counted() -> None:
     """The agent writes only the first invalid traces and disagreements as events; the
     summary counts them all, with the first and last time of each class and kind."""
-    from walkfuzz.targets.hotspot import results
+    from walkfuzz.targets.hotspot import finding as results
     from walkfuzz.targets.hotspot.jdk import Jdk
     from walkfuzz.targets.hotspot.jvm_run import JvmRun
 
@@ -284,7 +284,7 @@ def test_hotspot_hits_count_every_invalid_trace_the_agent_counted() -> None:
 
 
 def test_libunwind_stress_counts_every_invalid_sample_by_signature() -> None:
-    from walkfuzz.targets.native.stress import LibunwindStressResult, StressConfig
+    from walkfuzz.targets.native.stress_run import StressConfig, StressResult
 
     counts = [{"invalid": "missing", "kind": "work-fp", "count": 40, "first_ns": 501_000_000_000,
                "last_ns": 509_000_000_000},
@@ -292,7 +292,7 @@ def test_libunwind_stress_counts_every_invalid_sample_by_signature() -> None:
                "last_ns": 502_000_000_000},
               {"invalid": "extra", "kind": None, "count": 1, "first_ns": 503_000_000_000,
                "last_ns": 503_000_000_000}]
-    result = LibunwindStressResult(StressConfig(), {}, [], [], [], 0.0,
+    result = StressResult(StressConfig(), {}, [], [], [], 0.0,
                                    signature_counts=counts)
     time = FakeTime(mono=500.0)
     clock = time.clock()

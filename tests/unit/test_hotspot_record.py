@@ -1,4 +1,4 @@
-"""The HotSpot perturbation record codec (walkfuzz.targets.hotspot.record): both versions decode,
+"""The HotSpot perturbation record codec (walkfuzz.targets.hotspot.inputs): both versions decode,
 version 2 round-trips, version-1 bytes mean what they always meant, relative records resolve
 against the bases of the context they are applied to, and bad bytes give one clear line."""
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from walkfuzz import cli
 from walkfuzz.targets.hotspot.hserr import FLIGHT_RECORD_AT, FLIGHT_SLOT, flight_record
-from walkfuzz.targets.hotspot.record import (
+from walkfuzz.targets.hotspot.inputs import (
     ADD,
     BASES,
     KEEP,

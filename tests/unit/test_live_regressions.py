@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from walkfuzz.findings.hits import RunClock
-from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer, sniff_harness
 from walkfuzz.targets.minivm.case.expected import has_expected
+from walkfuzz.targets.minivm.inputs import LIVE_HARNESS, sniff_harness
+from walkfuzz.targets.minivm.live.hits import hits_doc
+from walkfuzz.targets.minivm.live.signature import key_signature, live_finding
 from walkfuzz.targets.minivm.planted import build, planted_bug
-from walkfuzz.targets.minivm.stress.hits import hits_doc
-from walkfuzz.targets.minivm.stress.signature import key_signature, live_finding
+from walkfuzz.targets.minivm.replayer import MinivmReplayer
 from walkfuzz.targets.table import CORPORA_DIR
 
 LIVE_REGRESSIONS = sorted((CORPORA_DIR / "stress" / "regressions").iterdir())
@@ -34,7 +35,7 @@ def _live_signature(path: Path, replayer: MinivmReplayer) -> tuple[str, str] | N
     """(walker, signature) of the first planted walker that shows a live finding."""
     for bug in BUGS:
         walker = str(build(planted_bug(bug), "plain"))
-        replay = replayer.run(path.read_bytes(), LIVE_HARNESS, walker, str(path))
+        replay = replayer.run_as(path.read_bytes(), LIVE_HARNESS, walker, str(path))
         if replay.finding is not None:
             return walker, replay.finding.signature
     return None
@@ -63,7 +64,7 @@ def test_minimizing_a_live_regression_keeps_it(tmp_path: Path, replayer: MinivmR
                            str(out), "--budget", "2"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert signature in done.stdout and out.stat().st_size <= path.stat().st_size
-    assert replayer.run(out.read_bytes(), LIVE_HARNESS, "reference", str(out)).finding is None
+    assert replayer.run_as(out.read_bytes(), LIVE_HARNESS, "reference", str(out)).finding is None
 
 
 @pytest.mark.parametrize(("cls", "fault_pc", "shape"), [

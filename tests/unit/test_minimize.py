@@ -7,13 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from walkfuzz.targets.harness_replay import MinivmReplayer
 from walkfuzz.targets.minivm import planted
 from walkfuzz.targets.minivm.case import decode as dec
 from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case.builder import PC_C, CaseBuilder
-from walkfuzz.triage.minimize import MINIMIZE_HANG_NS, ddmin, minimize, split_queue
+from walkfuzz.targets.minivm.minimize import MINIMIZE_HANG_NS, ddmin, minimize, split_queue
+from walkfuzz.targets.minivm.replayer import MinivmReplayer
 
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
-from walkfuzz.targets.minivm.stress.summary import figures, slowdown
+from walkfuzz.targets.minivm.live.options import StressOptions, format_ns
+from walkfuzz.targets.minivm.live.summary import figures, slowdown
 
 
 @pytest.mark.parametrize(("field", "value", "named"), [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from walkfuzz.targets.harness_replay import MinivmReplayer
+from walkfuzz.targets.minivm.replayer import MinivmReplayer
 from walkfuzz.targets.table import CORPORA_DIR
 
 REGRESSIONS = sorted(p for p in CORPORA_DIR.glob("*/regressions/*") if p.is_file())
@@ -26,5 +26,5 @@ def test_there_are_regression_inputs() -> None:
 @pytest.mark.parametrize("path", REGRESSIONS, ids=lambda p: f"{p.parent.parent.name}/{p.name}")
 def test_reference_walker_gives_no_finding(path: Path, replayer: MinivmReplayer) -> None:
     harness = path.parent.parent.name
-    replay = replayer.run(path.read_bytes(), harness, "reference", str(path))
+    replay = replayer.run_as(path.read_bytes(), harness, "reference", str(path))
     assert replay.finding is None, (replay.finding.signature if replay.finding else None)

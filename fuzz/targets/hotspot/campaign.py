@@ -25,11 +25,11 @@ from walkfuzz.findings.finding import Finding
 from walkfuzz.findings.hits import RunClock
 from walkfuzz.findings.store import FindingSink, stored_findings
 from walkfuzz.report.document import Histogram, RunMeta, RunReport, group_findings
-from walkfuzz.targets.hotspot import results
+from walkfuzz.targets.hotspot import finding as results
 from walkfuzz.targets.hotspot.agent_build import build_agent
+from walkfuzz.targets.hotspot.inputs import RecordError, records
 from walkfuzz.targets.hotspot.jdk import Jdk, build_jdk, find_jdk
 from walkfuzz.targets.hotspot.jvm_run import JvmRun, run_jvm
-from walkfuzz.targets.hotspot.record import RecordError, records
 from walkfuzz.targets.hotspot.workload import CompiledWorkload
 from walkfuzz.targets.hotspot.workload import build as build_workload
 

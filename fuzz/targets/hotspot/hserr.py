@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from walkfuzz.targets.hotspot.record import record_size
+from walkfuzz.targets.hotspot.inputs import record_size
 
 FLIGHT_SLOT = 64
 FLIGHT_RECORD_AT = 16

@@ -27,7 +27,7 @@ from walkfuzz.targets.hotspot.campaign import (
     run_hotspot_fuzz,
     run_hotspot_stress,
 )
-from walkfuzz.targets.hotspot.record import RecordError, decode
+from walkfuzz.targets.hotspot.inputs import RecordError, decode
 
 MAX_THREADS = 64
 # Strategy bits (wf_hs_perturb.c): all nine, or "corpus" alone (apply the given records, nothing

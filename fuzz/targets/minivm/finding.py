@@ -1,7 +1,7 @@
 """A minivm hot-path result (wf_run_result, native/include/wf_run.h) described as a Finding.
 
 The campaign harness (walkfuzz.targets.minivm.harness) and triage's replay
-(walkfuzz.targets.harness_replay)
+(walkfuzz.targets.minivm.replayer)
 both describe a finding with `to_finding`, so a replayed input gets the very signature its
 campaign stored: same details keys, same location (for a crash the faulting pc's function and
 source line, for a hang its function: walkfuzz.core.symbolize, the source file and line also in

@@ -322,9 +322,9 @@ def _input_file(finding: Finding) -> Path:
 
 def _replay_child(argv: list[str]) -> int:
     """The child: replay each file and print one JSON line per file (a `begin` line first)."""
-    from walkfuzz.targets.harness_replay import MinivmReplayer
     from walkfuzz.targets.minivm.finding import to_finding
     from walkfuzz.targets.minivm.harness import HARNESSES, NEEDS_QUEUE
+    from walkfuzz.targets.minivm.replayer import MinivmReplayer
 
     walker, harness, runs, hang_ns, *files = argv
     replayer = MinivmReplayer(int(hang_ns))

@@ -1,17 +1,20 @@
 """Replay of one minivm input (`walkfuzz replay FILE`, target minivm): decode the case, walk it
 natively (the reference walker, or --walker PATH.so) and with the Python spec, and say how
-they compare. It also runs FILE as the harness that made it ran it (walkfuzz.targets.harness_replay,
-the campaign's hot path) and names the finding's signature, so a reproducer from a report
-shows the same one. A live stress capture (a case with section 11 EXPECTED; no --harness
-needed) is walked again the way the live run walked it and judged by the live oracle
-(walkfuzz.targets.minivm.stress.replay): the finding it shows is the live finding's (kind,
-`check:live-<class>`, shape, first differing frame).
+they compare. It also runs FILE as the harness that made it ran it (the Replayer,
+walkfuzz.targets.minivm.replayer: the campaign's hot path) and names the finding's signature,
+so a reproducer from a report shows the same one. A live stress capture (a case with section
+11 EXPECTED; no --harness needed) is walked again the way the live run walked it and judged by
+the live oracle (walkfuzz.targets.minivm.live.replay): the finding it shows is the live
+finding's (kind, `check:live-<class>`, shape, first differing frame).
 
 Exit status: 0 when the native walk equals the spec's and the input is no finding; 1 when
 they differ or it is a finding (`finding: KIND SIGNATURE`); 2 for a file that is no case.
 
 The report is a dict built step by step (`replay_report`), so later commands can add to it
-(per-step explanations come from the spec's `steps`)."""
+(per-step explanations come from the spec's `steps`).
+
+The Target protocol's replay part: `replay` (the CLI), `Replayer` (triage and the reproducer
+check), `process_key` and `alternatives`."""
 
 from __future__ import annotations
 
@@ -27,9 +30,29 @@ from walkfuzz.targets.minivm.case import decode as dec
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case import jsonform as case_json
 from walkfuzz.targets.minivm.case import native as case_native
+from walkfuzz.targets.minivm.inputs import (
+    BYTES_HARNESS,
+    GENERATOR_HARNESSES,
+    LIVE_HARNESS,
+    harness_of_path,
+)
 from walkfuzz.targets.minivm.queue.replay import queue_report
 from walkfuzz.targets.minivm.queue.replay import summary_lines as queue_summary_lines
+from walkfuzz.targets.minivm.replayer import MinivmReplayer
 from walkfuzz.targets.minivm.walker_library import check_walker_library
+from walkfuzz.targets.protocol import StoredInput
+
+Replayer = MinivmReplayer
+
+
+def process_key(stored: StoredInput) -> str:
+    """Every minivm input runs in any replay process: the core is one library."""
+    return ""
+
+
+def alternatives(stored: StoredInput) -> list[StoredInput]:
+    """Nothing but the input is saved with a minivm finding: a case replays as it ran."""
+    return []
 
 
 def _input(path: str) -> bytes:
@@ -41,13 +64,11 @@ def _harness(args: argparse.Namespace, data: bytes) -> str:
     replayed as `bytes` would only be "bad-magic"), else `bytes`."""
     import sys
 
-    from walkfuzz.targets.harness_replay import harness_of_path
-
     if args.harness:
         return str(args.harness)
     inferred = None if data[:4] == C.MAGIC else harness_of_path(Path(args.file))
     if inferred is None:
-        return "bytes"
+        return BYTES_HARNESS
     harness, why = inferred
     print(f"walkfuzz replay: {args.file} is an input of the {harness} harness ({why}); "
           f"replayed as --harness {harness}", file=sys.stderr)
@@ -60,18 +81,17 @@ def hot_path(args: argparse.Namespace) -> tuple[bytes | None, dict[str, Any] | N
     harness's input the case generated from it, kept in memory: nothing is left on disk), the
     finding it makes (None: none), and for a live capture what the live oracle said of its walk
     (None for any other input)."""
-    from walkfuzz.targets.harness_replay import LIVE_HARNESS, MinivmReplayer
     from walkfuzz.targets.minivm.case.expected import has_expected
 
     data = _input(args.file)
     harness = _harness(args, data)
-    if harness in ("bytes", LIVE_HARNESS) and has_expected(data):
+    if harness in (BYTES_HARNESS, LIVE_HARNESS) and has_expected(data):
         harness = LIVE_HARNESS                  # a live capture says what it is
     walker = str(Path(args.walker).resolve()) if args.walker else "reference"
     replayer = MinivmReplayer()
-    if harness == "bytes" and not data:
+    if harness == BYTES_HARNESS and not data:
         return None, None, None  # read_case names the problem
-    replay = replayer.run(data, harness, walker, args.file)
+    replay = replayer.run_as(data, harness, walker, args.file)
     found = replay.finding
     finding = None if found is None else {"kind": found.kind, "signature": found.signature,
                                           "location": found.location, "shape": list(found.shape)}
@@ -79,7 +99,7 @@ def hot_path(args: argparse.Namespace) -> tuple[bytes | None, dict[str, Any] | N
         live = {**replay.extra, "why": replay.why,
                 "finding": None if finding is None else {**finding, "class": replay.klass}}
         return None, finding, live
-    if harness == "bytes":
+    if harness == BYTES_HARNESS:
         return None, finding, None
     return replayer.materialize(data, harness, walker, args.file), finding, None
 
@@ -181,15 +201,13 @@ def _summary(report: dict[str, Any]) -> str:
 
 def _with_harness_hint(err: CaseFormatError, args: argparse.Namespace) -> CaseFormatError:
     """A file no --harness named that is no case file: it may be a generator harness's."""
-    from walkfuzz.targets.harness_replay import GENERATOR_HARNESSES
-
     if args.harness or err.problem.startswith(("empty", "truncated")):
         return err
     return CaseFormatError(err.source, f"{err.problem}; if it is the input of a generator "
                            f"harness, pass --harness ({', '.join(sorted(GENERATOR_HARNESSES))})")
 
 
-def replay_minivm(args: argparse.Namespace) -> int:
+def replay(args: argparse.Namespace) -> int:
     """Print FILE's case as JSON (or, with --json, the whole report) and the comparison."""
     # the --walker check of fuzz and stress: one line naming a missing symbol, and a walker
     # built for coverage (-fsanitize=fuzzer-no-link) loads because it loads libFuzzer first

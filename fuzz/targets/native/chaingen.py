@@ -1,4 +1,4 @@
-"""Generator of the C call chains libunwind is walked over: functions of known shape.
+"""Generator of the C call chains the unwinders are walked over: functions of known shape.
 
 Two families, each function in its own ELF section so the linker hands the C side its exact
 address range (`__start_<name>_code` / `__stop_<name>_code`), which is how a walked pc is mapped

@@ -27,14 +27,13 @@ from typing import Any
 
 from walkfuzz.report.document import FindingGroup
 from walkfuzz.targets.native.child import walk_in_child
-from walkfuzz.targets.native.fuzz import death_finding
+from walkfuzz.targets.native.finding import death_finding
+from walkfuzz.targets.native.inputs import PERTURB
 from walkfuzz.targets.native.snapshot.walk import UNWINDERS as SNAPSHOT_UNWINDERS
 from walkfuzz.targets.native.walk_snapshot import snapshot_of
-from walkfuzz.targets.native.worker import HARNESS
 
 JOBS = 2
 CYCLE = "check:cycle"
-PERTURB = HARNESS  # the harness of inputs walked live: perturbed contexts of known chains
 # Unwinders whose snapshot walk runs the code the live walk ran (libdw's walker is one file for
 # both, wf_snap_dw.c), only the memory read differs: their snapshot, which replays the same in
 # any process, comes before their input. libunwind's remote address space is another code path
@@ -53,7 +52,7 @@ def _doc(stdout: str) -> dict[str, Any]:
 def input_signature(path: Path, unwinder: str) -> str | None:
     """The signature the input gives in a fresh process (a death's, as `walkfuzz replay`
     names it), None when it walks clean."""
-    end = walk_in_child("walkfuzz.targets.native.replay", ["--unwinder", unwinder, str(path)],
+    end = walk_in_child("walkfuzz.targets.native.child_replay", ["--unwinder", unwinder, str(path)],
                         capture=True)
     if end.died is not None:
         return death_finding(unwinder, path.read_bytes(), end.returncode).signature

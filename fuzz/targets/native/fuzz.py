@@ -1,219 +1,103 @@
-"""`run_libunwind_fuzz`: perturbed-context walks of one unwinder (libunwind unless told
-otherwise) in supervised worker processes.
+"""`walkfuzz fuzz --target native|libunwind`: the native target's campaign entry (the Target
+protocol's fuzz part, walkfuzz.targets.protocol).
 
-    supervisor (this module)
-      ├── worker 0: python -m walkfuzz.targets.native.worker --unwinder NAME
-                 workers/0/{current-input,stats.json,log}
-      └── worker 1: ...                                   (one life = one process)
+    --target native --unwinder NAME     the C generator stream walked by NAME's extension in
+                                        supervised worker processes (walkfuzz.targets.native
+                                        .runs); its only engine
+    --target native --harness snapshot  remote-memory mode's libFuzzer campaign on the stack
+                                        bytes (walkfuzz.targets.native.snapshot.campaign)
+    --target native --unwinder all|A,B  the differential run
+                                        (walkfuzz.targets.native.differential.cli)
+    --target libunwind                  --engine libfuzzer (default): a libFuzzer campaign on
+                                        harnesses/libunwind_perturb.py; --engine generator: the
+                                        generator stream on libunwind, the benchmark's engine
 
-A worker that dies (a fault while libunwind has signals blocked kills the process whatever
-handler is installed) or stops making progress (a hang the watchdog signal cannot interrupt)
-costs one process: the input in its journal becomes a finding and a new life starts on a new
-generator stream. Counters of all lives are summed into the result and the run report; every
-process counts its findings' hits on the run's clock (walkfuzz.findings.hits), deaths included.
-The processes are walkfuzz.engine.pool's WorkerPool, as a campaign's are.
+The exit status: 0 no findings, 1 findings.
 """
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import argparse
+import sys
 from pathlib import Path
-from typing import Any
 
-from walkfuzz.engine.child import walkfuzz_command
-from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
-from walkfuzz.engine.pool import PoolSlot, WorkerCommand, WorkerPool
-from walkfuzz.findings.finding import Finding, FindingKind
-from walkfuzz.findings.hits import RunClock, load_hits
-from walkfuzz.findings.store import FindingSink, load_findings
-from walkfuzz.targets.native.child import death_location
-from walkfuzz.targets.native.outcome import qualified, target_of
-from walkfuzz.targets.native.unwinders import DEFAULT
-from walkfuzz.targets.native.worker import HARNESS, STATS_NAME
+from walkfuzz.core.errors import UserError
+from walkfuzz.core.paths import output_dir
+from walkfuzz.targets.flags import refuse_inapplicable
+from walkfuzz.targets.native import ALIAS, TARGET
+from walkfuzz.targets.native.unwinders import DEFAULT as DEFAULT_UNWINDER
+from walkfuzz.targets.table import CAMPAIGN_FLAGS, TARGET_FLAGS, default_out
 
-POLL = 0.25  # seconds between looks at the workers
-STALL_SECONDS = 10.0  # a worker whose journal does not move this long is hung: killed
-SAMPLE_EVERY = 1.0
-STREAM_STRIDE = 0x9E3779B97F4A7C15  # seed of worker w, life k: seed + (w + 16 k) * stride
-COUNTER_KEYS = ("inputs", "unperturbed", "walks", "frames", "unw_steps", "faults", "hangs",
-                "invalid", "known_limit", "walk_ns", "unconfirmed_hangs")
+ENGINES = ("libfuzzer", "generator")
+# The generator engine's defaults (it has no corpus to resume, so a time budget).
+GENERATOR_SECONDS = 60.0
+GENERATOR_JOBS = 2
+GENERATOR_WALK_BUDGET_MS = 500.0
+GENERATOR_FLAGS = ("--engine", "--seed", "--walk-budget")
+DIFFERENTIAL_FLAGS = ("--unwinder", "--runs", "--seed", "--walk-budget")
 
 
-@dataclass
-class _Slot(PoolSlot):
-    """One worker: its current life's directory and generator stream, and its progress."""
+def fuzz(args: argparse.Namespace) -> int:
+    """The run `args` ask for; `--target libunwind` keeps its own defaults (a libFuzzer
+    campaign, reports/fuzz-libunwind-generator for the generator engine)."""
+    if args.target == ALIAS:
+        return _libunwind(args)
+    from walkfuzz.targets.native.differential.cli import is_differential
 
-    directory: Path = Path()
-    seed: int = 0
-    last_execs: int = 0
-    last_progress: float = 0.0
-    stalled: bool = False
+    if is_differential(args.unwinder):
+        return _differential(args)
+    if args.harness is not None:
+        from walkfuzz.targets.native.snapshot.campaign import fuzz_snapshot
 
-
-@dataclass
-class LibunwindFuzzResult:
-    """What a run did: summed counters, deaths, findings (each stored input), time series."""
-
-    seconds: float
-    jobs: int
-    counters: dict[str, Any]
-    signatures: dict[str, int]  # hits of every signature found, not just stored examples
-    deaths: list[dict[str, Any]]
-    findings: list[Finding]
-    series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    interrupted: bool = False  # Ctrl-C or SIGTERM ended it before its time
-    unwinder: str = DEFAULT
-
-    @property
-    def walks_per_second(self) -> float:
-        return float(self.counters.get("walks", 0)) / self.seconds if self.seconds else 0.0
+        refuse_inapplicable(args, "native --harness snapshot", TARGET_FLAGS["fuzz"],
+                            (*CAMPAIGN_FLAGS, "--unwinder"))
+        return fuzz_snapshot(args)
+    refuse_inapplicable(args, "native (the generator engine)", TARGET_FLAGS["fuzz"],
+                        ("--unwinder", "--engine", "--seed", "--walk-budget"))
+    if args.engine not in (None, "generator"):
+        raise UserError(f"--engine {args.engine} does not apply to target 'native' (it runs the "
+                        "generator engine; the libFuzzer campaign is --target libunwind's)")
+    unwinder = args.unwinder or DEFAULT_UNWINDER
+    return _generator(args, default_out("fuzz", TARGET, f"{TARGET}-{unwinder}"), unwinder)
 
 
-def _life_seed(seed: int, worker: int, life: int) -> int:
-    return (seed + (worker + 16 * life) * STREAM_STRIDE) % (1 << 64)
+def _argv() -> list[str]:
+    return ["walkfuzz", *sys.argv[1:]]
 
 
-def death_finding(unwinder: str, data: bytes, status: int, stalled: bool = False,
-                  details: dict[str, object] | None = None) -> Finding:
-    """The finding of an input whose process died (or stalled) on it: a crash (a hang) of
-    `unwinder`, at `death_location`."""
-    kind: FindingKind = "hang" if stalled else "crash"
-    return Finding(kind=kind, target=target_of(unwinder), harness=HARNESS,
-                   location=qualified(unwinder, death_location(status, stalled)), shape=(),
-                   data=data, details=details or {})
+def _libunwind(args: argparse.Namespace) -> int:
+    engine = args.engine or ENGINES[0]
+    flags = GENERATOR_FLAGS if engine == "generator" else (*CAMPAIGN_FLAGS, "--engine",
+                                                            "--sanitizer")
+    refuse_inapplicable(args, f"{ALIAS} --engine {engine}", TARGET_FLAGS["fuzz"], flags)
+    if engine == "libfuzzer":
+        from walkfuzz.targets.campaign_run import run_campaign
+
+        return run_campaign(args)
+    return _generator(args, default_out("fuzz", ALIAS, f"{ALIAS}-generator"), DEFAULT_UNWINDER)
 
 
-def _death_finding(slot: _Slot, status: int, unwinder: str) -> Finding | None:
-    state = read_journal(slot.directory / JOURNAL_NAME)
-    if state.data is None:
-        return None
-    return death_finding(unwinder, state.data, status, slot.stalled,
-                         {"worker": slot.index, "seed": slot.seed, "exit_status": status,
-                          "inputs_started": state.execs, "unwinder": unwinder,
-                          "note": "outside the guard's reach: signals blocked inside the "
-                                  "unwinder, or a hang the watchdog could not interrupt"})
+def _generator(args: argparse.Namespace, default: Path, unwinder: str) -> int:
+    from walkfuzz.targets.native.runs import fuzz_and_judge
+
+    budget_ms = GENERATOR_WALK_BUDGET_MS if args.walk_budget_ns is None else \
+        args.walk_budget_ns / 1e6
+    return fuzz_and_judge(
+        output_dir(args.out or default),
+        seconds=GENERATOR_SECONDS if args.time is None else args.time,
+        jobs=GENERATOR_JOBS if args.jobs is None else args.jobs,
+        seed=1 if args.seed is None else args.seed, budget_ms=budget_ms, argv=_argv(),
+        unwinder=unwinder)
 
 
-def _read_stats(directory: Path) -> dict[str, Any]:
-    try:
-        doc: dict[str, Any] = json.loads((directory / STATS_NAME).read_text())
-        return doc
-    except (OSError, ValueError):
-        return {}
+def _differential(args: argparse.Namespace) -> int:
+    from walkfuzz.targets.native.differential.cli import fuzz_differential, out_label
 
-
-def _sum_stats(docs: list[dict[str, Any]]) -> dict[str, Any]:
-    counters: dict[str, Any] = {key: 0 for key in COUNTER_KEYS}
-    nested: dict[str, dict[str, int]] = {"stops": {}, "invalid_kinds": {}, "kinds_used": {}}
-    for doc in docs:
-        for key in COUNTER_KEYS:
-            counters[key] += int(doc.get(key, 0))
-        for group, table in nested.items():
-            for name, value in doc.get(group, {}).items():
-                table[name] = table.get(name, 0) + int(value)
-    counters.update(nested)
-    return counters
-
-
-class _Run:
-    """A run's workers: each life a process of the pool, in a directory of its own."""
-
-    def __init__(self, out_dir: Path, jobs: int, seed: int, deadline: float, budget_ms: float,
-                 clock: RunClock, unwinder: str) -> None:
-        self.out_dir, self.seed, self.deadline, self.unwinder = out_dir, seed, deadline, unwinder
-        self.budget_ms, self.clock = budget_ms, clock
-        self.sink = FindingSink(out_dir, clock=clock)
-        self.pool = WorkerPool([_Slot(w) for w in range(jobs)], self._command)
-        self.directories: list[Path] = []  # of every life, for the counters
-        self.deaths: list[dict[str, Any]] = []
-
-    def _command(self, slot: _Slot) -> WorkerCommand:
-        slot.directory = self.out_dir / "workers" / f"{slot.index}" / f"life-{slot.lives}"
-        slot.directory.mkdir(parents=True, exist_ok=True)
-        slot.seed = _life_seed(self.seed, slot.index, slot.lives)
-        slot.last_execs, slot.last_progress, slot.stalled = 0, time.monotonic(), False
-        self.directories.append(slot.directory)
-        seconds = max(0.0, self.deadline - time.monotonic())
-        argv = walkfuzz_command("walkfuzz.targets.native.worker", "--out", str(self.out_dir),
-                                "--worker-dir", str(slot.directory), "--seed", str(slot.seed),
-                                "--seconds", f"{seconds:.3f}", "--budget-ms", str(self.budget_ms),
-                                "--clock", self.clock.to_text(), "--unwinder", self.unwinder)
-        return WorkerCommand(argv, slot.directory / "log")
-
-    def kill_stalled(self, now: float) -> None:
-        """A worker whose journal has not moved for STALL_SECONDS is hung past the watchdog."""
-        for slot in self.pool.slots:
-            if slot.process is None or slot.process.poll() is not None:
-                continue
-            execs = read_journal(slot.directory / JOURNAL_NAME).execs
-            if execs != slot.last_execs:
-                slot.last_execs, slot.last_progress = execs, now
-            if now - slot.last_progress > STALL_SECONDS:
-                slot.stalled = True
-                self.pool.kill(slot)
-
-    def ended(self, slot: _Slot, status: int) -> bool:
-        """A life that died or stalled: its input is a finding, and the worker starts again."""
-        if status == 0 and not slot.stalled:
-            return False
-        finding = _death_finding(slot, status, self.unwinder)
-        if finding is not None:
-            self.sink.offer(finding)
-        self.deaths.append({"worker": slot.index, "status": status, "stalled": slot.stalled,
-                            "at": round(time.monotonic() - self.clock.origin, 3)})
-        return True
-
-    def counters(self) -> dict[str, Any]:
-        return _sum_stats([_read_stats(directory) for directory in self.directories])
-
-
-def run_libunwind_fuzz(out_dir: Path, seconds: float, jobs: int = 2, seed: int = 1,
-                       budget_ms: float = 50.0,
-                       progress: Callable[[float, dict[str, Any]], None] | None = None,
-                       unwinder: str = DEFAULT) -> LibunwindFuzzResult:
-    """Fuzz `unwinder` for `seconds` with `jobs` worker processes; findings under out_dir."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    clock = RunClock.start()
-    start = clock.origin
-    deadline = start + seconds
-    run = _Run(out_dir, jobs, seed, deadline, budget_ms, clock, unwinder)
-    series: dict[str, list[tuple[float, float]]] = {"execs": [], "exec_per_sec": [],
-                                                    "findings": []}
-    next_sample, last_execs = start + SAMPLE_EVERY, 0
-    run.pool.start_all()
-    interrupted = False
-    try:
-        while time.monotonic() < deadline:
-            time.sleep(POLL)
-            now = time.monotonic()
-            run.kill_stalled(now)
-            run.pool.reap(run.ended, deadline - now)
-            if now >= next_sample:
-                counters = run.counters()
-                t = round(now - start, 3)
-                series["execs"].append((t, counters["inputs"]))
-                series["exec_per_sec"].append((t, (counters["inputs"] - last_execs)
-                                               / SAMPLE_EVERY))
-                series["findings"].append((t, counters["faults"] + counters["hangs"]
-                                           + counters["invalid"] + len(run.deaths)))
-                last_execs = counters["inputs"]
-                next_sample += SAMPLE_EVERY
-                if progress is not None:
-                    progress(now - start, counters)
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the workers stop, what they found is kept
-        interrupted = True
-    finally:
-        run.pool.stop()
-    elapsed = time.monotonic() - start
-    counters = run.counters()
-    counters["worker_deaths"] = len(run.deaths)
-    counters["worker_lives"] = len(run.directories)
-    findings = [f for f in load_findings(out_dir) if f.target == target_of(unwinder)]
-    hits = load_hits(out_dir)
-    signatures = {f.signature: hits[f.signature].count for f in findings if f.signature in hits}
-    return LibunwindFuzzResult(seconds=elapsed, jobs=jobs, counters=counters,
-                               signatures=signatures, deaths=run.deaths, findings=findings,
-                               series=series, interrupted=interrupted, unwinder=unwinder)
+    refuse_inapplicable(args, f"native --unwinder {args.unwinder}", TARGET_FLAGS["fuzz"],
+                        DIFFERENTIAL_FLAGS)
+    budget_ms = GENERATOR_WALK_BUDGET_MS if args.walk_budget_ns is None else \
+        args.walk_budget_ns / 1e6
+    out = output_dir(args.out or default_out("fuzz", TARGET, out_label(args.unwinder)))
+    return fuzz_differential(out, args.unwinder, seconds=args.time, runs=args.runs,
+                             seed=1 if args.seed is None else args.seed, budget_ms=budget_ms,
+                             argv=_argv())

@@ -1,24 +1,16 @@
-"""What one walk of an unwinder came to, in Python: frames named, verdict, and the finding
-it makes.
-
-A finding names its unwinder, the unwinder's library and, for a fault or a hang, the symbol
-holding the pc (walkfuzz.core.symbolize: `function@file.c:LINE` with debug info, else
-`function+0x1a`). libunwind's findings have target `libunwind` and the location they always had
-(`libunwind.so.8+0x1a2b`, `check:missing`); every other unwinder's have target `native` and a
-location that starts with the unwinder's name (`llvm:unw_step+0x1a`, `fp:check:missing`), so
-a signature names its unwinder.
+"""What one walk of an unwinder came to, in Python: a copy of the C result, its frames named
+(the finding it makes is walkfuzz.targets.native.finding's).
 
 Frame kinds: `bottom` / `root` / `worker-root` for the fixed functions, `chain-fp`,
 `chain-nofp`, `work-fp`, `work-nofp` for generated ones, `sigtramp` for glibc's signal
 trampoline, else the module a pc is in (`libc`, `libunwind`, ...) or `wild` for a pc in no
 module. They are all in a finding's details.
 
-A finding's `shape` (part of its signature) is coarser for crashes and hangs: the class of
-the frame libunwind was stepping from — `sigtramp` (registers restored from a signal frame),
-`known` (generated code, CFI and frame layout known), `module` (other mapped code), `wild`
-(no code there: libunwind's fallback paths). The faulting pc already names the code path;
-which chain functions came before it does not make a different bug. An invalid trace keeps
-the full kinds up to the first differing frame.
+A walk's `shape` (part of its finding's signature) is coarser for crashes and hangs: the class
+of the frame the unwinder was stepping from — `sigtramp` (registers restored from a signal
+frame), `known` (generated code, CFI and frame layout known), `module` (other mapped code),
+`wild` (no code there: libunwind's fallback paths). An invalid trace keeps the full kinds up to
+the first differing frame.
 """
 
 from __future__ import annotations
@@ -31,13 +23,9 @@ from typing import Any
 from walkfuzz.core.errors import MissingDependencyError
 from walkfuzz.core.guard import Fault, native_fault
 from walkfuzz.core.symbolize import Located, locate
-from walkfuzz.findings.finding import Finding, FindingKind
+from walkfuzz.findings.finding import FindingKind
 from walkfuzz.targets.native import chaingen
-from walkfuzz.targets.native.case import decode
-from walkfuzz.targets.native.unwinders import DEFAULT
 
-TARGET = "libunwind"  # the target of libunwind's findings, as before the other unwinders came
-NATIVE_TARGET = "native"  # the target of every other unwinder's
 STOP_NAMES = ("none", "root", "end", "step-error", "init-error", "cycle", "budget", "fault", "hang")
 FAULT_STOPS = ("fault", "hang")  # the stops the guard's fault record tells of
 INVALID_NAMES = ("valid", "missing", "extra", "wrong-function", "truncated", "cycle")
@@ -50,16 +38,6 @@ _MODULE = re.compile(r"^(?P<module>[^+]+?)(?:\.so[.0-9]*)?\+0x[0-9a-f]+$")
 # A pc's description (`module+0xoffset`, dladdr's) is a name, not an error line: a module's
 # name is short, so it has a buffer of its own size.
 DESCRIPTION_LEN = 256
-
-
-def target_of(unwinder: str) -> str:
-    """The target a finding of `unwinder` carries (its reproducer's --target)."""
-    return TARGET if unwinder == DEFAULT else NATIVE_TARGET
-
-
-def qualified(unwinder: str, location: str) -> str:
-    """A location as `unwinder`'s finding has it (see the module docstring)."""
-    return location if unwinder == DEFAULT else f"{unwinder}:{location}"
 
 
 def symbol_of(pc: int, hang: bool) -> Located | None:
@@ -81,10 +59,6 @@ class Namer:
         self._buf = self.ffi.new("char[]", DESCRIPTION_LEN)
         self.unwinder = self.ffi.string(self.lib.wf_uw_unwinder_name()).decode()
         self.library = self.ffi.string(self.lib.wf_uw_unwinder_library()).decode()
-
-    @property
-    def target(self) -> str:
-        return target_of(self.unwinder)
 
     def describe(self, pc: int) -> str:
         self.lib.wf_uw_describe_pc(pc, self._buf, DESCRIPTION_LEN)
@@ -143,23 +117,6 @@ class WalkOutcome:
     def finding_kind(self) -> FindingKind | None:
         return STATUS_KINDS.get(self.status)
 
-    def location(self, namer: Namer) -> str:
-        return qualified(namer.unwinder, self._location(namer))
-
-    def _location(self, namer: Namer) -> str:
-        """libunwind's: the pc's module and offset; the others': its symbol where it has one."""
-        if self.stop in ("fault", "hang") and self.fault is not None:
-            pc = self.fault.pc
-            where = namer.describe(pc)
-            if namer.unwinder != DEFAULT:
-                symbol = symbol_of(pc, hang=self.stop == "hang")
-                if symbol is not None and not symbol.location.startswith(("+", "0x")):
-                    where = symbol.location
-            return where if self.stop == "fault" else f"watchdog:{where}"
-        if self.stop == "cycle":
-            return "check:cycle"
-        return f"check:{self.invalid}"
-
     def kinds(self, namer: Namer) -> tuple[str, ...]:
         return tuple(namer.kind(fid, pc) for fid, pc, _ in self.frames)
 
@@ -182,36 +139,3 @@ def step_class(kind: str) -> str:
 
 def expected_kinds(namer: Namer, ids: Sequence[int]) -> list[str]:
     return [namer.kind(i, 0) for i in ids]
-
-
-def to_finding(outcome: WalkOutcome, data: bytes, namer: Namer, harness: str) -> Finding:
-    """The finding of a walk whose status is not OK."""
-    kind = outcome.finding_kind
-    if kind is None:
-        raise ValueError(f"walk status {outcome.status} is not a finding")
-    fault = outcome.fault
-    details: dict[str, object] = {
-        "unwinder": namer.unwinder,
-        "library": namer.library,
-        "case": decode(data).to_json(),
-        "stop": outcome.stop,
-        "unw_rc": outcome.unw_rc,
-        "walked_from": {r: hex(v) for r, v in zip(("rip", "rsp", "rbp"), outcome.walked_from,
-                                                   strict=True)},
-        "frames": [namer.describe(pc) for _, pc, _ in outcome.frames],
-        "frame_kinds": list(outcome.kinds(namer)),
-    }
-    if kind in ("crash", "hang") and outcome.stop != "cycle" and fault is not None:
-        details["fault"] = fault.to_json()
-        symbol = symbol_of(fault.pc, hang=outcome.stop == "hang")
-        if symbol is not None:
-            details["symbol"] = symbol.location
-            if symbol.source:
-                details["source"] = symbol.source
-    if kind == "invalid-trace":
-        details["invalid"] = outcome.invalid
-        details["first_diff"] = outcome.first_diff
-        details["expected"] = expected_kinds(namer, outcome.expected)
-    return Finding(kind=kind, target=namer.target, harness=harness,
-                   location=outcome.location(namer),
-                   shape=outcome.shape(namer), data=data, details=details)

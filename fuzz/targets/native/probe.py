@@ -13,8 +13,8 @@ import sys
 
 from walkfuzz.core.errors import WalkfuzzError
 from walkfuzz.core.exit_status import FINDINGS, MISSING_TOOL
-from walkfuzz.targets.native.case import INPUT_SIZE
 from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.inputs import INPUT_SIZE
 from walkfuzz.targets.native.outcome import STOP_NAMES
 
 

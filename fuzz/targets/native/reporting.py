@@ -1,5 +1,5 @@
 """Run reports (walkfuzz.report.document) for the native target's fuzz and stress runs: the
-report names the unwinder as its walker, and its findings' target (libunwind or native). A fuzz
+report names the unwinder as its walker, and its findings' target (native). A fuzz
 run's reproducers are checked in fresh processes first (walkfuzz.targets.native.fresh_replay)."""
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from walkfuzz.report.document import (
     RunReport,
     group_findings,
 )
+from walkfuzz.targets.native import TARGET
 from walkfuzz.targets.native.fresh_replay import check_reproducers
-from walkfuzz.targets.native.fuzz import LibunwindFuzzResult
-from walkfuzz.targets.native.outcome import target_of
-from walkfuzz.targets.native.stress import LibunwindStressResult, percentile_ns
+from walkfuzz.targets.native.stress_run import StressResult, percentile_ns
+from walkfuzz.targets.native.supervisor import FuzzResult
 from walkfuzz.targets.native.unwinders import UNWINDERS
 
 RUN_TYPE = "libunwind"
@@ -41,7 +41,7 @@ def _meta(command: list[str], unwinder: str, mode: str, started_at: float,
           status: str) -> RunMeta:
     """A run of one unwinder ends now: the unwinder is the report's walker, and its target the
     findings' target."""
-    return RunMeta(run_type=RUN_TYPE, command=command, target=target_of(unwinder), mode=mode,
+    return RunMeta(run_type=RUN_TYPE, command=command, target=TARGET, mode=mode,
                    started_at=started_at, ended_at=time.time(), walker=unwinder, status=status)
 
 
@@ -50,7 +50,7 @@ def _log2_histogram(counts: list[int]) -> Histogram:
                      counts=list(counts))
 
 
-def fuzz_report(out_dir: Path, result: LibunwindFuzzResult, command: list[str],
+def fuzz_report(out_dir: Path, result: FuzzResult, command: list[str],
                 started_at: float) -> dict[str, Path]:
     c = result.counters
     walks, steps = int(c["walks"]), int(c["unw_steps"])
@@ -81,7 +81,7 @@ def fuzz_report(out_dir: Path, result: LibunwindFuzzResult, command: list[str],
     return write_run_report(out_dir, doc)
 
 
-def stress_report(out_dir: Path, result: LibunwindStressResult, command: list[str],
+def stress_report(out_dir: Path, result: StressResult, command: list[str],
                   clock: RunClock) -> dict[str, Path]:
     """Save the kept examples and every invalid sample's hits (on `clock`, the run's: it
     started when the run did); the reproducer of a sample is the run's command."""

@@ -52,8 +52,8 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
     """Supervised-process fuzzing of `unwinder` for `seconds`: 1 when it found anything,
     else 0."""
     from walkfuzz.targets.native.extension import load
-    from walkfuzz.targets.native.fuzz import run_libunwind_fuzz
     from walkfuzz.targets.native.reporting import fuzz_report, report_printed
+    from walkfuzz.targets.native.supervisor import run_fuzz
 
     _positive("--time", seconds)
     _positive("--jobs", jobs)
@@ -66,7 +66,7 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
                             f"{c['faults']}  hangs {c['hangs']}  invalid {c['invalid']}",
                             (c["faults"], c["hangs"], c["invalid"]))
 
-        result = run_libunwind_fuzz(out, seconds, jobs=jobs, seed=seed, budget_ms=budget_ms,
+        result = run_fuzz(out, seconds, jobs=jobs, seed=seed, budget_ms=budget_ms,
                                     progress=tick, unwinder=unwinder)
     paths = fuzz_report(out, result, argv, started)
     c = result.counters
@@ -88,7 +88,7 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
     """Workload threads sampled every `interval_us`, walked from the handler and checked."""
     from walkfuzz.targets.native.extension import load
     from walkfuzz.targets.native.reporting import report_printed, stress_report
-    from walkfuzz.targets.native.stress import StressConfig, run_libunwind_stress, status_line
+    from walkfuzz.targets.native.stress_run import StressConfig, run_stress, status_line
 
     load(unwinder)
     cfg = StressConfig(seconds=seconds, threads=threads, interval_us=interval_us, mode=mode,
@@ -101,7 +101,7 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
             progress.update(time.monotonic() - started, status_line(status),
                             (status.get("faults"), status.get("hangs")))
 
-        result = run_libunwind_stress(cfg, show)
+        result = run_stress(cfg, show)
     paths = stress_report(out, result, argv, clock)
     c = result.counters
     if result.died is not None:
@@ -125,18 +125,18 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
 
 
 def replay_and_judge(path: Path, unwinder: str = DEFAULT) -> int:
-    """Run one fuzz input in a child process (walkfuzz.targets.native.replay prints the case, the
-    walk and the finding's signature as JSON); a child killed by a signal is named here, as the
-    generator engine names a death of its worker."""
+    """Run one fuzz input in a child process (walkfuzz.targets.native.child_replay prints the
+    case, the walk and the finding's signature as JSON); a child killed by a signal is named
+    here, as the generator engine names a death of its worker."""
     if not path.is_file():
         raise UserError(f"input {str(path)!r} is not a file")
     from walkfuzz.targets.native.extension import load
 
     load(unwinder)  # a missing extension is one line here, not a traceback of the child
-    end = walk_in_child("walkfuzz.targets.native.replay", ["--unwinder", unwinder, str(path)])
+    end = walk_in_child("walkfuzz.targets.native.child_replay", ["--unwinder", unwinder, str(path)])
     if end.died is None:
         return end.returncode
-    from walkfuzz.targets.native.fuzz import death_finding
+    from walkfuzz.targets.native.finding import death_finding
 
     died = death_finding(unwinder, path.read_bytes(), end.returncode)
     print(json.dumps({"input": str(path), "process_died": end.died,

@@ -1,5 +1,5 @@
 """One fuzz worker process of one unwinder (`python -m walkfuzz.targets.native.worker
---unwinder NAME`), run by the supervisor in walkfuzz.targets.native.fuzz. One process walks
+--unwinder NAME`), run by the supervisor in walkfuzz.targets.native.supervisor. One process walks
 with one unwinder: their unw_* and _Unwind_* symbols clash in one process.
 
 It runs the generator stream `seed` in C batches (wf_uw_fuzz_batch: one C call walks
@@ -30,20 +30,19 @@ from typing import Any
 from walkfuzz.engine.journal import HEADER, JOURNAL_NAME
 from walkfuzz.findings.hits import RunClock
 from walkfuzz.findings.store import FindingSink, write_atomic
-from walkfuzz.targets.native.case import INPUT_SIZE, KIND_NAMES
 from walkfuzz.targets.native.extension import load
+from walkfuzz.targets.native.finding import walk_finding
+from walkfuzz.targets.native.inputs import INPUT_SIZE, KIND_NAMES, PERTURB
 from walkfuzz.targets.native.outcome import (
     INVALID_NAMES,
     STOP_NAMES,
     Namer,
     WalkOutcome,
-    to_finding,
 )
 from walkfuzz.targets.native.unwinders import DEFAULT, add_unwinder_flag
 from walkfuzz.targets.native.walk_snapshot import WalkSnapshots
 
 STATS_NAME = "stats.json"
-HARNESS = "perturb"
 BATCH = 2000  # inputs per C call: ~20 ms, so a stop request is seen quickly
 STATS_EVERY = 1.0  # seconds
 
@@ -112,7 +111,7 @@ def run(out_dir: Path, worker_dir: Path, seed: int, seconds: float, budget_ms: f
             if outcome.stop == "hang" and lib.wf_uw_fuzz_one(data, INPUT_SIZE, result) != 2:
                 unconfirmed += 1  # a slow walk on a loaded machine, not a hang: not reported
             else:
-                finding = to_finding(outcome, bytes(data), namer, HARNESS)
+                finding = walk_finding(outcome, bytes(data), namer, PERTURB)
                 snapshots.save(sink.offer(finding), finding)
             result.status = 0
         if time.monotonic() >= next_stats:

@@ -202,7 +202,7 @@ uintptr_t wf_hs_regions_pick(wf_hs_region_kind kind, uint64_t r);
 /* A perturbation record: for each of pc, sp, fp an operation, a base and a 64-bit value; the
  * operand is base + value (mod 2^64), where the base is an address of the sampled JVM found
  * at the moment of the call, so a record that points "just below the stack top" means the
- * same in every JVM run. Two encodings (fuzz/targets/hotspot/record.py draws the same):
+ * same in every JVM run. Two encodings (fuzz/targets/hotspot/inputs.py draws the same):
  *
  *   version 1, 27 bytes, no version byte (first byte < 0x80), every base abs:
  *   offset  0      1..8       9     10..17     18    19..26

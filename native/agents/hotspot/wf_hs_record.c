@@ -1,5 +1,5 @@
 /* Perturbation records (layouts in wf_hs.h): decoding both versions, encoding version 2, and
- * applying one to a context. fuzz/targets/hotspot/record.py is the Python half; the two must agree
+ * applying one to a context. fuzz/targets/hotspot/inputs.py is the Python half; the two must agree
  * byte for byte and register for register (tests/native/test_hotspot_record_c.py).
  *
  * A base is resolved when the record is applied, not when it is made: "fp := stack_hi - 7"

@@ -17,7 +17,7 @@ from walkfuzz.core.errors import MissingDependencyError, UserError
 from walkfuzz.core.exit_status import INTERRUPTED, judged
 from walkfuzz.engine.progress import Progress, human
 from walkfuzz.targets.native.extension import available
-from walkfuzz.targets.native.stress import StressConfig
+from walkfuzz.targets.native.stress_run import StressConfig
 from walkfuzz.targets.native.unwinders import UNWINDERS, names
 
 ALL = "all"

@@ -17,7 +17,7 @@ from walkfuzz.core.paths import read_input
 from walkfuzz.targets.native.child import walk_in_child
 from walkfuzz.targets.native.differential.judge import Walk, judge
 from walkfuzz.targets.native.differential.rows import table_rows, table_text, truth, walks_of
-from walkfuzz.targets.native.differential.run import finding_of
+from walkfuzz.targets.native.finding import disagreement_finding
 
 
 def _unwinder_walk(unwinder: str, path: Path, scratch: Path) -> tuple[Walk, str]:
@@ -48,6 +48,6 @@ def replay_differential(path: Path, unwinders: Sequence[str], order: Sequence[st
     summary: dict[str, object] = {"input": str(path), "unwinders": list(unwinders),
                                   "verdict": verdict.location if verdict else None}
     if verdict is not None:
-        summary["signature"] = finding_of(verdict, walks, known, data).signature
+        summary["signature"] = disagreement_finding(verdict, walks, known, data).signature
     print(json.dumps(summary))
     return judged(verdict is not None or broken)

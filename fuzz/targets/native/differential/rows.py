@@ -10,14 +10,10 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
-from walkfuzz.targets.native.case import decode
 from walkfuzz.targets.native.differential.judge import UNKNOWN, Walk
+from walkfuzz.targets.native.inputs import decode
 from walkfuzz.targets.native.outcome import FIXED_IDS, ID_WORK_BASE, STOP_NAMES
 
-# What every finding of a differential run is filed under: its reproducer replays the input on
-# every unwinder of the run (details.unwinder, the comma list).
-TARGET = "native"
-HARNESS = "differential"
 DIFF_IDS = 24  # WF_UW_DIFF_IDS
 # status, stop, invalid, perturbations, frames, steps, id[24], walk_ns, fault_pc, signo, rc
 ROW = struct.Struct(f"<4i2I{DIFF_IDS}i2Q2i")

@@ -32,24 +32,16 @@ from walkfuzz.engine.journal import JOURNAL_NAME, read_journal
 from walkfuzz.findings.finding import Finding
 from walkfuzz.findings.hits import RunClock
 from walkfuzz.findings.store import FindingSink, load_findings, write_atomic
-from walkfuzz.targets.native.case import INPUT_SIZE, decode
-from walkfuzz.targets.native.child import death_location
 from walkfuzz.targets.native.differential.judge import (
     UNCOMPARED_STOPS,
-    Verdict,
     Walk,
     comparable,
     judge,
 )
-from walkfuzz.targets.native.differential.rows import (
-    HARNESS,
-    TARGET,
-    table_rows,
-    truth,
-    walk_text,
-    walks_of,
-)
+from walkfuzz.targets.native.differential.rows import table_rows, truth, walk_text, walks_of
 from walkfuzz.targets.native.differential.worker import INPUTS_NAME, ROWS_NAME
+from walkfuzz.targets.native.finding import differential_death, disagreement_finding
+from walkfuzz.targets.native.inputs import INPUT_SIZE, decode
 
 BATCH = 400  # inputs per round: every worker's share of a round takes ~10-100 ms
 START_SECONDS = 60.0  # a worker's import and first build of its tables
@@ -189,15 +181,10 @@ class _Run:
         status = worker.end()
         state = read_journal(worker.directory / JOURNAL_NAME)
         index = max(first, state.execs - 1)
-        location = death_location(status, stalled)
         if state.data is not None:
-            self._offer_own(index, Finding(
-                kind="hang" if stalled else "crash", target=TARGET, harness=HARNESS,
-                location=location, shape=(worker.unwinder,), data=state.data,
-                details={"unwinder": ",".join(w.unwinder for w in self.workers),
-                         "faulted": worker.unwinder, "exit_status": status,
-                         "note": "outside the guard's reach: a fault with signals blocked "
-                                 "inside the unwinder, or a hang the watchdog could not end"}))
+            self._offer_own(index, differential_death(
+                worker.unwinder, ",".join(w.unwinder for w in self.workers), state.data, status,
+                stalled))
         self.deaths.append({"unwinder": worker.unwinder, "status": status, "stalled": stalled,
                             "input": index, "at": round(time.monotonic() - self.clock.origin, 3)})
         worker.start()
@@ -280,7 +267,7 @@ class _Run:
             return
         self.disagreements += 1
         self.classes[verdict.location] = self.classes.get(verdict.location, 0) + 1
-        self.sink.offer(finding_of(verdict, walks, known, data))
+        self.sink.offer(disagreement_finding(verdict, walks, known, data))
 
 
 def add_details(description: Path, fields: dict[str, object]) -> None:
@@ -288,23 +275,6 @@ def add_details(description: Path, fields: dict[str, object]) -> None:
     doc = json.loads(description.read_text())
     doc["details"] = {**doc.get("details", {}), **fields}
     write_atomic(description, json.dumps(doc, indent=1, default=str).encode())
-
-
-def finding_of(verdict: Verdict, walks: Sequence[Walk], known: Sequence[int] | None,
-               data: bytes) -> Finding:
-    """The invalid-trace finding of a disagreement, its per-unwinder table in the details."""
-    names = [w.unwinder for w in walks]
-    details: dict[str, object] = {
-        "unwinder": ",".join(names),
-        "odd": list(verdict.odd),
-        "kind": verdict.kind,
-        "first_diff": verdict.at,
-        "walks": table_rows(walks),
-        "truth": walk_text(known) if known is not None else None,
-        "case": decode(data).to_json(),
-    }
-    return Finding(kind="invalid-trace", target=TARGET, harness=HARNESS,
-                   location=verdict.location, shape=(), data=data, details=details)
 
 
 ProgressFn = Callable[[float, dict[str, Any]], None]

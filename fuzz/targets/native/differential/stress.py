@@ -26,42 +26,25 @@ from typing import Any
 from walkfuzz.core.exit_status import FINDINGS, INTERRUPTED, judged
 from walkfuzz.engine.progress import Progress
 from walkfuzz.engine.run_report import write_run_report
-from walkfuzz.findings.finding import Finding
 from walkfuzz.findings.hits import RunClock
 from walkfuzz.findings.store import FindingSink, load_findings
 from walkfuzz.report.document import CounterValue, RunMeta, RunReport, group_findings
+from walkfuzz.targets.native import TARGET
 from walkfuzz.targets.native.differential.judge import FP
-from walkfuzz.targets.native.differential.rows import TARGET, walk_text
+from walkfuzz.targets.native.finding import companion_findings
 from walkfuzz.targets.native.reporting import stress_report
-from walkfuzz.targets.native.stress import (
-    LibunwindStressResult,
+from walkfuzz.targets.native.stress_run import (
     StressConfig,
+    StressResult,
     percentile_ns,
-    run_libunwind_stress,
+    run_stress,
     status_line,
 )
 
-HARNESS = "stress-differential"
 RUN_TYPE = "native-stress-differential"
 
 
-def _companion_findings(unwinder: str, companion: dict[str, Any]) -> list[Finding]:
-    """A kept sample the two walks disagree on, as an invalid-trace finding with both walks."""
-    found = []
-    for k in companion.get("kept", []):
-        wrong, right = (unwinder, FP) if k["fp_ok"] else (FP, unwinder)
-        walks = [{"unwinder": unwinder, "stop": k["main_stop"], "frames": len(k["main"]),
-                  "walk": walk_text(k["main"])},
-                 {"unwinder": FP, "stop": k["fp_stop"], "frames": len(k["fp"]),
-                  "walk": walk_text(k["fp"])}]
-        found.append(Finding(kind="invalid-trace", target=TARGET, harness=HARNESS,
-                             location=f"{wrong} vs {right}: sample", shape=(), data=b"",
-                             details={"unwinder": f"{unwinder},{FP}", "walks": walks,
-                                      "truth": walk_text(k["truth"])}))
-    return found
-
-
-def _counters(results: dict[str, LibunwindStressResult]) -> dict[str, CounterValue]:
+def _counters(results: dict[str, StressResult]) -> dict[str, CounterValue]:
     counters: dict[str, CounterValue] = {}
     for unwinder, r in results.items():
         c = r.counters
@@ -79,14 +62,14 @@ def _counters(results: dict[str, LibunwindStressResult]) -> dict[str, CounterVal
     return counters
 
 
-def _wrong(r: LibunwindStressResult) -> bool:
+def _wrong(r: StressResult) -> bool:
     c, fp = r.counters, r.companion or {}
     return bool(r.died is not None or int(c.get("faults", 0)) + int(c.get("hangs", 0))
                 + r.invalid + fp.get("fp_wrong", 0) + fp.get("fp_faults", 0)
                 + fp.get("main_only_ok", 0) + fp.get("fp_only_ok", 0))
 
 
-def summary_lines(results: dict[str, LibunwindStressResult]) -> list[str]:
+def summary_lines(results: dict[str, StressResult]) -> list[str]:
     lines = [f"  {'unwinder':<18} {'walked':>8} {'match':>9} {'invalid':>8} {'faults':>7} "
              f"{'hangs':>6}"]
     for unwinder, r in results.items():
@@ -110,7 +93,7 @@ def stress_differential(out: Path, unwinders: list[str], base: StressConfig,
     companion = FP in unwinders and libraries != [FP]
     clock = RunClock.start()
     started = time.time()
-    results: dict[str, LibunwindStressResult] = {}
+    results: dict[str, StressResult] = {}
     sink = FindingSink(out, clock=clock)
     for unwinder in libraries:
         cfg = replace(base, unwinder=unwinder, companion=companion)
@@ -119,15 +102,15 @@ def stress_differential(out: Path, unwinders: list[str], base: StressConfig,
                 progress.update(time.monotonic() - clock.origin, f"{name}: {status_line(status)}",
                                 (status.get("faults"), status.get("hangs")))
 
-            result = run_libunwind_stress(cfg, show)
+            result = run_stress(cfg, show)
         results[unwinder] = result
         stress_report(out, result, argv, clock)  # its findings, stored under out
-        for finding in _companion_findings(unwinder, result.companion or {}):
+        for finding in companion_findings(unwinder, result.companion or {}, FP):
             sink.offer(finding)
         if result.interrupted:
             break
     doc = RunReport(
-        meta=RunMeta(run_type=RUN_TYPE, command=argv, target="native", mode="stress",
+        meta=RunMeta(run_type=RUN_TYPE, command=argv, target=TARGET, mode="stress",
                      started_at=started, ended_at=time.time(), walker=",".join(unwinders),
                      status="interrupted" if any(r.interrupted for r in results.values())
                      else "completed"),

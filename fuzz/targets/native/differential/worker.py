@@ -26,17 +26,17 @@ import json
 import mmap
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from walkfuzz.engine.journal import HEADER, JOURNAL_NAME
 from walkfuzz.findings.hits import RunClock
 from walkfuzz.findings.store import FindingSink
-from walkfuzz.targets.native.case import INPUT_SIZE
-from walkfuzz.targets.native.differential.rows import HARNESS, ROW, TARGET
+from walkfuzz.targets.native.differential.rows import ROW
 from walkfuzz.targets.native.extension import load
-from walkfuzz.targets.native.outcome import Namer, WalkOutcome, to_finding
+from walkfuzz.targets.native.finding import DIFFERENTIAL, differential_own, walk_finding
+from walkfuzz.targets.native.inputs import INPUT_SIZE
+from walkfuzz.targets.native.outcome import Namer, WalkOutcome
 from walkfuzz.targets.native.unwinders import add_unwinder_flag
 
 ROWS_NAME = "rows.bin"
@@ -98,9 +98,8 @@ class _Worker:
         self.lib.wf_uw_fuzz_one(data, INPUT_SIZE, result)
         if result.status not in (FAULT, HANG) or self.sink is None:
             return None
-        own = to_finding(WalkOutcome.from_c(result), bytes(data), self.namer, HARNESS)
-        finding = replace(own, target=TARGET, harness=HARNESS, details={
-            **own.details, "unwinder": self.run_unwinders, "faulted": self.unwinder})
+        own = walk_finding(WalkOutcome.from_c(result), bytes(data), self.namer, DIFFERENTIAL)
+        finding = differential_own(own, self.run_unwinders)
         directory = self.sink.offer(finding)
         return None if directory is None else directory / f"{finding.sha1}.json"
 

@@ -2,9 +2,10 @@
 `snapshot`: libunwind's generic library and libdw, built apart from the core so that the core
 builds where they are absent).
 
-It follows the core's flavour choice ($WALKFUZZ_NATIVE, walkfuzz.core.native), as the libunwind
-target's extension does: under `asan` (and `sancov`) it is walkfuzz._snapshot_asan, the accessors,
-the capture and the guard built with ASan+UBSan; under any other flavour the plain one.
+It follows the core's flavour choice ($WALKFUZZ_NATIVE, walkfuzz.core.native), as the native
+target's unwinder extensions do: under `asan` (and `sancov`) it is walkfuzz._snapshot_asan, the
+accessors, the capture and the guard built with ASan+UBSan; under any other flavour the plain
+one.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ from typing import Any
 from walkfuzz.core.errors import CaseFormatError, UserError
 from walkfuzz.core.exit_status import BAD_INPUT, CLEAN, FINDINGS, judged
 from walkfuzz.targets.native.child import walk_in_child
+from walkfuzz.targets.native.finding import snapshot_finding
+from walkfuzz.targets.native.inputs import describe_snapshot
 from walkfuzz.targets.native.snapshot import format as fmt
 from walkfuzz.targets.native.snapshot.native import load
 from walkfuzz.targets.native.snapshot.walk import (
@@ -26,7 +28,6 @@ from walkfuzz.targets.native.snapshot.walk import (
     SnapshotWalk,
     Walker,
     describe,
-    to_finding,
 )
 from walkfuzz.targets.native.unwinders import add_unwinder_flag
 
@@ -52,7 +53,7 @@ def walk_doc(snapshot: fmt.Snapshot, data: bytes, walks: list[SnapshotWalk]) -> 
         "reads": first.reads, "misses": first.misses,
     }
     if first.finding_kind is not None:
-        finding = to_finding(first, data)
+        finding = snapshot_finding(first, data)
         doc["location"] = finding.location
         doc["signature"] = finding.signature
     return doc
@@ -66,10 +67,7 @@ def replay(data: bytes, unwinders: list[str], source: str) -> dict[str, Any]:
         walker = Walker(native, name)
         docs.append(walk_doc(snapshot, data, [walker.walk(data) for _ in range(REPEATS)]))
     return {
-        "snapshot": {"stack_address": hex(snapshot.stack_addr), "stack_bytes": len(snapshot.stack),
-                     "pc": hex(snapshot.regs[fmt.RIP]), "sp": hex(snapshot.regs[fmt.RSP]),
-                     "modules": sorted({m.path for m in snapshot.mappings()}),
-                     "truth_ranges": len(snapshot.truth)},
+        "snapshot": describe_snapshot(snapshot),
         "walks": docs,
     }
 

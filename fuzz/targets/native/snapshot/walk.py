@@ -1,11 +1,10 @@
-"""One snapshot walked by one unwinder, in Python: the frames, the verdict and the finding.
+"""One snapshot walked by one unwinder, in Python: the frames and the verdict (the finding it
+makes is walkfuzz.targets.native.finding's).
 
-A finding's location is `<unwinder>-remote:` and the fault's symbol (walkfuzz.core.symbolize),
-`watchdog:` and the symbol for a hang, or `check:cycle`. A frame's kind: `truth-N` for the N-th
-function of the snapshot's known chain (innermost 0), else the base name of the snapshot module
-holding the pc, else `wild`. A finding's shape is the class of the frame the unwinder was
-stepping from (`known`, `module`, `wild`; `init` when there was none), as for the libunwind
-target: the fault's location names the code path.
+A frame's kind: `truth-N` for the N-th function of the snapshot's known chain (innermost 0),
+else the base name of the snapshot module holding the pc, else `wild`. A finding's shape is the
+class of the frame the unwinder was stepping from (`known`, `module`, `wild`; `init` when there
+was none), as for a live walk: the fault's location names the code path.
 """
 
 from __future__ import annotations
@@ -15,12 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from walkfuzz.core.guard import Fault, native_fault
-from walkfuzz.core.symbolize import locate
-from walkfuzz.findings.finding import Finding, FindingKind
+from walkfuzz.findings.finding import FindingKind
 from walkfuzz.targets.native.snapshot import format as fmt
 
-TARGET = "native"
-HARNESS = "snapshot"
 UNWINDERS = {"libunwind": 0, "libdw": 1}
 UNWINDER_ENV = "WALKFUZZ_UNWINDER"  # the harness's unwinder, set by the campaign for its workers
 LIBRARIES = {"libunwind": "libunwind-x86_64.so.8 (remote address space)",
@@ -120,36 +116,3 @@ def describe(snapshot: fmt.Snapshot, walk: SnapshotWalk) -> list[str]:
     """Each frame as `kind pc sp`, for reports and replay."""
     maps = snapshot.mappings()
     return [f"{frame_kind(snapshot, maps, f)} pc={f.pc:#x} sp={f.sp:#x}" for f in walk.frames]
-
-
-def location(walk: SnapshotWalk) -> str:
-    """`<unwinder>-remote:` and where it went wrong: the signature names the unwinder, and a
-    remote-memory walk's findings stay apart from the same unwinder's live ones."""
-    hang = walk.stop == "hang"
-    if walk.stop == "cycle":
-        where = "check:cycle"
-    else:
-        where = locate(walk.fault.pc if walk.fault else 0, hang=hang).location
-        where = f"watchdog:{where}" if hang else where
-    return f"{walk.unwinder}-remote:{where}"
-
-
-def to_finding(walk: SnapshotWalk, data: bytes) -> Finding:
-    """The finding of a walk that faulted, hung or cycled (the unwinder's own bugs: the
-    snapshot's bytes are data, every read of them is bounds-checked)."""
-    kind = walk.finding_kind
-    if kind is None:
-        raise ValueError(f"walk stop {walk.stop} is not a finding")
-    snapshot = fmt.decode(data)
-    maps = snapshot.mappings()
-    kinds = [frame_kind(snapshot, maps, f) for f in walk.frames]
-    details: dict[str, object] = {
-        "unwinder": walk.unwinder, "library": LIBRARIES[walk.unwinder], "stop": walk.stop,
-        "rc": walk.rc, "frames": describe(snapshot, walk), "frame_kinds": kinds,
-        "registers": {n: hex(v) for n, v in zip(fmt.REG_NAMES, snapshot.regs, strict=True)},
-    }
-    if walk.stop != "cycle" and walk.fault is not None:
-        details["fault"] = walk.fault.to_json()
-    shape = (walk.unwinder, step_class(kinds[-1]) if kinds else "init")
-    return Finding(kind=kind, target=TARGET, harness=HARNESS, location=location(walk),
-                   shape=shape, data=data, details=details)

@@ -1,4 +1,4 @@
-"""`python -m walkfuzz.targets.minivm.stress.child OPTIONS_JSON`: one live stress run, its result as
+"""`python -m walkfuzz.targets.minivm.live.child OPTIONS_JSON`: one live stress run, its result as
 one JSON document on stdout, and its counts so far on stderr while it runs
 (walkfuzz.engine.progress.report_status). A bad option prints one line on stderr and exits 2."""
 
@@ -10,13 +10,13 @@ import sys
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.engine.progress import report_status
-from walkfuzz.targets.minivm.stress.live import run_live
-from walkfuzz.targets.minivm.stress.options import StressOptions
+from walkfuzz.targets.minivm.live.live import run_live
+from walkfuzz.targets.minivm.live.options import StressOptions
 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m walkfuzz.targets.minivm.stress.child OPTIONS_JSON", file=sys.stderr)
+        print("usage: python -m walkfuzz.targets.minivm.live.child OPTIONS_JSON", file=sys.stderr)
         return 2
     try:
         result = run_live(StressOptions.from_json(json.loads(argv[1])), report_status)

@@ -29,14 +29,14 @@ from pathlib import Path
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import ROOT, output_dir
+from walkfuzz.coverage import llvm
+from walkfuzz.coverage.inputs import CorpusInput, corpus_inputs
+from walkfuzz.coverage.llvm import FileFigures
 from walkfuzz.engine.child import python_command, run_child
 from walkfuzz.engine.progress import Progress
 from walkfuzz.engine.worker import WorkerEnv
-from walkfuzz.targets.coverage import llvm
-from walkfuzz.targets.coverage.inputs import CorpusInput, corpus_inputs
-from walkfuzz.targets.coverage.llvm import FileFigures
 from walkfuzz.targets.minivm.walker_library import check_walker_library
-from walkfuzz.targets.table import DEFAULT_TARGET, default_out
+from walkfuzz.targets.table import DEFAULT_TARGET, TARGETS, default_out, lookup
 
 REPLAY_TIMEOUT = 600  # seconds for one replay of a whole corpus
 REFERENCE_DIR = ROOT / "native" / "walkers" / "reference"
@@ -127,10 +127,11 @@ def _walker_files(walker: str, objects: list[Path], union: Path,
 
 def measure_coverage(request: CoverageRequest) -> CoverageResult:
     """Replay every corpus, merge, and write the union's HTML and coverage.json."""
-    if request.target != DEFAULT_TARGET:
-        # libunwind's harness loads walkfuzz._unwind and hotspot's a JVM: neither has a
+    if not lookup(request.target).source_coverage:
+        # the native harnesses load walkfuzz._unwind and hotspot's a JVM: neither has a
         # source-coverage build, so a replay would write no profile.
-        raise UserError(f"walkfuzz coverage measures the {DEFAULT_TARGET} target's walkers; "
+        which = ", ".join(t.name for t in TARGETS if t.source_coverage)
+        raise UserError(f"walkfuzz coverage measures the {which} target's walkers; "
                         f"--target {request.target} has no source-coverage build")
     corpora = corpus_inputs(request.corpora, request.target, request.harness)
     names = sorted({c.harness.name for c in corpora})

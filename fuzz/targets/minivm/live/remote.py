@@ -1,5 +1,5 @@
 """The remote side of a stress run spread over execnet gateways
-(walkfuzz.targets.minivm.stress.gateways): one live stress run on the gateway's host, with
+(walkfuzz.targets.minivm.live.gateways): one live stress run on the gateway's host, with
 walkfuzz as installed there, and its report and findings sent back as they are on disk.
 
 HELLO is the source the driver sends first (`gateway.remote_exec`): it imports nothing of
@@ -25,10 +25,10 @@ from typing import Any, Protocol
 
 from walkfuzz.core.errors import UserError, WalkfuzzError
 from walkfuzz.report.files import REPORT_STEM
-from walkfuzz.targets.minivm.stress.options import StressOptions
-from walkfuzz.targets.minivm.stress.reporting import write_stress_report
-from walkfuzz.targets.minivm.stress.runner import run_minivm_stress
-from walkfuzz.targets.minivm.stress.summary import one_line
+from walkfuzz.targets.minivm.live.options import StressOptions
+from walkfuzz.targets.minivm.live.reporting import write_stress_report
+from walkfuzz.targets.minivm.live.runner import run_minivm_stress
+from walkfuzz.targets.minivm.live.summary import one_line
 
 HELLO = """
 import os, socket, sys
@@ -41,7 +41,7 @@ channel.send({"version": version, "hostname": socket.gethostname(),
               "label": os.environ.get("WALKFUZZ_HOST_LABEL", ""), "python": sys.executable})
 request = channel.receive() if version is not None else None
 if request is not None:
-    from walkfuzz.targets.minivm.stress.remote import serve
+    from walkfuzz.targets.minivm.live.remote import serve
     serve(channel, request)
 """
 
@@ -49,7 +49,7 @@ if request is not None:
 STOP = "stop"
 STATUS = "status"  # a message of the run's counts so far (live.progress_of), while it runs
 STOP_POLL_SECONDS = 0.05  # how often a stop looks for the stress child to interrupt
-CHILD_MODULE = "walkfuzz.targets.minivm.stress.child"  # what run_minivm_stress starts
+CHILD_MODULE = "walkfuzz.targets.minivm.live.child"  # what run_minivm_stress starts
 
 
 class Channel(Protocol):

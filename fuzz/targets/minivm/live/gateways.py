@@ -6,7 +6,7 @@ Each gateway runs the whole run as given (`--duration`, `--walks` are per host) 
 `--seed` + its position among the `--tx` flags, so the hosts sample different workloads; the
 host's report names its seed. Code is not shipped: each host runs the walkfuzz installed for
 the gateway's Python, and a version other than this one's is refused before anything runs
-(walkfuzz.targets.minivm.stress.gateway_hosts). Findings come back with the report and are
+(walkfuzz.targets.minivm.live.gateway_hosts). Findings come back with the report and are
 written under `OUT/hosts/KEY/`; the merged report in OUT points at them.
 """
 
@@ -26,11 +26,11 @@ from walkfuzz.engine.run_report import write_run_report
 from walkfuzz.findings.store import write_atomic
 from walkfuzz.report.document import RunReport
 from walkfuzz.report.merge import HOST_PREFIX, merge_reports
-from walkfuzz.targets.minivm.stress.gateway_hosts import Host, name_hosts, open_host
-from walkfuzz.targets.minivm.stress.gateway_replies import collect
-from walkfuzz.targets.minivm.stress.options import StressOptions
-from walkfuzz.targets.minivm.stress.runner import GRACE_SECONDS
-from walkfuzz.targets.minivm.stress.summary import verdict
+from walkfuzz.targets.minivm.live.gateway_hosts import Host, name_hosts, open_host
+from walkfuzz.targets.minivm.live.gateway_replies import collect
+from walkfuzz.targets.minivm.live.options import StressOptions
+from walkfuzz.targets.minivm.live.runner import GRACE_SECONDS
+from walkfuzz.targets.minivm.live.summary import verdict
 
 HOSTS_DIR = "hosts"
 

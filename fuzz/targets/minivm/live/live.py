@@ -1,8 +1,8 @@
 """One live stress run in this process (C: wf_live_run in native/src/live/live_run.c), turned into
 a JSON-able result; its failed samples are drained and saved while it runs
-(walkfuzz.targets.minivm.stress.drain). A process can run it once: it owns the VM's fixed addresses
+(walkfuzz.targets.minivm.live.drain). A process can run it once: it owns the VM's fixed addresses
 and SIGPROF, so callers other than tests use the child process
-(walkfuzz.targets.minivm.stress.runner)."""
+(walkfuzz.targets.minivm.live.runner)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from walkfuzz.core.native import load
 from walkfuzz.engine.interrupt import stop_on_interrupt
 from walkfuzz.engine.progress import STATUS_EVERY
 from walkfuzz.findings.hits import RunClock
-from walkfuzz.targets.minivm.stress.drain import ERROR_NAMES, POLL_SECONDS, WINDOW_NAMES, Drain
-from walkfuzz.targets.minivm.stress.options import MODES, SOURCES, WORKLOADS, StressOptions
-from walkfuzz.targets.minivm.stress.signature import CLASS_NAMES
+from walkfuzz.targets.minivm.live.drain import ERROR_NAMES, POLL_SECONDS, WINDOW_NAMES, Drain
+from walkfuzz.targets.minivm.live.options import MODES, SOURCES, WORKLOADS, StressOptions
+from walkfuzz.targets.minivm.live.signature import CLASS_NAMES
 from walkfuzz.targets.minivm.walker_library import ERROR_LEN, check_walker_library
 
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
@@ -157,7 +157,7 @@ def progress_of(lib: Any, counts: Any, drain: Drain) -> dict[str, Any]:
 def run_live(options: StressOptions,
              on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run `options` here and return the result document (see
-    walkfuzz.targets.minivm.stress.summary).
+    walkfuzz.targets.minivm.live.summary).
     Failed samples are drained while the run goes on and saved under options.out, if set;
     `on_progress` gets the counts so far (progress_of) every STATUS_EVERY seconds."""
     options.check()

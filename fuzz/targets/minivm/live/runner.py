@@ -10,7 +10,7 @@ from typing import Any
 
 from walkfuzz.core.errors import UserError, WalkfuzzError
 from walkfuzz.engine.child import run_child, walkfuzz_command
-from walkfuzz.targets.minivm.stress.options import StressOptions
+from walkfuzz.targets.minivm.live.options import StressOptions
 
 GRACE_SECONDS = 60.0  # beyond the run's own length, before the child is killed
 
@@ -25,7 +25,7 @@ def run_minivm_stress(options: StressOptions,
     `on_status` gets the child's counts so far while it runs (live.progress_of)."""
     options.check()
     seconds = (options.duration_ns + options.baseline_ns) / 1e9 + GRACE_SECONDS
-    command = walkfuzz_command("walkfuzz.targets.minivm.stress.child",
+    command = walkfuzz_command("walkfuzz.targets.minivm.live.child",
                                json.dumps(options.to_json()))
     try:
         # graceful: a Ctrl-C or SIGTERM still gets the result, marked interrupted

@@ -25,9 +25,9 @@ from walkfuzz.core.guard import Fault
 from walkfuzz.core.symbolize import object_location
 from walkfuzz.findings.finding import Finding, FindingKind
 from walkfuzz.targets.hotspot.hserr import parse_hs_err
+from walkfuzz.targets.hotspot.inputs import Record, decode
 from walkfuzz.targets.hotspot.jdk import Jdk
 from walkfuzz.targets.hotspot.jvm_run import JvmRun
-from walkfuzz.targets.hotspot.record import Record, decode
 
 TARGET = "hotspot"
 # ASGCT result codes (HotSpot forte.cpp); -15 is the agent's own "the call faulted".

@@ -14,9 +14,9 @@ from typing import Any
 from walkfuzz.core.errors import UserError, WalkfuzzError
 from walkfuzz.engine.interrupt import INTERRUPT_GRACE_SECONDS
 from walkfuzz.engine.progress import Progress, human
-from walkfuzz.targets.minivm.stress.gateway_hosts import GatewayRunError, Host, last_line
-from walkfuzz.targets.minivm.stress.remote import STATUS, STOP
-from walkfuzz.targets.minivm.stress.runner import GRACE_SECONDS
+from walkfuzz.targets.minivm.live.gateway_hosts import GatewayRunError, Host, last_line
+from walkfuzz.targets.minivm.live.remote import STATUS, STOP
+from walkfuzz.targets.minivm.live.runner import GRACE_SECONDS
 
 Message = tuple[Host, dict[str, Any]]
 

@@ -19,9 +19,9 @@ from walkfuzz.findings.finding import Finding
 from walkfuzz.findings.store import save_finding
 from walkfuzz.report.document import RunMeta, RunReport, group_findings, host_info, host_label
 from walkfuzz.report.merge import merge_reports
-from walkfuzz.targets.minivm.stress.reporting import findings_of
-from walkfuzz.targets.minivm.stress.signature import HARNESS, TARGET
-from walkfuzz.targets.minivm.stress.summary import figures
+from walkfuzz.targets.minivm.live.reporting import findings_of
+from walkfuzz.targets.minivm.live.signature import HARNESS, TARGET
+from walkfuzz.targets.minivm.live.summary import figures
 
 SUMMED = ("requested", "delivered", "walked", "exact", "invalid", "faults", "hangs")
 COMMAND = ["pytest", "-m", "stress"]

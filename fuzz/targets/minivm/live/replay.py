@@ -1,6 +1,6 @@
 """A live stress capture replayed (C: wf_live_replay, native/src/live/live_replay.c): the walk its
 EXPECTED section names runs again with the same walker, and the live oracle judges it against
-the expected trace exactly, so the finding (walkfuzz.targets.minivm.stress.signature) is the live
+the expected trace exactly, so the finding (walkfuzz.targets.minivm.live.signature) is the live
 one's: same kind, location `check:live-<class>` and shape, or the same fault. """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 from walkfuzz.core.guard import Fault, native_fault
 from walkfuzz.findings.finding import Finding
-from walkfuzz.targets.minivm.stress.drain import ERROR_NAMES, FRAME_TYPES
-from walkfuzz.targets.minivm.stress.signature import FAULT, HANG, class_name, live_finding
+from walkfuzz.targets.minivm.live.drain import ERROR_NAMES, FRAME_TYPES
+from walkfuzz.targets.minivm.live.signature import FAULT, HANG, class_name, live_finding
 
 OUTCOMES = ("exact", "invalid", "fault", "hang", "not-judged")
 ERRORS = {-1: "no EXPECTED section (not a live stress capture)",

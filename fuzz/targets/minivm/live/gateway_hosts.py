@@ -1,4 +1,4 @@
-"""The hosts of a stress run over execnet gateways (walkfuzz.targets.minivm.stress.gateways):
+"""The hosts of a stress run over execnet gateways (walkfuzz.targets.minivm.live.gateways):
 each gateway opened and asked which walkfuzz its host has (remote.HELLO), refused in one line
 when it cannot be used, and named.
 
@@ -17,7 +17,7 @@ import execnet
 
 from walkfuzz import __version__
 from walkfuzz.core.errors import MissingDependencyError, UserError, WalkfuzzError
-from walkfuzz.targets.minivm.stress.remote import HELLO
+from walkfuzz.targets.minivm.live.remote import HELLO
 
 HELLO_SECONDS = 60.0  # a host that does not say who it is by then is not answering
 

@@ -2,12 +2,12 @@
 walkfuzz.report.document).
 
 Findings: every failed sample the run captured and saved while it ran
-(walkfuzz.targets.minivm.stress.drain)
+(walkfuzz.targets.minivm.live.drain)
 is a case file with the live oracle's expected trace (section 11), so `walkfuzz replay FILE`
 reproduces it; its description has the walked and the expected frames. The location of an
 invalid trace is the oracle's class (`check:live-<class>`), of a fault the symbolized faulting
 pc; the shape is the frame kinds walked up to the first difference
-(walkfuzz.targets.minivm.stress.signature).
+(walkfuzz.targets.minivm.live.signature).
 Each signature's group in the report counts every failed sample of it (not only the stored
 ones) and carries when the first and the last was sampled (`details.hits`). A queue-mode run
 whose GetQueueSizeInfo disagreed with the worker's own count is one contract finding of the
@@ -32,9 +32,9 @@ from walkfuzz.report.document import (
     RunReport,
     group_findings,
 )
-from walkfuzz.targets.minivm.stress.hits import HITS
-from walkfuzz.targets.minivm.stress.signature import HARNESS, TARGET
-from walkfuzz.targets.minivm.stress.summary import figures, slowdown
+from walkfuzz.targets.minivm.live.hits import HITS
+from walkfuzz.targets.minivm.live.signature import HARNESS, TARGET
+from walkfuzz.targets.minivm.live.summary import figures, slowdown
 
 
 def source_text(options: dict[str, Any]) -> str:

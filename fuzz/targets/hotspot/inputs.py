@@ -1,7 +1,7 @@
-"""Perturbation records: what the HotSpot agent does to pc, sp and fp of a copied ucontext
-before it calls AsyncGetCallTrace. The agent's C codec (native/agents/hotspot/wf_hs_record.c) is
-the other half; both read every version, and tests/native/test_hotspot_record_c.py checks
-that they agree.
+"""The HotSpot target's inputs, perturbation records: what the HotSpot agent does to pc, sp and
+fp of a copied ucontext before it calls AsyncGetCallTrace. The agent's C codec
+(native/agents/hotspot/wf_hs_record.c) is the other half; both read every version, and
+tests/native/test_hotspot_record_c.py checks that they agree.
 
 Version 1 (27 bytes, no version byte; its first byte, pc's op, is below 0x80):
 
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from walkfuzz.core.errors import UserError
 
+HARNESS = "perturb"  # the one harness: its inputs are records, the name its findings carry
 V1_SIZE = 27
 V2_SIZE = 31
 V2_TAG = 0x82

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from walkfuzz.findings.hits import RunClock
-from walkfuzz.targets.minivm.stress.signature import key_signature
+from walkfuzz.targets.minivm.live.signature import key_signature
 
 HITS = "hits"
 SIGNATURES_CAP = 1024  # wf_live_signatures: at most 16 workers x 32 keys

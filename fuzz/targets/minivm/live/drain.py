@@ -15,8 +15,8 @@ from typing import Any
 
 from walkfuzz.findings.hits import Hits, HitStore, RunClock
 from walkfuzz.findings.store import save_finding
-from walkfuzz.targets.minivm.stress.hits import HITS, signature_hits
-from walkfuzz.targets.minivm.stress.signature import FAULT, HANG, class_name, live_finding, located
+from walkfuzz.targets.minivm.live.hits import HITS, signature_hits
+from walkfuzz.targets.minivm.live.signature import FAULT, HANG, class_name, live_finding, located
 
 POLL_SECONDS = 0.02
 HITS_EVERY_SECONDS = 1.0       # how often the hits store gets the C side's counts

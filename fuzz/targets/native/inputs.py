@@ -1,12 +1,22 @@
-"""A libunwind fuzz input, decoded in Python for people: replay output and finding details.
+"""The native target's inputs: a perturb record (59 bytes: a generated chain, how its context
+is captured, up to four perturbations of it) and a stack snapshot (walkfuzz.targets.native.snapshot
+.format), told apart by their bytes (`harness_of`, `is_snapshot_file`), each described for
+people (`describe`).
 
-The C side (native/agents/native/wf_uw_input.c) is what runs; this mirrors its layout
-(documented in wf_unwind.h) so that a stored input reads as JSON. Any bytes decode.
+The perturb record is decoded here for replay output and finding details; the C side
+(native/agents/native/wf_uw_input.c) is what runs, and this mirrors its layout (documented in
+wf_unwind.h) so that a stored input reads as JSON. Any bytes decode. `unperturbed` writes the
+record of a chain walked unperturbed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from walkfuzz.targets.native.snapshot import format as fmt
+from walkfuzz.targets.native.snapshot.format import is_snapshot as is_snapshot
+from walkfuzz.targets.native.snapshot.format import is_snapshot_file as is_snapshot_file
 
 INPUT_SIZE = 59
 MAX_DEPTH = 16
@@ -42,7 +52,9 @@ class Perturbation:
 
 
 @dataclass(frozen=True)
-class LibunwindCase:
+class PerturbCase:
+    """A perturb record, decoded."""
+
     capture: str  # "unw_getcontext" or "getcontext"
     signal_frame_flag: bool
     path: tuple[int, ...]  # chain function indices, outermost first
@@ -61,7 +73,7 @@ class LibunwindCase:
         }
 
 
-def decode(data: bytes) -> LibunwindCase:
+def decode(data: bytes) -> PerturbCase:
     raw = data[:INPUT_SIZE].ljust(INPUT_SIZE, b"\0")
     depth = 1 + raw[1] % MAX_DEPTH
     count = raw[OFF_COUNT] % (MAX_PERTURB + 1)
@@ -73,7 +85,7 @@ def decode(data: bytes) -> LibunwindCase:
             continue
         register = FIXED_REGISTERS.get(kind, REGISTER_NAMES[chunk[0] % len(REGISTER_NAMES)])
         applied.append(Perturbation(register, kind, int.from_bytes(chunk[2:10], "little")))
-    return LibunwindCase(
+    return PerturbCase(
         capture="getcontext" if raw[0] & 1 else "unw_getcontext",
         signal_frame_flag=not raw[0] & 2,
         path=tuple(b % CHAIN_FUNCTIONS for b in raw[2 : 2 + depth]),
@@ -90,3 +102,29 @@ def unperturbed(path: list[int] | tuple[int, ...], flags: int = 0) -> bytes:
     data[0], data[1] = flags, len(path) - 1
     data[2 : 2 + len(path)] = bytes(path)
     return bytes(data)
+
+
+# The harness of each input format: what made it, and what replays it.
+PERTURB = "perturb"  # a perturbed context of a generated chain, walked live
+SNAPSHOT = "snapshot"  # a stack snapshot, walked in remote-memory mode
+
+
+def harness_of(data: bytes) -> str:
+    """The harness whose input `data` is: a snapshot is known by its magic, anything else is
+    a perturb record (any bytes decode as one)."""
+    return SNAPSHOT if is_snapshot(data) else PERTURB
+
+
+def describe_snapshot(snapshot: fmt.Snapshot) -> dict[str, Any]:
+    """What a snapshot holds, for people: where its stack is, its registers, its modules."""
+    return {"stack_address": hex(snapshot.stack_addr), "stack_bytes": len(snapshot.stack),
+            "pc": hex(snapshot.regs[fmt.RIP]), "sp": hex(snapshot.regs[fmt.RSP]),
+            "modules": sorted({m.path for m in snapshot.mappings()}),
+            "truth_ranges": len(snapshot.truth)}
+
+
+def describe(data: bytes, source: str = "input") -> dict[str, Any]:
+    """An input of either format as JSON (CaseFormatError for a snapshot that does not decode)."""
+    if is_snapshot(data):
+        return describe_snapshot(fmt.decode(data, source))
+    return decode(data).to_json()

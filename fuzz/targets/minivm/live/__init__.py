@@ -7,7 +7,7 @@ thread's shadow stack. Modules:
 
   options   what to run (mode, interval, threads, duration, workload) and parsing of durations
   live      the run itself, in the process that calls it (one per process)
-  child     `python -m walkfuzz.targets.minivm.stress.child`: the run in a child process, JSON out
+  child     `python -m walkfuzz.targets.minivm.live.child`: the run in a child process, JSON out
   runner    `run_minivm_stress`: start the child, read its result
   summary   figures of a result: rates per second and per CPU-second, percentiles, slowdown
   reporting findings and the run report (walkfuzz.report.document) of a result

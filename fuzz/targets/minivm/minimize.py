@@ -30,14 +30,16 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from walkfuzz.core.errors import UserError
-from walkfuzz.targets.harness_replay import GENERATOR_HARNESSES, LIVE_HARNESS, MinivmReplayer
 from walkfuzz.targets.minivm import vm_model as vm
 from walkfuzz.targets.minivm.case import decode as dec
 from walkfuzz.targets.minivm.case import encode as enc
 from walkfuzz.targets.minivm.case import format as C
 from walkfuzz.targets.minivm.case.status import CaseDecodeError
+from walkfuzz.targets.minivm.inputs import GENERATOR_HARNESSES, LIVE_HARNESS
+from walkfuzz.targets.minivm.replayer import MinivmReplayer
+from walkfuzz.targets.protocol import MINIMIZE_BUDGET_S
 
-DEFAULT_BUDGET = 5.0  # seconds
+DEFAULT_BUDGET = MINIMIZE_BUDGET_S
 MINIMIZE_HANG_NS = 20_000_000  # a minimizing replay of a hang needs no more than this
 ZERO_WORDS_MAX = 512  # zeroing words keeps the size; only worth its replays on small stacks
 QUEUE_SECTION = 9
@@ -79,11 +81,11 @@ class Oracle:
         self.tests += 1
         try:
             harness = harness or self.case_harness
-            replay = self.replayer.run(data, harness, self.walker, "<candidate>")
+            replay = self.replayer.run_as(data, harness, self.walker, "<candidate>")
             if replay.finding is None or replay.finding.signature != self.signature:
                 return False
             return not (self.reference_clean and harness == LIVE_HARNESS and
-                        self.replayer.run(data, harness, "reference", "<candidate>").finding)
+                        self.replayer.run_as(data, harness, "reference", "<candidate>").finding)
         except UserError:
             return False
 
@@ -404,7 +406,7 @@ def minimize(data: bytes, harness: str, walker: str, budget: float = DEFAULT_BUD
     """The smallest reproducer found within `budget` seconds (see the module docstring)."""
     started = time.monotonic()
     replayer = replayer or MinivmReplayer(MINIMIZE_HANG_NS)
-    first = replayer.run(data, harness, walker, source)
+    first = replayer.run_as(data, harness, walker, source)
     if first.finding is None:
         raise MinimizeError(f"{source}: replays without a finding on walker {walker!r} "
                             f"(harness {harness}); nothing to minimize")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from walkfuzz.targets.coverage.llvm import MEASURES, Figure, FileFigures
-from walkfuzz.targets.coverage.run import UNION, CoverageResult
+from walkfuzz.coverage.llvm import MEASURES, Figure, FileFigures
+from walkfuzz.coverage.run import UNION, CoverageResult
 
 TOTAL = "walker total"
 

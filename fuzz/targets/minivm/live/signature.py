@@ -1,7 +1,7 @@
 """What a failed live sample is as a finding: kind, location and shape from the live oracle's
 verdict, the same whether the sample was just drained from a live run
-(walkfuzz.targets.minivm.stress.drain)
-or its case was replayed (walkfuzz.targets.harness_replay: wf_live_replay), so both give one
+(walkfuzz.targets.minivm.live.drain)
+or its case was replayed (walkfuzz.targets.minivm.replayer: wf_live_replay), so both give one
 signature.
 
   class (WF_LIVE_CLS_*)  -> kind invalid-trace (contract: contract), location check:live-<class>
