@@ -138,8 +138,6 @@ class Target:
     sanitizer_builds: tuple[str, ...] = (SANITIZER_FLAVOUR,)
     # files saved beside a stored input that are no input: (suffix, what it is)
     side_files: tuple[tuple[str, str], ...] = ()
-    # the module of the replay part, when it is not yet the package's replay.py
-    replay_module: str = ""
     # after a campaign of its harness: the reproducers checked in fresh processes
     reproducer_checks: tuple[Hook, ...] = ()
 
@@ -148,8 +146,6 @@ class Target:
 
     def part(self, name: str) -> ModuleType:
         """The package's module `name` (one of protocol.PARTS), imported now."""
-        if name == "replay" and self.replay_module:
-            return importlib.import_module(self.replay_module)
         return importlib.import_module(f"walkfuzz.targets.{self.package}.{name}")
 
     def replayer(self) -> ReplayModule:
@@ -181,7 +177,6 @@ NATIVE_NOT_MINIMIZED = ("native inputs are not minimized: an input is a fixed 59
 NATIVE_SIDE_FILES = ((NATIVE_SNAPSHOT_SUFFIX, "the snapshot of the walk of the input next to "
                       "it (replayed when the input is not)"),)
 # native's replay part with the differential findings it does not group by description yet
-_NATIVE_REPLAY = "walkfuzz.targets.native.replay"
 
 TARGETS: tuple[Target, ...] = (
     Target(
@@ -211,8 +206,7 @@ TARGETS: tuple[Target, ...] = (
                     ("--unwinder", "--mode", "--baseline", "--walk-budget", "--max-depth")),
         replay=part("native", "replay", ("--unwinder",)),
         script_prefix="native_", not_minimized=NATIVE_NOT_MINIMIZED,
-        side_files=NATIVE_SIDE_FILES,
-        replay_module=_NATIVE_REPLAY),
+        side_files=NATIVE_SIDE_FILES),
     Target(
         LIBUNWIND, "--target native --unwinder libunwind (Debian's libunwind), by its first "
         "name; its fuzz runs a libFuzzer campaign by default", "native",
@@ -226,8 +220,7 @@ TARGETS: tuple[Target, ...] = (
         # its campaign's unwinder is libunwind, by the alias's name
         reproducer_checks=(Hook(PERTURB_HARNESS,
                                 "walkfuzz.targets.native.fresh_replay:check_reproducers",
-                                LIBUNWIND),),
-        replay_module=_NATIVE_REPLAY),
+                                LIBUNWIND),)),
 )
 
 

@@ -113,11 +113,11 @@ def test_a_generator_input_can_shrink_to_nothing_and_still_show_the_bug() -> Non
     # it clean). A consumer of minimize() (bench/bench_triage.py) must allow for b"".
     walker = str(planted.build(planted.planted_bug("frame-size-off-by-one"), "plain"))
     replayer = MinivmReplayer(MINIMIZE_HANG_NS)
-    empty = replayer.run(b"", "layouts", walker, "<empty>").finding
+    empty = replayer.run_as(b"", "layouts", walker, "<empty>").finding
     assert empty is not None
-    assert replayer.run(b"", "layouts", "reference", "<empty>").finding is None
+    assert replayer.run_as(b"", "layouts", "reference", "<empty>").finding is None
     data = bytes(range(1, 200))
-    first = replayer.run(data, "layouts", walker, "<input>").finding
+    first = replayer.run_as(data, "layouts", walker, "<input>").finding
     assert first is not None and first.signature == empty.signature, "pick another input"
     result = minimize(data, "layouts", walker, 5.0, replayer)
     assert (result.data, result.harness, result.signature) == (b"", "layouts", empty.signature)
