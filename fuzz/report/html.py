@@ -48,7 +48,7 @@ white-space:pre;overflow-x:auto}
 .plots svg{width:100%;height:auto}
 dl.fields{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:4px 0}
 dl.fields dt{font-weight:600}dl.fields dd{margin:0}dl.fields dl.fields{margin:0}
-.crash,.hang{color:#cf222e}.ok{color:#1a7f37}.status{color:#59636e;margin-top:0}
+.causes td.name{white-space:nowrap}.crash,.hang{color:#cf222e}.ok{color:#1a7f37}.status{color:#59636e;margin-top:0}
 """
 
 # Wires the copy buttons (rendered disabled: without the script they could do nothing).
@@ -103,7 +103,8 @@ def _by_kind(counts: Mapping[str, int]) -> str:
 def _counts_line(doc: RunReport, found: Sequence[Cause]) -> str:
     """Signatures and hits, each per kind: a hit is one input that showed a signature."""
     signatures, hits = per_kind(doc.findings)
-    text = (f"{len(found)} cause{'' if len(found) == 1 else 's'}; {len(doc.findings)} signatures ({_by_kind(signatures)}); "
+    text = (f"{len(found)} cause{'' if len(found) == 1 else 's'}; "
+            f"{len(doc.findings)} signatures ({_by_kind(signatures)}); "
             f"{sum(hits.values()):,} hits ({_by_kind(hits)})")
     return f"<p>{_e(text)}</p>"
 
@@ -137,8 +138,9 @@ def _causes(doc: RunReport, found: Sequence[Cause]) -> str:
             f'<a href="#{_anchor(index[id(g)])}">{_e(" > ".join(g.shape) or "none")}</a>'
             for g in cause.signatures)
         body.append(
-            f'<tr><td class="{_e(cause.kind)}">{_e(cause.kind)}</td><td>{_e(cause.location)}</td>'
-            f"<td>{cause.hits:,}</td><td>{_e(seen(first.first_seen_s, first.first_seen_at))}</td>"
+            f'<tr><td class="{_e(cause.kind)} name">{_e(cause.kind)}</td>'
+            f'<td class="name">{_e(cause.location)}</td><td>{cause.hits:,}</td>'
+            f"<td>{_e(seen(first.first_seen_s, first.first_seen_at))}</td>"
             f"<td>{len(cause.signatures)}: {links}</td>"
             f"<td>{_reproducer(cause.smallest.reproducer)}{_difference(cause)}</td></tr>")
     return (f'<h2 id="causes">Causes</h2>{_counts_line(doc, found)}'
@@ -170,14 +172,20 @@ def _plots(doc: RunReport) -> str:
     return f'<h2 id="plots">Plots</h2><div class="plots">{"".join(svgs)}</div>'
 
 
+# A list of plain values this short each is joined on one line; longer ones (paths) get a line
+# each.
+SHORT_ITEM = 24
+
+
 def _value(value: object) -> str:
-    """A detail's value as fields: a mapping as a definition list, a list of plain values
-    joined, anything else as text."""
+    """A detail's value as fields: a mapping as a definition list, a list of short plain
+    values joined, of others one per line, anything else as text."""
     if isinstance(value, Mapping):
         return _fields([(str(k), v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))])
     if isinstance(value, Sequence) and not isinstance(value, str):
-        if all(not isinstance(v, (Mapping, list, tuple)) for v in value):
-            return _e(", ".join(value_text(v) for v in value)) or "(none)"
+        items = [value_text(v) for v in value if not isinstance(v, (Mapping, list, tuple))]
+        if len(items) == len(value) and all(len(v) <= SHORT_ITEM for v in items):
+            return _e(", ".join(items)) or "(none)"
         return "".join(f"<div>{_value(v)}</div>" for v in value)
     return _e(value_text(value))
 
