@@ -48,7 +48,8 @@ white-space:pre;overflow-x:auto}
 .plots svg{width:100%;height:auto}
 dl.fields{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:4px 0}
 dl.fields dt{font-weight:600}dl.fields dd{margin:0}dl.fields dl.fields{margin:0}
-.causes td.name{white-space:nowrap}.crash,.hang{color:#cf222e}.ok{color:#1a7f37}.status{color:#59636e;margin-top:0}
+.causes td.name{white-space:nowrap}.crash,.hang{color:#cf222e}.ok{color:#1a7f37}
+.status{color:#59636e;margin-top:0}
 """
 
 # Wires the copy buttons (rendered disabled: without the script they could do nothing).

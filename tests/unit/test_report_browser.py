@@ -32,7 +32,11 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 # Added to a copy of the page, after its own script: where the sections are laid out and how
 # the reproducers' blocks wrap, written into the DOM that --dump-dom prints.
 PROBE = """<script>
-const box = e => { if (!e) return null; const r = e.getBoundingClientRect(); return [r.top, r.bottom]; };
+const box = e => {
+  if (!e) return null;
+  const r = e.getBoundingClientRect();
+  return [r.top, r.bottom];
+};
 const pres = [...document.querySelectorAll(".repro pre")].map(getComputedStyle);
 document.body.dataset.layout = JSON.stringify({
   causes: box(document.querySelector("table.causes")),
