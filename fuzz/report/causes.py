@@ -16,15 +16,20 @@ from dataclasses import dataclass
 
 from walkfuzz.report.document import FindingGroup, RunReport
 
-# Keys of a finding's details holding the true frame and the walked one at the first
-# difference (walkfuzz.targets.minivm.finding: `want`, `got`), and the frame's index.
-FRAME_PAIRS = (("want", "got"), ("expected", "walked"))
-DIFF_INDEX = "diff_index"
+# Keys of a finding's details holding the true frames and the walked ones, and the index of
+# the first that differs: a frame each (walkfuzz.targets.minivm.finding) or the whole walks
+# (the live stress oracle).
+FRAME_PAIRS = (("want", "got", "diff_index"), ("expected", "walked", "first_diff"))
+# Whole-walk figures shown beside the frames: (name, expected key, walked key).
+WALK_PAIRS = (("frames", "want_frames", "frames"), ("frames", "expected_count", "walked_count"),
+              ("end code", "want_end_code", "end_code"))
+MISSING = "(none)"
 
 
 @dataclass
 class Difference:
-    """The expected and walked frames at the first difference: one row per field."""
+    """The expected and walked frames at the first difference, one row per field, then the
+    walks' frame counts and end codes; shown only where some row differs."""
 
     index: int | None
     rows: list[tuple[str, str, str]]  # field, expected, walked
@@ -66,14 +71,27 @@ def input_size(group: FindingGroup) -> float:
         return float("inf")
 
 
+def _frames(want: object, got: object, index: int | None) -> tuple[object, object]:
+    """The frames at `index` of two walks (MISSING past a walk's end), or the frames given."""
+    if isinstance(want, list) and isinstance(got, list) and index is not None:
+        return (want[index] if index < len(want) else {},
+                got[index] if index < len(got) else {})
+    return want, got
+
+
 def first_difference(details: Mapping[str, object]) -> Difference | None:
-    for want_key, got_key in FRAME_PAIRS:
-        want, got = details.get(want_key), details.get(got_key)
-        if isinstance(want, Mapping) and isinstance(got, Mapping):
-            fields = list(want) + [k for k in got if k not in want]
-            rows = [(str(k), str(want.get(k, "")), str(got.get(k, ""))) for k in fields]
-            index = details.get(DIFF_INDEX)
-            return Difference(index if isinstance(index, int) else None, rows)
+    for want_key, got_key, index_key in FRAME_PAIRS:
+        raw_index = details.get(index_key)
+        index = raw_index if isinstance(raw_index, int) and raw_index >= 0 else None
+        want, got = _frames(details.get(want_key), details.get(got_key), index)
+        if not (isinstance(want, Mapping) and isinstance(got, Mapping)):
+            continue
+        fields = list(want) + [k for k in got if k not in want]
+        rows = [(str(k), str(want.get(k, MISSING)), str(got.get(k, MISSING))) for k in fields]
+        rows += [(name, str(details[w]), str(details[g])) for name, w, g in WALK_PAIRS
+                 if w in details and g in details]
+        if any(w != g for _, w, g in rows):
+            return Difference(index, rows)
     return None
 
 

@@ -184,11 +184,22 @@ def _value(value: object) -> str:
     if isinstance(value, Mapping):
         return _fields([(str(k), v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))])
     if isinstance(value, Sequence) and not isinstance(value, str):
+        if value and all(isinstance(v, Mapping) for v in value):
+            return _records(value)
         items = [value_text(v) for v in value if not isinstance(v, (Mapping, list, tuple))]
         if len(items) == len(value) and all(len(v) <= SHORT_ITEM for v in items):
             return _e(", ".join(items)) or "(none)"
         return "".join(f"<div>{_value(v)}</div>" for v in value)
     return _e(value_text(value))
+
+
+def _records(records: Sequence[Mapping[str, object]]) -> str:
+    """Mappings of one kind (a walk's frames) as a table: one row each, one column per key."""
+    keys = list(dict.fromkeys(str(k) for r in records for k in r))
+    head = "".join(f"<th>{_e(k)}</th>" for k in keys)
+    body = "".join("<tr>" + "".join(f"<td>{_value(r.get(k, ''))}</td>" for k in keys) + "</tr>"
+                   for r in records)
+    return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _fields(pairs: Sequence[tuple[str, object]]) -> str:
