@@ -118,8 +118,11 @@ def test_html_groups_shapes_of_one_check_into_one_cause(tmp_path: Path) -> None:
         save_finding(tmp_path, f)
     doc = sample_report(tmp_path)
     doc.findings = group_findings(tmp_path, found + found[:1])
-    html = write_report(tmp_path / "r", doc)["html"].read_text()
+    paths = write_report(tmp_path / "r", doc)
+    html = paths["html"].read_text()
     assert html.count("<tr><td class=") == 1
+    md = paths["md"].read_text()
+    assert "### Causes: 1" in md and md.count("| invalid-trace | check:oracle-end | 6 |") == 1
     assert "1 cause; 5 signatures (invalid-trace: 5); 6 hits (invalid-trace: 6)" in html
     assert "<td class=differs>7</td><td class=differs>9</td>" in html
     assert "{&quot;" not in html and '{"' not in html  # details are fields, not JSON
