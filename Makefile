@@ -34,9 +34,10 @@ help:
 # target's unwinders (fuzz/targets/native/unwinders.py): libunwind-dev (libunwind 1.6),
 # libunwind-14 (LLVM's libunwind runtime; its -dev package conflicts with libunwind-dev, the
 # backend declares what it calls), libdw-dev and elfutils (elfutils' libdw, eu-stack); gdb: gcore,
-# a core file for remote-memory mode's tests (walkfuzz snapshot core).
+# a core file for remote-memory mode's tests (walkfuzz snapshot core); chromium: headless, renders
+# a campaign's report.html as a reader sees it (tests/unit/test_report_browser.py).
 DEB_PACKAGES := clang llvm libclang-rt-14-dev libunwind-dev openjdk-17-jdk-headless binutils \
-  clang-format libunwind-14 libdw-dev elfutils gdb
+  clang-format libunwind-14 libdw-dev elfutils gdb chromium
 .stamp-deb:
 	@bash tools/ensure-debs.sh $(DEB_PACKAGES)
 	@touch $@

@@ -27,6 +27,7 @@ OPT_OUTS: dict[str, tuple[str, str]] = {
     "libunwind": ("WALKFUZZ_SKIP_LIBUNWIND", "the libunwind target (libunwind-dev)"),
     "llvm-libunwind": ("WALKFUZZ_SKIP_LLVM_LIBUNWIND",
                        "the native target's llvm unwinder (libunwind-14)"),
+    "chromium": ("WALKFUZZ_SKIP_CHROMIUM", "the report's browser test (Debian's chromium)"),
 }
 
 # Folders of tests/ whose every test carries a marker (`make test` runs them with `-m MARKER`).

@@ -158,12 +158,6 @@ class RunReport:
             notes=list(cast(Sequence[str], doc.get("notes", []))),
         )
 
-    def findings_by_kind(self) -> dict[str, int]:
-        totals: dict[str, int] = {}
-        for group in self.findings:
-            totals[group.kind] = totals.get(group.kind, 0) + group.count
-        return totals
-
 
 def seen(seconds: float | None, wall: float | None) -> str:
     """`+12.3 s (14:02:07 UTC)`: since the start of the run, and the time of day."""

@@ -1,7 +1,9 @@
 """The run report as a short Markdown summary (for CI job summaries and pull requests).
 
-Every figure is in a table: the headline figures (walkfuzz.report.figures), the counters (one
-table of the plain ones, then one per counter that is a group of values), the findings.
+Every figure is in a table: the causes first (walkfuzz.report.causes: the findings grouped by
+kind and location, each with its smallest reproducer), the headline figures
+(walkfuzz.report.figures), the counters (one table of the plain ones, then one per counter that
+is a group of values), the findings by signature.
 
 Markdown renderers pass raw HTML through, and a `|` ends a table cell, so every string from a
 case goes through `_cell`, which escapes both.
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from html import escape
 
+from walkfuzz.report.causes import causes, per_kind
 from walkfuzz.report.document import CounterValue, FindingGroup, RunReport, seen
 from walkfuzz.report.figures import headline, value_text
 from walkfuzz.report.walk_tables import HEAD, walk_table
@@ -59,6 +62,30 @@ def _walk_tables(groups: Iterable[FindingGroup]) -> list[str]:
     return lines
 
 
+def _by_kind(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}: {v:,}" for k, v in sorted(counts.items()))
+
+
+def _causes(doc: RunReport) -> list[str]:
+    """One row per cause; a hit is one input that showed a signature."""
+    if not doc.findings:
+        return []
+    found = causes(doc)
+    signatures, hits = per_kind(doc.findings)
+    lines = [f"### Causes: {len(found)}", "",
+             f"{len(doc.findings)} signatures ({_cell(_by_kind(signatures))}); "
+             f"{sum(hits.values()):,} hits ({_cell(_by_kind(hits))})", "",
+             "| class | location | hits | first seen | signatures (shapes) | smallest reproducer |",
+             "|---|---|---:|---|---|---|"]
+    for c in found:
+        first = c.first
+        lines.append(f"| {_cell(c.kind)} | {_cell(c.location)} | {c.hits:,} | "
+                     f"{seen(first.first_seen_s, first.first_seen_at)} | "
+                     f"{len(c.signatures)}: {_cell(', '.join(c.shapes))} | "
+                     f"{_cell(c.smallest.reproducer)} |")
+    return [*lines, ""]
+
+
 def render_markdown(doc: RunReport) -> str:
     m = doc.meta
     lines = [
@@ -67,6 +94,7 @@ def render_markdown(doc: RunReport) -> str:
         *table(("run", ""), [("status", f"**{m.status}**"),
                              ("duration", f"{m.duration:.1f} s"), ("walker", m.walker),
                              ("command", " ".join(m.command))], numbers=False),
+        *_causes(doc),
         "### Summary",
         "",
         *table(("figure", "value"), headline(doc), numbers=False),

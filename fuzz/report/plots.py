@@ -4,8 +4,9 @@ histogram whose buckets are drawn to scale.
 matplotlib rather than hand-written SVG: it picks readable, labelled ticks, formats large
 numbers and log axes, and draws uneven buckets at their true widths. Figures are built on a
 bare `Figure` (no pyplot: no global state, no GUI backend) and saved as SVG with text kept as
-text, so the page stays self-contained (no scripts, no external files). matplotlib escapes the
-text it writes into the SVG, and mathtext is off, so a `$` in a title is printed as it is.
+text, so the page stays self-contained (the figures bring no script, no external file).
+matplotlib escapes the text it writes into the SVG, and mathtext is off, so a `$` in a title is
+printed as it is.
 
 The y range of a line plot fits its data (`fit_limits`): a coverage that goes from 685 to 688
 fills the plot instead of being a flat line at the top of an axis from 0.

@@ -92,7 +92,7 @@ def test_the_report_and_every_description_give_count_first_and_last_seen(
     md = (tmp_path / "report.md").read_text()
     assert "| kind | hits | first seen | last seen |" in md and "| 3 | +2.0 s (" in md
     html = (tmp_path / "report.html").read_text()
-    assert "<th>first seen</th><th>last seen</th>" in html and "+10.0 s (" in html
+    assert "<dt>first seen</dt><dd>+2.0 s (" in html and "<dt>last seen</dt><dd>+10.0 s (" in html
 
 
 def test_a_resumed_run_keeps_the_first_seen_time_and_moves_the_last(tmp_path: Path) -> None:

@@ -97,11 +97,35 @@ def test_histogram_shape_is_checked() -> None:
 
 def test_html_escapes_every_string_from_a_case(tmp_path: Path) -> None:
     html = write_report(tmp_path / "r", sample_report(tmp_path))["html"].read_text()
-    assert "<script>" not in html
-    assert "&lt;script&gt;" in html
+    assert html.count("<script>") == 1  # the page's own, which wires the copy buttons
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert" in html
     assert html.count("<svg") == 4  # coverage, exec/s, execs over time; the histogram
     assert "inputs per second" in html  # the exec/s plot's y axis says what it counts
-    assert html.count("<tr><td class=") == 2  # one row per signature
+    assert html.count('<section class="signature"') == 2  # one detail per signature
+    assert html.count("<tr><td class=") == 2  # one row per cause: kind and location differ
+
+
+def test_html_groups_shapes_of_one_check_into_one_cause(tmp_path: Path) -> None:
+    """Five signatures of one check in five shapes are one cause; the counts line says
+    signatures and hits per kind, each right; a frame difference is shown side by side."""
+    shapes = [("compiled",), ("interpreted",), ("inlined",), ("non-java",), ()]
+    frame = {"type": 2, "bci": 7, "method": "0x10"}
+    found = [finding(location="check:oracle-end", shape=s, data=bytes([i]) * (i + 1),
+                     details={"diff_index": 1, "want": frame, "got": {**frame, "bci": 9}})
+             for i, s in enumerate(shapes)]
+    for f in found + found[:1]:
+        save_finding(tmp_path, f)
+    doc = sample_report(tmp_path)
+    doc.findings = group_findings(tmp_path, found + found[:1])
+    paths = write_report(tmp_path / "r", doc)
+    html = paths["html"].read_text()
+    assert html.count("<tr><td class=") == 1
+    md = paths["md"].read_text()
+    assert "### Causes: 1" in md and md.count("| invalid-trace | check:oracle-end | 6 |") == 1
+    assert "1 cause; 5 signatures (invalid-trace: 5); 6 hits (invalid-trace: 6)" in html
+    assert "<td class=differs>7</td><td class=differs>9</td>" in html
+    assert "{&quot;" not in html and '{"' not in html  # details are fields, not JSON
 
 
 def test_html_of_a_run_without_findings_says_so(tmp_path: Path) -> None:
