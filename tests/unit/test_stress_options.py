@@ -6,7 +6,7 @@ import pytest
 
 from walkfuzz.core.errors import UserError
 from walkfuzz.targets.minivm.stress.options import StressOptions, format_ns
-from walkfuzz.targets.minivm.stress.summary import figures, slowdown
+from walkfuzz.targets.minivm.stress.summary import figures, slowdown, status_line
 
 
 @pytest.mark.parametrize(("field", "value", "named"), [
@@ -38,6 +38,15 @@ def test_figures_rates_and_slowdown() -> None:
     assert f["invalid_rate"] == pytest.approx(0.001)
     assert slowdown(result["total"]) == pytest.approx(0.1)
     assert slowdown({**result["total"], "iterations_base": 0, "cpu_ns_base": 0}) is None
+
+
+def test_a_baseline_round_after_sampled_rounds_is_not_called_unsampled() -> None:
+    status = {"walked": 4_700, "exact": 4_700, "invalid": 0, "faults": 0, "hangs": 0,
+              "signatures_stored": 0, "sampling": False}
+    line = status_line(status)
+    assert "walks 4.7k" in line and "unsampled" not in line
+    assert line.endswith("(sampling paused for a baseline round)")
+    assert status_line({**status, "walked": 0, "exact": 0}).endswith("(starting)")
 
 
 def test_load_starts_hogs_for_the_block_and_ends_them() -> None:

@@ -102,8 +102,9 @@ def _paced(total: dict[str, Any]) -> str:
 def status_line(status: dict[str, Any]) -> str:
     """The progress line of a running live stress from its counts so far (live.progress_of)."""
     walked, invalid = int(status["walked"]), int(status["invalid"])
+    # the counts are the whole run's: between sampled rounds they hold the rounds before
     phase = "" if status["sampling"] else \
-        "  (unsampled baseline round)" if walked else "  (starting)"
+        "  (sampling paused for a baseline round)" if walked else "  (starting)"
     return (f"walks {human(walked)}  exact {human(int(status['exact']))}  invalid "
             f"{human(invalid)} ({100 * _ratio(invalid, walked):.2f}%)  faults "
             f"{status['faults']}  hangs {status['hangs']}  signatures "
