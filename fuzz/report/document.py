@@ -158,11 +158,25 @@ class RunReport:
             notes=list(cast(Sequence[str], doc.get("notes", []))),
         )
 
-    def findings_by_kind(self) -> dict[str, int]:
-        totals: dict[str, int] = {}
+    def findings_by_kind(self) -> dict[str, tuple[int, int]]:
+        """Per finding kind: (distinct signatures, hits)."""
+        totals: dict[str, tuple[int, int]] = {}
         for group in self.findings:
-            totals[group.kind] = totals.get(group.kind, 0) + group.count
+            signatures, hits = totals.get(group.kind, (0, 0))
+            totals[group.kind] = (signatures + 1, hits + group.count)
         return totals
+
+    def findings_sentence(self) -> str:
+        """The findings in one line, signatures and hits each named: a hit count alone beside
+        "N signatures" reads as a count of signatures."""
+        kinds = "; ".join(f"{kind}: {_plural(signatures, 'signature')}, {_plural(hits, 'hit')}"
+                          for kind, (signatures, hits) in sorted(self.findings_by_kind().items()))
+        total = _plural(len(self.findings), "distinct signature")
+        return f"{total} ({kinds})" if kinds else total
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def seen(seconds: float | None, wall: float | None) -> str:

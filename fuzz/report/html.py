@@ -127,7 +127,6 @@ def _finding_row(group: FindingGroup) -> str:
 def _findings_table(doc: RunReport) -> str:
     if not doc.findings:
         return '<h2>Findings</h2><p class="ok">No findings.</p>'
-    totals = ", ".join(f"{k}: {v}" for k, v in sorted(doc.findings_by_kind().items()))
     head = "".join(
         f"<th>{h}</th>"
         for h in ("kind", "signature", "location", "shape", "hits", "first seen", "last seen",
@@ -135,7 +134,7 @@ def _findings_table(doc: RunReport) -> str:
     )
     body = "".join(_finding_row(g) for g in doc.findings)
     return (
-        f"<h2>Findings</h2><p>{len(doc.findings)} distinct signatures ({_e(totals)})</p>"
+        f"<h2>Findings</h2><p>{_e(doc.findings_sentence())}</p>"
         f"<table><tr>{head}</tr>{body}</table>{''.join(_walk_table(g) for g in doc.findings)}"
     )
 
