@@ -15,6 +15,8 @@ sessions), exact to the one-second sampling of the series.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from walkfuzz.report.document import Point, RunReport
 
 STABILITY_NOTE = ("not measured: libFuzzer does not run an input again to compare its "
@@ -43,6 +45,13 @@ def value_text(value: object) -> str:
 def slowdown_text(value: float | None) -> str:
     """A workload's slowdown as a terminal line says it; None: the run had no baseline."""
     return "n/a (no baseline)" if value is None else f"{100 * value:.1f}%"
+
+
+def counts_text(counts: Mapping[str, int]) -> str:
+    """Named counts as a terminal line says them ("missing 3, cycle 1"), the zero ones left
+    out; "none" when all are zero."""
+    named = [f"{name} {count}" for name, count in counts.items() if count]
+    return ", ".join(named) if named else "none"
 
 
 def _ago(t: float, end: float) -> str:
