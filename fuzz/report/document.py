@@ -38,6 +38,11 @@ CounterValue = int | float | str | bool | dict[str, int | float | str]
 HOST_LABEL_ENV = "WALKFUZZ_HOST_LABEL"
 
 
+# A merged campaign's counter: the fuzzing time of its campaigns, summed (they ran side by
+# side, so its clock is the longest one's).
+CAMPAIGN_SECONDS = "campaign_seconds"
+
+
 def host_info() -> dict[str, str | int]:
     return {
         "hostname": socket.gethostname(),
