@@ -1,8 +1,11 @@
 """Progress of a long run, the one way every command and target shows it: a status line, kept
 in place on a terminal and rewritten as the run goes on, appended as a plain log line
-otherwise (every `every` seconds, and at once when the line's key, e.g. the findings count,
-changes); lines that stay (a warning, a finding, a restart) print above it; and at the end
-the run prints its one summary line.
+otherwise (every `every` seconds, and sooner when the line's key, e.g. the distinct findings
+count, changes: at most KEY_LINES such lines per `every`, so a key that changes all the time
+still leaves a log one line per `every / KEY_LINES`); lines that stay (a warning, a finding,
+a restart) print above it; and at the end the run prints its one summary line. Every target
+keys its line on what is new to a reader (a distinct finding, a first fault), never on a
+count of hits, so every target's log gets the same cadence.
 
 On a terminal the line is rich's `Live` display: it cuts the line to the terminal's width (a
 line that wraps cannot be rewritten in place with a carriage return), prints what the run
@@ -30,6 +33,7 @@ from rich.text import Text
 LOG_EVERY = 10.0  # seconds between appended lines, unless WALKFUZZ_PROGRESS_EVERY says
 EVERY_VARIABLE = "WALKFUZZ_PROGRESS_EVERY"
 REDRAW_EVERY = 0.2  # seconds between redraws of the line in place
+KEY_LINES = 10  # lines a changing key may add to a log per `every`
 STATUS_EVERY = 0.5  # seconds between a child's status reports
 STATUS_PREFIX = "walkfuzz-status "
 
@@ -57,6 +61,13 @@ def log_every() -> float:
     return every if every > 0 else LOG_EVERY
 
 
+def firsts(*counts: int) -> tuple[bool, ...]:
+    """A key for counts of hits, which grow all the time: it changes when one of them first
+    leaves zero (the first fault, the first hang), so a log gets a line then, not one per
+    hit."""
+    return tuple(count > 0 for count in counts)
+
+
 class Progress:
     """One run's status line; a context manager that closes it however the run ends."""
 
@@ -68,6 +79,7 @@ class Progress:
         self._last_log = -self.every
         self._last_draw = -REDRAW_EVERY
         self._last_key: object = None
+        self._key_changed = False  # since the last appended line
         self._display: Live | None = None
 
     def __enter__(self) -> Progress:
@@ -78,16 +90,20 @@ class Progress:
         self.close()
 
     def update(self, elapsed: float, line: str, key: object = None) -> None:
-        """Show `line`; `key` changing (e.g. the findings count) forces a log line."""
+        """Show `line`; `key` changing (e.g. the distinct findings count) brings a log line
+        forward, at most KEY_LINES times per `every`."""
         text = f"[{clock(elapsed)}] {line}"
+        self._key_changed = self._key_changed or key != self._last_key
+        since = elapsed - self._last_log
         if self.live:
             if key != self._last_key or elapsed - self._last_draw >= REDRAW_EVERY:
                 self._draw(text)
                 self._last_draw = elapsed
-        elif elapsed - self._last_log >= self.every or key != self._last_key:
+        elif since >= self.every or (self._key_changed and since >= self.every / KEY_LINES):
             self.stream.write(text + "\n")
             self.stream.flush()
             self._last_log = elapsed
+            self._key_changed = False
         self._last_key = key
 
     def _draw(self, text: str) -> None:

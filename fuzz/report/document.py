@@ -38,6 +38,11 @@ CounterValue = int | float | str | bool | dict[str, int | float | str]
 HOST_LABEL_ENV = "WALKFUZZ_HOST_LABEL"
 
 
+# A merged campaign's counter: the fuzzing time of its campaigns, summed (they ran side by
+# side, so its clock is the longest one's).
+CAMPAIGN_SECONDS = "campaign_seconds"
+
+
 def host_info() -> dict[str, str | int]:
     return {
         "hostname": socket.gethostname(),
@@ -157,6 +162,26 @@ class RunReport:
             findings=[FindingGroup(**g) for g in groups],  # type: ignore[arg-type]
             notes=list(cast(Sequence[str], doc.get("notes", []))),
         )
+
+    def findings_by_kind(self) -> dict[str, tuple[int, int]]:
+        """Per finding kind: (distinct signatures, hits)."""
+        totals: dict[str, tuple[int, int]] = {}
+        for group in self.findings:
+            signatures, hits = totals.get(group.kind, (0, 0))
+            totals[group.kind] = (signatures + 1, hits + group.count)
+        return totals
+
+    def findings_sentence(self) -> str:
+        """The findings in one line, signatures and hits each named: a hit count alone beside
+        "N signatures" reads as a count of signatures."""
+        kinds = "; ".join(f"{kind}: {_plural(signatures, 'signature')}, {_plural(hits, 'hit')}"
+                          for kind, (signatures, hits) in sorted(self.findings_by_kind().items()))
+        total = _plural(len(self.findings), "distinct signature")
+        return f"{total} ({kinds})" if kinds else total
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def seen(seconds: float | None, wall: float | None) -> str:

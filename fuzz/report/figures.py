@@ -15,7 +15,9 @@ sessions), exact to the one-second sampling of the series.
 
 from __future__ import annotations
 
-from walkfuzz.report.document import Point, RunReport
+from collections.abc import Mapping
+
+from walkfuzz.report.document import CAMPAIGN_SECONDS, Point, RunReport
 
 STABILITY_NOTE = ("not measured: libFuzzer does not run an input again to compare its "
                   "coverage, and reports no per-input coverage a campaign could compare")
@@ -45,6 +47,13 @@ def slowdown_text(value: float | None) -> str:
     return "n/a (no baseline)" if value is None else f"{100 * value:.1f}%"
 
 
+def counts_text(counts: Mapping[str, int]) -> str:
+    """Named counts as a terminal line says them ("missing 3, cycle 1"), the zero ones left
+    out; "none" when all are zero."""
+    named = [f"{name} {count}" for name, count in counts.items() if count]
+    return ", ".join(named) if named else "none"
+
+
 def _ago(t: float, end: float) -> str:
     return f"by +{t:.0f} s ({max(0.0, end - t):.0f} s before the end)"
 
@@ -66,10 +75,18 @@ def _campaign_rows(doc: RunReport, end: float) -> list[tuple[str, str]]:
     # series cover their sampled phase only.
     what = "fuzzing time, all sessions" if doc.meta.run_type == "fuzz" else "time sampled"
     rows: list[tuple[str, str]] = [(what, f"{end:.0f} s")]
+    # merged campaigns ran side by side: the clock is the longest one's, the work all of theirs
+    summed = doc.counters.get(CAMPAIGN_SECONDS)
+    merged, seconds = False, end
+    if isinstance(summed, int | float) and not isinstance(summed, bool):
+        merged, seconds = True, float(summed)
+        rows = [("wall time, longest campaign", f"{end:.0f} s"),
+                ("fuzzing time, campaigns summed", f"{seconds:.0f} s")]
     if execs:
         rows.append(("total execs", _count(execs[-1][1])))
-        if end > 0:
-            rows.append(("exec/s, mean", _count(execs[-1][1] / end)))
+        if seconds > 0:
+            rows.append(("exec/s, mean per campaign" if merged else "exec/s, mean",
+                         _count(execs[-1][1] / seconds)))
     rate = [v for _, v in doc.series.get("exec_per_sec", [])]
     if rate:
         rows.append(("exec/s, peak sample", _count(max(rate))))

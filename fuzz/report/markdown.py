@@ -99,7 +99,7 @@ def render_markdown(doc: RunReport) -> str:
         "",
         *table(("figure", "value"), headline(doc), numbers=False),
         *counter_tables(doc.counters),
-        f"### Findings: {len(doc.findings)} distinct signatures",
+        f"### Findings: {doc.findings_sentence()}",
         "",
     ]
     if doc.findings:

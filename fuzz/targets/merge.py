@@ -39,7 +39,7 @@ from walkfuzz.engine.run_report import write_run_report
 from walkfuzz.findings.hits import write_hits
 from walkfuzz.findings.merge import copy_findings, merged_hits, rebased_all
 from walkfuzz.findings.store import write_atomic
-from walkfuzz.report.document import RunReport, host_label
+from walkfuzz.report.document import CAMPAIGN_SECONDS, RunReport, host_label
 from walkfuzz.report.files import REPORT_STEM, load_report
 from walkfuzz.report.merge import HOST_PREFIX, add_row, host_rows, merge_reports, relocator
 from walkfuzz.targets.table import default_out, find_harness, run_label
@@ -194,11 +194,12 @@ def merge_campaigns(inputs: Sequence[Path], out: Path, command: list[str],
         raise UserError(f"{str(dirs[0].campaign_file)!r}: unreadable spec: {err}") from None
     merged.save(spec, sessions)
     lasts = [samples[-1] for samples in (d.samples() for d in dirs) if samples]
-    merged.append_sample(_final_sample(lasts, corpus, merged))
+    summed = round(sum(_campaign_seconds(d) for d in dirs), 3)
+    merged.append_sample(_final_sample(lasts, corpus, merged, summed))
     report = build_report(merged, spec, sessions or [Session(since, time.time())],
                           [f"merged from {len(inputs)} campaigns: {', '.join(map(str, inputs))}"
                            f"; corpus through libFuzzer -merge=1"])
-    report.counters.update(_campaign_hosts(dirs))
+    report.counters.update({CAMPAIGN_SECONDS: summed, **_campaign_hosts(dirs)})
     paths = write_run_report(out, report)
     return MergeResult(CAMPAIGN, out, len(inputs), len(report.findings), stored, paths, corpus)
 
@@ -229,12 +230,26 @@ def _harness(path: Path, spec: dict[str, object]) -> MergeHarness:
                         int(str(spec.get("max_len", 4096))))
 
 
-def _final_sample(lasts: Sequence[Sample], corpus: MergedCorpus, out: CampaignDir) -> Sample:
+def _campaign_seconds(d: CampaignDir) -> float:
+    """The fuzzing time a campaign brings to the sum: a merged campaign's own sum, else its
+    clock at its last sample."""
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        carried = load_report(d.root / f"{REPORT_STEM}.json").counters.get(CAMPAIGN_SECONDS)
+        if isinstance(carried, int | float):
+            return float(carried)
+    samples = d.samples()
+    return samples[-1].t if samples else 0.0
+
+
+def _final_sample(lasts: Sequence[Sample], corpus: MergedCorpus, out: CampaignDir,
+                  campaign_seconds: float) -> Sample:
     """One sample of the merged campaign: inputs run on every machine, the merged corpus's
-    coverage, the signatures found."""
-    return Sample(t=max((s.t for s in lasts), default=0.0), wall=time.time(),
-                  execs=sum(s.execs for s in lasts),
-                  exec_per_sec=round(sum(s.execs / s.t for s in lasts if s.t > 0), 1),
+    coverage, the signatures found. Its clock is the longest campaign's (the campaigns ran
+    side by side), its rate the inputs over the campaigns' summed time: the inputs of all
+    over the longest one's time would credit one campaign with the others' work."""
+    execs = sum(s.execs for s in lasts)
+    return Sample(t=max((s.t for s in lasts), default=0.0), wall=time.time(), execs=execs,
+                  exec_per_sec=round(execs / campaign_seconds, 1) if campaign_seconds else 0.0,
                   coverage=corpus.edges, features=corpus.features, corpus=corpus.files,
                   findings=sum(out.signatures_by_kind().values()))
 

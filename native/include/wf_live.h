@@ -86,8 +86,8 @@ typedef struct wf_live_config {
 } wf_live_config;
 
 typedef struct wf_live_stats {
-    uint64_t requested; /* timer expirations: delivered + overruns (signal, queue),
-                           signals sent (thread) */
+    uint64_t requested; /* periods of the interval in the sampled phase (every mode; thread
+                           mode's sampler skips a worker that has not answered yet) */
     uint64_t delivered; /* handler entries while sampling */
     uint64_t walked;    /* walks that ran (guarded) */
     uint64_t exact;     /* trace == shadow stack */

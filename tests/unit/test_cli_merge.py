@@ -148,6 +148,20 @@ def test_the_merged_report_renders_and_triage_and_replay_read_its_findings(
     assert replayed.returncode == FINDINGS, replayed.stderr[-2000:]
 
 
+def test_merged_campaign_time_is_the_longest_wall_and_the_summed_fuzzing(
+        campaigns: tuple[Path, Path, Path]) -> None:
+    a, b, merged = campaigns
+    lasts = [report(p)["series"]["execs"][-1] for p in (a, b)]  # (t, execs) at each end
+    summed = report(merged)["counters"]["campaign_seconds"]
+    assert summed == pytest.approx(sum(t for t, _ in lasts), abs=0.01)
+    md = (merged / "report.md").read_text()
+    assert f"| wall time, longest campaign | {max(t for t, _ in lasts):.0f} s |" in md
+    assert f"| fuzzing time, campaigns summed | {summed:.0f} s |" in md
+    execs = sum(e for _, e in lasts)  # all campaigns' inputs over their summed time
+    assert f"| exec/s, mean per campaign | {execs / summed:,.0f} |" in md
+    assert "| exec/s, mean |" not in md and "fuzzing time, all sessions" not in md
+
+
 def test_an_input_of_the_merged_corpus_replays_on_the_campaigns_harness(
         campaigns: tuple[Path, Path, Path]) -> None:
     """Where an input lies says its harness: the merged folder's campaign.json."""

@@ -4,6 +4,7 @@ and every target's stress."""
 
 from __future__ import annotations
 
+import io
 import os
 import pty
 import re
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from walkfuzz.engine.child import run_child
-from walkfuzz.engine.progress import STATUS_PREFIX, report_status
+from walkfuzz.engine.progress import STATUS_PREFIX, Progress, firsts, report_status
 
 WALKFUZZ = Path(sys.executable).with_name("walkfuzz")
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +52,9 @@ def test_libunwind_stress_shows_its_counts_while_it_runs(tmp_path: Path) -> None
                     "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert len(status_lines(done.stderr, "walks")) >= 2, done.stderr
-    assert [line for line in done.stdout.splitlines() if line.startswith("libunwind stress: ")]
+    summary = [line for line in done.stdout.splitlines() if line.startswith("libunwind stress: ")]
+    assert len(summary) == 1 and "by kind: " in summary[0], done.stdout
+    assert "{" not in done.stdout  # named fields, no Python dict
 
 
 @pytest.mark.parametrize(("action", "length", "word", "counted"),
@@ -140,3 +143,34 @@ def test_libunwind_generator_fuzz_shows_its_status(tmp_path: Path) -> None:
     assert done.returncode in (0, 1), done.stderr[-2000:]
     assert status_lines(done.stderr, "walks"), done.stderr[-2000:]
     assert [ln for ln in done.stdout.splitlines() if ln.startswith("libunwind fuzz: ")]
+
+
+def test_a_key_that_changes_all_the_time_keeps_the_log_s_cadence() -> None:
+    log = io.StringIO()
+    with Progress(log, live=False, every=10.0) as progress:
+        for tick in range(61):  # 30 s, an update every 0.5 s, the key new every time
+            progress.update(tick / 2, f"walks {tick}", key=tick)
+    # at most one line a second brought forward by the key, not one per update
+    assert 4 <= len(log.getvalue().splitlines()) <= 31, log.getvalue()
+
+
+def test_hit_counts_key_a_line_only_when_they_first_leave_zero() -> None:
+    log = io.StringIO()
+    with Progress(log, live=False, every=10.0) as progress:
+        for tick, (faults, hangs) in enumerate([(0, 0), (0, 0), (5, 0), (9, 0), (20, 1),
+                                                (40, 3)]):
+            progress.update(float(tick), f"faults {faults} hangs {hangs}", firsts(faults, hangs))
+    lines = log.getvalue().splitlines()
+    assert [line.split("] ")[1] for line in lines] == [
+        "faults 0 hangs 0", "faults 5 hangs 0", "faults 20 hangs 1"]
+
+
+def test_native_differential_fuzz_logs_at_the_common_cadence(tmp_path: Path) -> None:
+    env = {**os.environ, "WALKFUZZ_PROGRESS_EVERY": "10"}
+    done = subprocess.run([str(WALKFUZZ), "fuzz", "--target", "native", "--unwinder", "all",
+                           "--time", "4s", "--out", str(tmp_path)], capture_output=True,
+                          text=True, env=env, timeout=TIMEOUT, check=False)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    lines = status_lines(done.stderr, "inputs")
+    # every 10 s, and sooner for a new class at most once a second: not one per new class
+    assert 1 <= len(lines) <= 6, done.stderr[-2000:]

@@ -150,6 +150,15 @@ def test_markdown_summary_escapes_html_and_table_pipes(tmp_path: Path) -> None:
     assert md.count("\n| invalid-trace | 2 |") == 1
 
 
+def test_findings_sentence_names_signatures_and_hits_per_kind(tmp_path: Path) -> None:
+    paths = write_report(tmp_path / "r", sample_report(tmp_path))
+    # two signatures: invalid-trace hit twice, crash once; hits are never called signatures
+    sentence = ("2 distinct signatures (crash: 1 signature, 1 hit; "
+                "invalid-trace: 1 signature, 2 hits)")
+    assert f"### Findings: {sentence}" in paths["md"].read_text()
+    assert f"<p>{sentence}</p>" in paths["html"].read_text()
+
+
 def test_line_plot_y_range_fits_the_data_not_zero() -> None:
     coverage = [(0.0, 685.0), (1.0, 686.0), (2.0, 688.0)]
     low, high = fit_limits([v for _, v in coverage])

@@ -114,6 +114,19 @@ def test_stress_report_delivered_fraction_and_no_baseline(tmp_path: Path) -> Non
     assert_group_readable(out)
 
 
+def test_thread_mode_requests_every_tick_of_its_interval(tmp_path: Path) -> None:
+    # the sampler skips a worker that has not answered its last signal: a skipped tick is a
+    # sample requested and not delivered, so at 10 us the fraction is no 100% by construction
+    out = tmp_path / "out"
+    run = walkfuzz("stress", "--mode", "thread", "--interval", "10us", "--threads", "2",
+                   "--duration", "1s", "--baseline", "0", "--out", str(out))
+    assert run.returncode in (0, 1), run.stderr
+    counters = json.loads((out / "report.json").read_text())["counters"]
+    ticks = 2 * counters["seconds"] * 1e9 / 10_000  # per worker: its sampled time / interval
+    assert counters["requested"] == pytest.approx(ticks, abs=2 + 1e-5 * ticks)
+    assert counters["delivered"] <= counters["requested"]
+
+
 def test_stress_queue_report_has_the_queue_figures(tmp_path: Path) -> None:
     out = tmp_path / "out"
     run = walkfuzz("stress", "--mode", "queue", "--duration", "5s", "--walks", "300",
@@ -127,9 +140,11 @@ def test_stress_queue_report_has_the_queue_figures(tmp_path: Path) -> None:
     assert queue["walked_fraction"] == pytest.approx(queue["walked"] / queue["enqueued"])
     assert wait["count"] == queue["walked"]  # one wait per element walked at a safepoint
     assert wait["min"] <= wait["p50"] <= wait["p99"] <= wait["max"]
-    assert (f"queue: enqueued {queue['enqueued']}, walked {queue['walked']} "
-            f"({100 * queue['walked_fraction']:.1f}%), dropped full {queue['dropped_full']}"
-            in run.stdout)
+    gone = counters["queue_gone"]
+    assert (f"queue: enqueued {queue['enqueued']}, taken at a safepoint {queue['walked']} "
+            f"({100 * queue['walked_fraction']:.1f}%): walked {queue['walked'] - gone}, "
+            f"frame gone {gone}" in run.stdout)
+    assert "stress queue-" in run.stdout and f": {counters['walked']} walks (" in run.stdout
     md = (out / "report.md").read_text()
     rows = md_rows(md)
     assert_no_dicts(md)

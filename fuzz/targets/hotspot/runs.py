@@ -19,7 +19,7 @@ from pathlib import Path
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.exit_status import INTERRUPTED, invalid_rate_fails, invalid_rate_over, judged
 from walkfuzz.core.paths import read_input
-from walkfuzz.engine.progress import Progress, human
+from walkfuzz.engine.progress import Progress, firsts, human
 from walkfuzz.targets.hotspot.campaign import (
     DEFAULT_BATCH,
     DEFAULT_FUZZ_INTERVAL_US,
@@ -91,10 +91,10 @@ def _tick_line(mode: str, tick: dict[str, object]) -> str:
 
 
 def _ticks(progress: Progress, mode: str) -> Callable[[dict[str, object]], None]:
-    # a fault in stress is news (a line of its own); fuzzing catches hundreds a second
+    # a first fault in stress is news (a line of its own); fuzzing catches hundreds a second
     def show(tick: dict[str, object]) -> None:
         progress.update(float(str(tick.get("t", 0))), _tick_line(mode, tick),
-                        tick.get("faults") if mode == "stress" else None)
+                        firsts(int(str(tick.get("faults", 0)))) if mode == "stress" else None)
     return show
 
 

@@ -29,9 +29,9 @@ from walkfuzz.core.exit_status import (
     invalid_rate_over,
     judged,
 )
-from walkfuzz.engine.progress import Progress, human
+from walkfuzz.engine.progress import Progress, firsts, human
 from walkfuzz.findings.hits import RunClock
-from walkfuzz.report.figures import slowdown_text
+from walkfuzz.report.figures import counts_text, slowdown_text
 from walkfuzz.targets.native.child import walk_in_child
 from walkfuzz.targets.native.unwinders import DEFAULT
 
@@ -64,7 +64,8 @@ def fuzz_and_judge(out: Path, *, seconds: float, jobs: int, seed: int, budget_ms
         def tick(elapsed: float, c: dict[str, object]) -> None:
             progress.update(elapsed, f"walks {human(float(str(c['walks'])))}  faults "
                             f"{c['faults']}  hangs {c['hangs']}  invalid {c['invalid']}",
-                            (c["faults"], c["hangs"], c["invalid"]))
+                            firsts(int(str(c["faults"])), int(str(c["hangs"])),
+                                   int(str(c["invalid"]))))
 
         result = run_fuzz(out, seconds, jobs=jobs, seed=seed, budget_ms=budget_ms,
                                     progress=tick, unwinder=unwinder)
@@ -99,7 +100,8 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
     with Progress() as progress:
         def show(status: dict[str, Any]) -> None:
             progress.update(time.monotonic() - started, status_line(status),
-                            (status.get("faults"), status.get("hangs")))
+                            firsts(*(int(status.get(k, 0)) for k in ("faults", "hangs",
+                                                                     "invalid"))))
 
         result = run_stress(cfg, show)
     paths = stress_report(out, result, argv, clock)
@@ -110,8 +112,8 @@ def stress_and_judge(out: Path, *, seconds: float, threads: int, interval_us: fl
         return FINDINGS
     print(f"{unwinder} stress: {c['walked']} samples walked of {c['requested']} requested "
           f"({c['delivered']} delivered, {c['overruns']} overruns); match "
-          f"{result.match_rate:.5%}, invalid {result.invalid} ({result.invalid_rate:.5%}) "
-          f"{c['invalid_kinds']}; faults {c['faults']}, hangs {c['hangs']}; "
+          f"{result.match_rate:.5%}, invalid {result.invalid} ({result.invalid_rate:.5%}; "
+          f"by kind: {counts_text(c['invalid_kinds'])}); faults {c['faults']}, hangs {c['hangs']}; "
           f"slowdown {slowdown_text(result.slowdown)}{known_limit_text(c)}")
     if report_printed(paths, result.interrupted, "the samples walked"):
         return INTERRUPTED

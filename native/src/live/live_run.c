@@ -222,8 +222,9 @@ static void collect_results(struct wf_live_run *run, wf_live_result *out) {
     for (int i = 0; i < run->worker_count; i++) {
         struct wf_live_worker *w = &run->workers[i];
         w->st.capture_ns = (uint64_t)((double)w->capture_ticks * out->ns_per_tick);
-        if (run->cfg.mode != WF_LIVE_MODE_THREAD)
-            w->st.requested = w->st.wall_ns_run / run->cfg.interval_ns;
+        /* every mode: the periods of its interval, so thread mode's sampler, which skips a
+           worker that has not answered its last signal, counts the ticks it meant to send */
+        w->st.requested = w->st.wall_ns_run / run->cfg.interval_ns;
         out->per_worker[i] = w->st;
         add_stats(&out->total, &w->st);
     }

@@ -108,7 +108,6 @@ static void signal_idle_workers(struct sampler *s, uint64_t now) {
         struct wf_live_worker *w = &s->run->workers[i];
         struct request *r = &s->requests[i];
         if (r->pending || load(&w->handshake) != WF_LIVE_HS_IDLE) continue;
-        w->st.requested++;
         if (syscall(SYS_tgkill, getpid(), w->tid, SIGPROF) != 0) continue;
         *r = (struct request){.pending = 1, .sent_ns = now};
         s->pending++;

@@ -3,7 +3,9 @@ fraction of what was requested, the invalid-trace rate, and the workload's slowd
 its own unsampled baseline phase.
 
 The delivered fraction is samples delivered over samples requested, both counted by the run
-(`requested`: the timer periods of the sampled phase, or the signals thread mode sent), so it
+(`requested`: the interval's periods in the sampled phase, in every mode: thread mode's
+sampler skips a worker that has not answered its last signal, and a skipped tick is a sample
+requested and not delivered), so it
 is the ratio of the two counters the report prints beside it. Per-thread timers fire on wall
 time, but on a shared machine a busy thread only gets a share of a CPU: the rates per
 CPU-second say how much sampling the CPU time a thread got bought."""
@@ -82,13 +84,20 @@ def one_line(result: dict[str, Any]) -> str:
 
 
 def _queue(result: dict[str, Any]) -> str:
-    """Queue mode: what its queue took, walked and dropped, and how long elements waited."""
+    """Queue mode: what its queue took and dropped, and how long elements waited. The walks
+    it names add up to the run's walks: an element taken at a safepoint is walked unless its
+    frame was gone by then, and a sample whose Enqueue's own walk failed is judged at once."""
     queue = result.get("queue")
     if queue is None:
         return ""
     wait = queue["wait_ns"]
-    return (f"; queue: enqueued {queue['enqueued']}, walked {queue['walked']} "
-            f"({100 * queue['walked_fraction']:.1f}%), dropped full {queue['dropped_full']}, "
+    taken = int(queue["walked"])
+    gone = int(result["total"].get("queue_gone", 0))
+    at_enqueue = int(result["total"]["walked"]) - (taken - gone)
+    failed = f", walked at a failed Enqueue {at_enqueue}" if at_enqueue else ""
+    return (f"; queue: enqueued {queue['enqueued']}, taken at a safepoint {taken} "
+            f"({100 * queue['walked_fraction']:.1f}%): walked {taken - gone}, frame gone "
+            f"{gone}{failed}; dropped full {queue['dropped_full']}, "
             f"wait to safepoint p50 {wait.get('p50', 0) / 1e3:.1f}us "
             f"p99 {wait.get('p99', 0) / 1e3:.1f}us")
 
@@ -102,8 +111,9 @@ def _paced(total: dict[str, Any]) -> str:
 def status_line(status: dict[str, Any]) -> str:
     """The progress line of a running live stress from its counts so far (live.progress_of)."""
     walked, invalid = int(status["walked"]), int(status["invalid"])
+    # the counts are the whole run's: between sampled rounds they hold the rounds before
     phase = "" if status["sampling"] else \
-        "  (unsampled baseline round)" if walked else "  (starting)"
+        "  (sampling paused for a baseline round)" if walked else "  (starting)"
     return (f"walks {human(walked)}  exact {human(int(status['exact']))}  invalid "
             f"{human(invalid)} ({100 * _ratio(invalid, walked):.2f}%)  faults "
             f"{status['faults']}  hangs {status['hangs']}  signatures "

@@ -77,7 +77,7 @@ def fuzz_differential(out: Path, text: str, *, seconds: float | None, runs: int 
         def tick(elapsed: float, c: dict[str, object]) -> None:
             progress.update(elapsed, f"inputs {human(float(str(c['inputs'])))}  disagreements "
                             f"{c['disagreements']} ({c['classes']} classes)  deaths "
-                            f"{c['deaths']}", (c["disagreements"],))
+                            f"{c['deaths']}", (c["classes"],))
 
         result = run_differential(
             out, unwinders, names(), progress=tick, seed=seed, budget_ms=budget_ms, runs=runs,

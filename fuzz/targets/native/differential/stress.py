@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from walkfuzz.core.exit_status import FINDINGS, INTERRUPTED, judged
-from walkfuzz.engine.progress import Progress
+from walkfuzz.engine.progress import Progress, firsts
 from walkfuzz.engine.run_report import write_run_report
 from walkfuzz.findings.hits import RunClock
 from walkfuzz.findings.store import FindingSink, load_findings
@@ -100,7 +100,8 @@ def stress_differential(out: Path, unwinders: list[str], base: StressConfig,
         with Progress() as progress:
             def show(status: dict[str, Any], name: str = unwinder) -> None:
                 progress.update(time.monotonic() - clock.origin, f"{name}: {status_line(status)}",
-                                (status.get("faults"), status.get("hangs")))
+                                firsts(*(int(status.get(k, 0))
+                                         for k in ("faults", "hangs", "invalid"))))
 
             result = run_stress(cfg, show)
         results[unwinder] = result
