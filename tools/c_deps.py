@@ -16,10 +16,12 @@ prints every use.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "native"
 # comments, string and character literals, preprocessor lines with their continuations
@@ -166,38 +168,18 @@ def graph(root: Path) -> dict[Path, dict[Path, set[str]]]:
 
 
 def circles(uses: dict[Path, dict[Path, set[str]]]) -> list[list[Path]]:
-    """The strongly connected groups of more than one file (Tarjan), each sorted."""
-    index: dict[Path, int] = {}
-    low: dict[Path, int] = {}
-    stack: list[Path] = []
-    on_stack: set[Path] = set()
-    groups: list[list[Path]] = []
+    """The strongly connected groups of more than one file, each sorted (import_graph's)."""
+    return _import_graph().groups({node: set(used) for node, used in uses.items()})
 
-    def visit(node: Path) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for succ in uses[node]:
-            if succ not in index:
-                visit(succ)
-                low[node] = min(low[node], low[succ])
-            elif succ in on_stack:
-                low[node] = min(low[node], index[succ])
-        if low[node] == index[node]:
-            group = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                group.append(member)
-                if member == node:
-                    break
-            if len(group) > 1:
-                groups.append(sorted(group))
 
-    for node in uses:
-        if node not in index:
-            visit(node)
-    return sorted(groups)
+def _import_graph() -> ModuleType:
+    """tools/import_graph.py, the script beside this one, loaded as a module."""
+    spec = importlib.util.spec_from_file_location("import_graph",
+                                                  Path(__file__).with_name("import_graph.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(argv: list[str]) -> int:

@@ -19,6 +19,7 @@ import ast
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 PACKAGE = "walkfuzz"
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "fuzz"
@@ -73,15 +74,19 @@ def _drop_shadowed(targets: set[str]) -> set[str]:
     return {t for t in targets if not any(o.startswith(t + ".") for o in targets)}
 
 
-def groups(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected groups of more than one module (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
+Node = TypeVar("Node", str, Path)
 
-    def visit(node: str) -> None:
+
+def groups(graph: dict[Node, set[Node]]) -> list[list[Node]]:
+    """The strongly connected groups of more than one node (Tarjan), each sorted: modules
+    here, C files for tools/c_deps.py."""
+    index: dict[Node, int] = {}
+    low: dict[Node, int] = {}
+    stack: list[Node] = []
+    on_stack: set[Node] = set()
+    found: list[list[Node]] = []
+
+    def visit(node: Node) -> None:
         index[node] = low[node] = len(index)
         stack.append(node)
         on_stack.add(node)

@@ -192,11 +192,10 @@ def seen(seconds: float | None, wall: float | None) -> str:
     return f"+{seconds:.1f} s ({clock})"
 
 
-# Inputs `walkfuzz replay` recognizes by their bytes: a live stress capture (a case file with
-# the live oracle's EXPECTED section) needs no --target or --harness.
-SELF_DESCRIBING = frozenset({("minivm", "stress")})
-# The target whose findings name the unwinder their replay walks with (`--unwinder`).
-NATIVE_TARGET = "native"
+# The harness of a live capture: a case file carrying the live oracle's EXPECTED section, which
+# `walkfuzz replay` recognizes by its bytes (no --target or --harness). A live sample with no
+# capture has no input to replay: its reproducer is the run's command (reproducer_command).
+LIVE_CAPTURE_HARNESS = "stress"
 # A sanitizer's finding kind, and the `--sanitizer` its replay runs under.
 SANITIZER_KINDS = {"asan": "address", "ubsan": "undefined"}
 
@@ -205,15 +204,15 @@ def replay_command(target: str, harness: str, walker: str, input_path: str,
                    kind: str = "", unwinder: str = "") -> str:
     """`walkfuzz replay` of one input, as reports and triage print it; a finding of a
     sanitizer's `kind` is replayed on the sanitizer build that reported it, one of the native
-    target's on the `unwinder` that walked it."""
+    target's on the `unwinder` that walked it (only a native finding names one)."""
     argv = ["walkfuzz", "replay", "--target", target, "--harness", harness]
-    if (target, harness) in SELF_DESCRIBING:
+    if harness == LIVE_CAPTURE_HARNESS and not unwinder:  # a native sample names its unwinder
         argv = ["walkfuzz", "replay"]
     if kind in SANITIZER_KINDS:
         argv[2:2] = ["--sanitizer", SANITIZER_KINDS[kind]]
     if walker not in ("", "reference"):
         argv += ["--walker", walker]
-    if unwinder and target == NATIVE_TARGET:
+    if unwinder:
         argv += ["--unwinder", unwinder]
     argv.append(input_path)
     return shlex.join(argv)
