@@ -11,7 +11,7 @@ details hold the expected and walked frames, the first frame where they differ.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from walkfuzz.report.document import FindingGroup, RunReport
@@ -104,13 +104,3 @@ def causes(doc: RunReport) -> list[Cause]:
             grouped[key] = Cause(group.kind, group.location, [])
         grouped[key].signatures.append(group)
     return sorted(grouped.values(), key=lambda c: -c.hits)
-
-
-def per_kind(groups: Sequence[FindingGroup]) -> tuple[dict[str, int], dict[str, int]]:
-    """(signatures per kind, hits per kind)."""
-    signatures: dict[str, int] = {}
-    hits: dict[str, int] = {}
-    for g in groups:
-        signatures[g.kind] = signatures.get(g.kind, 0) + 1
-        hits[g.kind] = hits.get(g.kind, 0) + g.count
-    return signatures, hits

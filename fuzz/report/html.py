@@ -17,7 +17,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from walkfuzz.report.causes import Cause, causes, per_kind
+from walkfuzz.report.causes import Cause, causes
 from walkfuzz.report.document import STANDARD_SERIES, FindingGroup, RunReport, seen
 from walkfuzz.report.figures import headline, value_text
 from walkfuzz.report.walk_tables import HEAD, walk_table
@@ -97,16 +97,9 @@ def _status_line(doc: RunReport) -> str:
     return f'<p class="status">{_e(" · ".join(parts))}</p>'
 
 
-def _by_kind(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{k}: {v:,}" for k, v in sorted(counts.items()))
-
-
 def _counts_line(doc: RunReport, found: Sequence[Cause]) -> str:
-    """Signatures and hits, each per kind: a hit is one input that showed a signature."""
-    signatures, hits = per_kind(doc.findings)
-    text = (f"{len(found)} cause{'' if len(found) == 1 else 's'}; "
-            f"{len(doc.findings)} signatures ({_by_kind(signatures)}); "
-            f"{sum(hits.values()):,} hits ({_by_kind(hits)})")
+    """The causes, then signatures and hits, each per kind (RunReport.findings_sentence)."""
+    text = f"{len(found)} cause{'' if len(found) == 1 else 's'}; {doc.findings_sentence()}"
     return f"<p>{_e(text)}</p>"
 
 

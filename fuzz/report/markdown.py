@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from html import escape
 
-from walkfuzz.report.causes import causes, per_kind
+from walkfuzz.report.causes import causes
 from walkfuzz.report.document import CounterValue, FindingGroup, RunReport, seen
 from walkfuzz.report.figures import headline, value_text
 from walkfuzz.report.walk_tables import HEAD, walk_table
@@ -62,19 +62,12 @@ def _walk_tables(groups: Iterable[FindingGroup]) -> list[str]:
     return lines
 
 
-def _by_kind(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{k}: {v:,}" for k, v in sorted(counts.items()))
-
-
 def _causes(doc: RunReport) -> list[str]:
     """One row per cause; a hit is one input that showed a signature."""
     if not doc.findings:
         return []
     found = causes(doc)
-    signatures, hits = per_kind(doc.findings)
-    lines = [f"### Causes: {len(found)}", "",
-             f"{len(doc.findings)} signatures ({_cell(_by_kind(signatures))}); "
-             f"{sum(hits.values()):,} hits ({_cell(_by_kind(hits))})", "",
+    lines = [f"### Causes: {len(found)}", "", _cell(doc.findings_sentence()), "",
              "| class | location | hits | first seen | signatures (shapes) | smallest reproducer |",
              "|---|---|---:|---|---|---|"]
     for c in found:

@@ -123,7 +123,7 @@ def test_html_groups_shapes_of_one_check_into_one_cause(tmp_path: Path) -> None:
     assert html.count("<tr><td class=") == 1
     md = paths["md"].read_text()
     assert "### Causes: 1" in md and md.count("| invalid-trace | check:oracle-end | 6 |") == 1
-    assert "1 cause; 5 signatures (invalid-trace: 5); 6 hits (invalid-trace: 6)" in html
+    assert "1 cause; 5 distinct signatures (invalid-trace: 5 signatures, 6 hits)" in html
     assert "<td class=differs>7</td><td class=differs>9</td>" in html
     assert "{&quot;" not in html and '{"' not in html  # details are fields, not JSON
 
@@ -156,7 +156,7 @@ def test_findings_sentence_names_signatures_and_hits_per_kind(tmp_path: Path) ->
     sentence = ("2 distinct signatures (crash: 1 signature, 1 hit; "
                 "invalid-trace: 1 signature, 2 hits)")
     assert f"### Findings: {sentence}" in paths["md"].read_text()
-    assert f"<p>{sentence}</p>" in paths["html"].read_text()
+    assert f"; {sentence}</p>" in paths["html"].read_text()  # after the causes
 
 
 def test_line_plot_y_range_fits_the_data_not_zero() -> None:
