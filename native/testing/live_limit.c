@@ -156,27 +156,34 @@ static void stop_sampling(void) {
     run.sampling = 0;
 }
 
-/* Until every worker's loop moved past loops0 (or the start timeout): on a loaded machine a
-   worker may get no CPU in a short phase, which then measures nothing of it. */
-static void await_progress(const uint64_t *loops0) {
+/* Until every worker's loop moved past loops0 and, in a sampled phase (delivered0 not NULL), a
+   signal reached it (or the start timeout): on a loaded machine a worker, or the sampler thread,
+   may get no CPU in a short phase, which then measures nothing of it. */
+static void await_progress(const uint64_t *loops0, const uint64_t *delivered0) {
     uint64_t deadline = now_ns() + START_TIMEOUT_NS;
-    for (uint32_t i = 0; i < run.p->workers; i++)
-        while (run.workers[i].loops == loops0[i] && now_ns() < deadline) usleep(1000);
+    for (uint32_t i = 0; i < run.p->workers; i++) {
+        const struct limit_worker *w = &run.workers[i];
+        while ((w->loops == loops0[i] || (delivered0 && w->delivered == delivered0[i])) &&
+               now_ns() < deadline)
+            usleep(1000);
+    }
 }
 
-/* One phase of round_ns (longer if a worker had not run yet): the workers' loops and CPU time
-   added to its phase's totals. */
+/* One phase of round_ns (longer if a worker had not run or been signalled yet): the workers'
+   loops and CPU time added to its phase's totals. */
 static int phase(int sampled, wf_live_limit_result *out) {
     uint32_t n = run.p->workers;
     uint64_t loops0[WF_LIVE_LIMIT_MAX_WORKERS], cpu0[WF_LIVE_LIMIT_MAX_WORKERS];
+    uint64_t delivered0[WF_LIVE_LIMIT_MAX_WORKERS];
     for (uint32_t i = 0; i < n; i++) {
         loops0[i] = run.workers[i].loops;
+        delivered0[i] = run.workers[i].delivered;
         cpu0[i] = clock_ns(run.workers[i].cpu_clock);
     }
     uint64_t t0 = now_ns();
     int rc = sampled ? start_sampling() : 0;
     if (rc == 0) sleep_until(t0 + run.p->round_ns);
-    if (rc == 0) await_progress(loops0);
+    if (rc == 0) await_progress(loops0, sampled ? delivered0 : NULL);
     if (sampled) stop_sampling();
     uint64_t wall = now_ns() - t0;
     for (uint32_t i = 0; i < n; i++) {
