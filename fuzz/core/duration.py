@@ -26,6 +26,15 @@ DURATION_GRAMMAR = ("durations: a number and a unit, one of ns, us (µs), ms, s,
                     "(--interval: microseconds; --time, --duration: seconds).")
 
 
+def format_ns(ns: float) -> str:
+    """`ns` nanoseconds in the largest unit that keeps it at least 1 (`100us`, `2.5s`), as
+    parse_ns reads it back."""
+    for unit, size in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= size:
+            return f"{ns / size:g}{unit}"
+    return f"{ns:g}ns"
+
+
 def parse_ns(text: str, default_unit: str, *, what: str | None = None,
              zero_ok: bool = False, at_most: str | None = None) -> int:
     """`text` in nanoseconds; a bare number is in `default_unit`. Positive unless `zero_ok`

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from walkfuzz.core.duration import format_ns
 from walkfuzz.core.errors import UserError
 from walkfuzz.core.paths import output_dir
 from walkfuzz.engine.campaign import CAMPAIGN_FILE, CampaignDir
-from walkfuzz.targets.minivm.live.options import format_ns
 from walkfuzz.targets.table import default_out
 
 NS_PER_S = 1_000_000_000

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from walkfuzz.core.duration import format_ns
 from walkfuzz.core.errors import UserError
-from walkfuzz.targets.minivm.live.options import StressOptions, format_ns
+from walkfuzz.targets.minivm.live.options import StressOptions
 from walkfuzz.targets.minivm.live.summary import figures, one_line, slowdown, status_line
 
 

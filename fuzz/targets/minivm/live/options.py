@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from walkfuzz.core.duration import format_ns
 from walkfuzz.core.errors import UserError
 
 MODES = ("signal", "thread", "queue")
@@ -15,13 +16,6 @@ SOURCES = ("timers", "sampler")
 WORKLOADS = ("mixed", "interpreted", "compiled", "native", "deep", "calls", "recursive")
 MAX_THREADS = 16
 MIN_INTERVAL_NS = 1_000
-
-
-def format_ns(ns: float) -> str:
-    for unit, size in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
-        if ns >= size:
-            return f"{ns / size:g}{unit}"
-    return f"{ns:g}ns"
 
 
 @dataclass(frozen=True)
