@@ -17,11 +17,12 @@ libunwind's name its module and offset; a snapshot's walk is `<unwinder>-remote:
 went wrong; a process that died on an input `process-death:SIGSEGV` (`process-stall` for one
 that stopped moving).
 
-A walk's `shape` is coarser for crashes and hangs: the class of the frame the unwinder was
-stepping from (`sigtramp`, `known` generated code, `module` other mapped code, `wild` no code
-there; walkfuzz.targets.native.outcome.step_class). The faulting pc already names the code path;
-which chain functions came before it does not make a different bug. An invalid trace keeps the
-full kinds up to the first differing frame.
+A live walk's crash or hang has no shape: the faulting pc already names the code path, and the
+frame the unwinder stepped from was read from perturbed memory, whose stale contents differ
+between processes. An invalid trace keeps the kinds up to the first differing frame, a pc
+outside the generated code there being `foreign` (walkfuzz.targets.native.outcome). A
+snapshot's walk reads only the snapshot's memory, so its crash keeps the class of the frame it
+stepped from.
 """
 
 from __future__ import annotations

@@ -6,11 +6,13 @@ Frame kinds: `bottom` / `root` / `worker-root` for the fixed functions, `chain-f
 trampoline, else the module a pc is in (`libc`, `libunwind`, ...) or `wild` for a pc in no
 module. They are all in a finding's details.
 
-A walk's `shape` (part of its finding's signature) is coarser for crashes and hangs: the class
-of the frame the unwinder was stepping from — `sigtramp` (registers restored from a signal
-frame), `known` (generated code, CFI and frame layout known), `module` (other mapped code),
-`wild` (no code there: libunwind's fallback paths). An invalid trace keeps the full kinds up to
-the first differing frame.
+A walk's `shape` is the part of its finding's signature that the input decides, never what
+stale memory held: a pc the unwinder read from a perturbed frame is whatever that memory held
+in this process, so whether it lands in a module or in no code differs between a campaign's
+worker and a fresh replay. A crash or a hang has no shape (the faulting pc, the location,
+names the code path); an invalid trace keeps the kinds up to the first differing frame, that
+frame's kind as `step_class` has it (`foreign` for any pc outside the generated code and the
+signal trampoline).
 """
 
 from __future__ import annotations
@@ -121,20 +123,20 @@ class WalkOutcome:
         return tuple(namer.kind(fid, pc) for fid, pc, _ in self.frames)
 
     def shape(self, namer: Namer) -> tuple[str, ...]:
+        if self.status != 3:
+            return ()
         kinds = self.kinds(namer)
-        if self.status == 3:
-            return kinds[: self.first_diff + 1] if self.first_diff >= 0 else kinds
-        return (step_class(kinds[-1]),) if kinds else ("init",)
+        kept = kinds[: self.first_diff + 1] if self.first_diff >= 0 else kinds
+        return (*kept[:-1], step_class(kept[-1])) if kept else ()
 
 
 KNOWN_KINDS = frozenset({*_CHAIN_KINDS, *_WORK_KINDS, *FIXED_IDS.values()})
 
 
 def step_class(kind: str) -> str:
-    """Coarse class of a frame kind, for crash and hang shapes (see the module docstring)."""
-    if kind in ("sigtramp", "wild"):
-        return kind
-    return "known" if kind in KNOWN_KINDS else "module"
+    """A frame kind as a signature keeps it: a generated or fixed frame's kind, `sigtramp`,
+    else `foreign` (a module's name or `wild` depends on what stale memory held)."""
+    return kind if kind in KNOWN_KINDS or kind == "sigtramp" else "foreign"
 
 
 def expected_kinds(namer: Namer, ids: Sequence[int]) -> list[str]:
