@@ -123,7 +123,7 @@ class WalkOutcome:
         return tuple(namer.kind(fid, pc) for fid, pc, _ in self.frames)
 
     def shape(self, namer: Namer) -> tuple[str, ...]:
-        if self.status != 3:
+        if self.finding_kind != "invalid-trace":
             return ()
         kinds = self.kinds(namer)
         kept = kinds[: self.first_diff + 1] if self.first_diff >= 0 else kinds
